@@ -1,0 +1,100 @@
+"""maev-kit: evaluate how the agents of a multi-agent LLM system coordinate.
+
+Scores handoffs, information retention, routing, circular handoffs and handoff contracts from
+conversation traces, and calibrates the LLM judge of retention against human labels.
+
+``import maev_kit`` stays light: heavy parts (litellm, ipywidgets, matplotlib, scikit-learn)
+load only when the names that need them are first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# name -> module that defines it. Loaded on first attribute access (PEP 562).
+_LAZY: dict[str, str] = {
+    # traces
+    "AgentTurn": "maev_kit.traces",
+    "Handoff": "maev_kit.traces",
+    "HandoffReason": "maev_kit.traces",
+    "MultiAgentTrace": "maev_kit.traces",
+    "UserMessage": "maev_kit.traces",
+    "load_traces": "maev_kit.traces",
+    "save_traces": "maev_kit.traces",
+    "traces_to_frame": "maev_kit.traces",
+    "handoffs_to_frame": "maev_kit.traces",
+    "TraceValidationError": "maev_kit.errors",
+    "MaevError": "maev_kit.errors",
+    # expectations
+    "HandoffExpectation": "maev_kit.expectations",
+    "RoutingTestCase": "maev_kit.expectations",
+    "KeyFact": "maev_kit.expectations",
+    "load_expectations": "maev_kit.expectations",
+    # deterministic metrics
+    "score_handoff_accuracy": "maev_kit.metrics",
+    "score_routing": "maev_kit.metrics",
+    "routing_confusion": "maev_kit.metrics",
+    "detect_circular_handoffs": "maev_kit.metrics",
+    "HandoffContract": "maev_kit.metrics",
+    "check_handoff_contracts": "maev_kit.metrics",
+    "load_contracts": "maev_kit.metrics",
+    "coordination_score": "maev_kit.metrics",
+    "weight_sensitivity": "maev_kit.metrics",
+    # retention judging
+    "RetentionItem": "maev_kit.retention",
+    "build_retention_items": "maev_kit.retention",
+    "Verdict": "maev_kit.judges",
+    "RetentionJudge": "maev_kit.judges",
+    "HeuristicJudge": "maev_kit.judges",
+    "run_judge": "maev_kit.runner",
+    "arun_judge": "maev_kit.runner",
+    "JudgeRun": "maev_kit.runner",
+    "score_information_retention": "maev_kit.runner",
+    "LiteLLMBackend": "maev_kit.backends",
+    "OpenAIClientBackend": "maev_kit.backends",
+    # labeled sets, evaluation, report, notebook display
+    "load_labeled_set": "maev_kit.datasets",
+    "LabeledSet": "maev_kit.datasets",
+    "evaluate": "maev_kit.evaluation",
+    "report": "maev_kit.report",
+    "show": "maev_kit.widgets",
+}
+
+__all__ = sorted([*_LAZY, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'maev_kit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs; never executed
+    from maev_kit.errors import MaevError, TraceValidationError
+    from maev_kit.expectations import (
+        HandoffExpectation,
+        KeyFact,
+        RoutingTestCase,
+        load_expectations,
+    )
+    from maev_kit.traces import (
+        AgentTurn,
+        Handoff,
+        HandoffReason,
+        MultiAgentTrace,
+        UserMessage,
+        handoffs_to_frame,
+        load_traces,
+        save_traces,
+        traces_to_frame,
+    )

@@ -1,0 +1,180 @@
+"""What a conversation *should* do: expected handoffs, key facts, routing cases.
+
+The file form is ``expectations.jsonl`` (../shared/DESIGN.md §3), one object per conversation.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+from maev_kit._jsonl import display_name, iter_json_lines, pydantic_problems, write_jsonl
+from maev_kit.errors import LabelValidationError, Problem
+from maev_kit.traces._model import HandoffReason
+
+__all__ = [
+    "ConversationExpectations",
+    "HandoffExpectation",
+    "KeyFact",
+    "RoutingTestCase",
+    "expectations_to_dict",
+    "load_expectations",
+    "read_expectations",
+    "save_expectations",
+]
+
+_FORBID = ConfigDict(extra="forbid")
+
+
+@dataclass
+class HandoffExpectation:
+    """The handoff a conversation should make (the article's ``HandoffExpectation``).
+
+    >>> HandoffExpectation("billing", "specialization", ["account_number"]).expected_target
+    'billing'
+    """
+
+    __pydantic_config__ = _FORBID
+
+    expected_target: str
+    expected_reason: HandoffReason | None = None
+    required_context_keys: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.expected_reason, str) and not isinstance(self.expected_reason,
+                                                                    HandoffReason):
+            self.expected_reason = HandoffReason(self.expected_reason)
+
+
+@dataclass
+class RoutingTestCase:
+    """A user input and the specialist a triage agent should route it to.
+
+    ``category`` optionally groups specialists (triage → category → specialist).
+    """
+
+    __pydantic_config__ = _FORBID
+
+    user_input: str
+    correct_agent: str
+    acceptable_agents: list[str] = field(default_factory=list)
+    category: str | None = None
+
+
+@dataclass
+class KeyFact:
+    """A fact stated before handoff ``handoff_index`` that the receiving agents should keep."""
+
+    __pydantic_config__ = _FORBID
+
+    fact_id: str
+    handoff_index: int
+    text: str
+    derived: bool = False
+
+
+@dataclass
+class ConversationExpectations:
+    """Everything expected of one conversation."""
+
+    __pydantic_config__ = _FORBID
+
+    conversation_id: str
+    handoffs: list[HandoffExpectation] = field(default_factory=list)
+    key_facts: list[KeyFact] = field(default_factory=list)
+    routing: list[RoutingTestCase] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+_ADAPTER = TypeAdapter(ConversationExpectations)
+
+
+def read_expectations(path: str | os.PathLike[str], *, name: str | None = None
+                      ) -> tuple[list[ConversationExpectations], list[Problem], dict[str, int]]:
+    """Read ``expectations.jsonl``: ``(records, problems, line_of_conversation)``; never raises."""
+    name = name or display_name(path)
+    out: list[ConversationExpectations] = []
+    problems: list[Problem] = []
+    lines: dict[str, int] = {}
+    for jl in iter_json_lines(path, name=name):
+        if jl.problem:
+            problems.append(jl.problem)
+            continue
+        try:
+            rec = _ADAPTER.validate_python(jl.value)
+        except ValidationError as e:
+            problems.extend(pydantic_problems(e, name, jl.line))
+            continue
+        if rec.conversation_id in lines:
+            problems.append(Problem(name, jl.line, "conversation_id",
+                                    f"duplicate conversation_id {rec.conversation_id!r} "
+                                    f"(first on line {lines[rec.conversation_id]})"))
+            continue
+        ids = [f.fact_id for f in rec.key_facts]
+        for i, fid in enumerate(ids):
+            if fid in ids[:i]:
+                problems.append(Problem(name, jl.line, f"key_facts[{i}] › fact_id",
+                                        f"duplicate fact_id {fid!r} in this conversation"))
+        lines[rec.conversation_id] = jl.line
+        out.append(rec)
+    return out, problems, lines
+
+
+def load_expectations(source: str | os.PathLike[str] | Iterable[Any]
+                      ) -> dict[str, ConversationExpectations]:
+    """Expectations by conversation id, from a path, a list of dicts or parsed objects.
+
+    Raises :class:`~maev_kit.errors.LabelValidationError` listing every problem.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        if not Path(source).exists():
+            raise LabelValidationError([Problem(display_name(source), None, "", "file not found")])
+        recs, problems, _ = read_expectations(source)
+        if problems:
+            raise LabelValidationError(problems)
+        return {r.conversation_id: r for r in recs}
+    out: dict[str, ConversationExpectations] = {}
+    problems = []
+    for i, item in enumerate(source):
+        if isinstance(item, ConversationExpectations):
+            out[item.conversation_id] = item
+            continue
+        try:
+            rec = _ADAPTER.validate_python(item)
+        except ValidationError as e:
+            problems.extend(pydantic_problems(e, "<expectations>", None, (i,)))
+            continue
+        out[rec.conversation_id] = rec
+    if problems:
+        raise LabelValidationError(problems)
+    return out
+
+
+def expectations_to_dict(e: ConversationExpectations) -> dict[str, Any]:
+    """The JSON form of one conversation's expectations."""
+    return {
+        "conversation_id": e.conversation_id,
+        "handoffs": [{"expected_target": h.expected_target,
+                      "expected_reason": None if h.expected_reason is None
+                      else h.expected_reason.value,
+                      "required_context_keys": list(h.required_context_keys)}
+                     for h in e.handoffs],
+        "key_facts": [{"fact_id": f.fact_id, "handoff_index": f.handoff_index, "text": f.text}
+                      | ({"derived": True} if f.derived else {}) for f in e.key_facts],
+        "routing": [{"user_input": r.user_input, "correct_agent": r.correct_agent,
+                     "acceptable_agents": list(r.acceptable_agents)}
+                    | ({"category": r.category} if r.category is not None else {})
+                    for r in e.routing],
+        **({"metadata": e.metadata} if e.metadata else {}),
+    }
+
+
+def save_expectations(records: Iterable[ConversationExpectations],
+                      path: str | os.PathLike[str]) -> None:
+    """Write expectations as JSONL."""
+    write_jsonl((expectations_to_dict(r) for r in records), path)

@@ -1,0 +1,102 @@
+"""The labels file: append-only JSONL, one judgement per line (../shared/DESIGN.md §3).
+
+The latest line per ``(item_id, annotator)`` wins. ``skip`` is a valid label that is never
+counted. A torn last line (a crash mid-write) is tolerated and reported.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from maev_kit._jsonl import display_name, iter_json_lines, pydantic_problems
+from maev_kit.errors import Problem
+
+__all__ = ["LABEL_VALUES", "LabelFile", "LabelRecord", "latest_labels", "read_label_file"]
+
+LABEL_VALUES = ("retained", "lost", "contradicted", "skip")
+
+
+class LabelRecord(BaseModel):
+    """One line of ``labels.jsonl``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    item_id: str
+    annotator: str
+    label: Literal["retained", "lost", "contradicted", "skip"]
+    note: str = ""
+    created_at: str = ""
+    source: str | None = None  # e.g. "gold" for a dataset's adjudicated label
+
+    @field_validator("item_id", "annotator")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be blank")
+        return v
+
+
+@dataclass
+class LabelFile:
+    """What reading a labels file found."""
+
+    records: list[LabelRecord]
+    problems: list[Problem]
+    torn_last_line: Problem | None
+    lines: dict[int, int]  # index in records → line number
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        return [r.model_dump(exclude_defaults=True) for r in self.records]
+
+
+def read_label_file(path: str | os.PathLike[str], *, name: str | None = None) -> LabelFile:
+    """Read ``labels.jsonl``; never raises on content.
+
+    A last line without a newline that does not parse is a *torn write* (reported separately,
+    not an error); any other bad line is a problem.
+    """
+    name = name or display_name(path)
+    records: list[LabelRecord] = []
+    problems: list[Problem] = []
+    lines: dict[int, int] = {}
+    torn: Problem | None = None
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        if size:
+            f.seek(size - 1)
+            ends_with_newline = f.read(1) == b"\n"
+        else:
+            ends_with_newline = True
+    pending: list = list(iter_json_lines(path, name=name))
+    for idx, jl in enumerate(pending):
+        is_last = idx == len(pending) - 1
+        if jl.problem is not None:
+            if is_last and not ends_with_newline:
+                torn = Problem(name, jl.line, "", "torn last line (an interrupted write); "
+                               "ignored", "warning")
+            else:
+                problems.append(jl.problem)
+            continue
+        try:
+            rec = LabelRecord.model_validate(jl.value)
+        except ValidationError as e:
+            problems.extend(pydantic_problems(e, name, jl.line))
+            continue
+        lines[len(records)] = jl.line
+        records.append(rec)
+    return LabelFile(records, problems, torn, lines)
+
+
+def latest_labels(records: list[LabelRecord], *, include_skip: bool = False
+                  ) -> dict[tuple[str, str], LabelRecord]:
+    """The latest record per ``(item_id, annotator)``; ``skip`` dropped unless asked for."""
+    out: dict[tuple[str, str], LabelRecord] = {}
+    for r in records:
+        out[(r.item_id, r.annotator)] = r
+    if not include_skip:
+        out = {k: v for k, v in out.items() if v.label != "skip"}
+    return out

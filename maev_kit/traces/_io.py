@@ -1,0 +1,202 @@
+"""Trace JSONL: load with validation, save, and pandas views (../shared/DESIGN.md §3)."""
+
+from __future__ import annotations
+
+
+import os
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from maev_kit._jsonl import display_name, iter_json_lines, pydantic_problems, write_jsonl
+from maev_kit.errors import Problem, TraceValidationError, TraceWarning
+from maev_kit.traces._model import Handoff, MultiAgentTrace
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "SUPPORTED_SCHEMA_VERSIONS",
+    "check_trace",
+    "handoffs_to_frame",
+    "load_traces",
+    "save_traces",
+    "trace_from_dict",
+    "trace_to_dict",
+    "traces_to_frame",
+    "validate_trace_file",
+]
+
+SUPPORTED_SCHEMA_VERSIONS = (1,)
+SCHEMA_VERSION = 1
+
+_ADAPTER = TypeAdapter(MultiAgentTrace)
+
+
+def trace_to_dict(trace: MultiAgentTrace) -> dict[str, Any]:
+    """The JSON form of a trace (the DESIGN.md §3 contract), ``schema_version`` first."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "conversation_id": trace.conversation_id,
+        "turns": [{"agent_id": t.agent_id, "agent_role": t.agent_role, "message": t.message,
+                   "tool_calls": t.tool_calls, "turn_index": t.turn_index} for t in trace.turns],
+        "handoffs": [_handoff_to_dict(h) for h in trace.handoffs],
+        "user_messages": [{"content": m.content, "turn_index": m.turn_index}
+                          for m in trace.user_messages],
+        "metadata": trace.metadata,
+    }
+
+
+def _handoff_to_dict(h: Handoff) -> dict[str, Any]:
+    return {"from_agent": h.from_agent, "to_agent": h.to_agent,
+            "reason": None if h.reason is None else h.reason.value,
+            "context_passed": h.context_passed, "turn_index": h.turn_index, "mode": h.mode}
+
+
+def trace_from_dict(data: dict[str, Any], *, file: str = "<trace>", line: int | None = None
+                    ) -> MultiAgentTrace:
+    """Validate one trace object; raise :class:`TraceValidationError` listing every problem."""
+    trace, problems = _parse(data, file, line)
+    if problems:
+        raise TraceValidationError(problems)
+    assert trace is not None
+    return trace
+
+
+def _parse(data: dict[str, Any], file: str, line: int | None
+           ) -> tuple[MultiAgentTrace | None, list[Problem]]:
+    problems: list[Problem] = []
+    data = dict(data)
+    version = data.pop("schema_version", SCHEMA_VERSION)
+    if version not in SUPPORTED_SCHEMA_VERSIONS or isinstance(version, bool):
+        supported = ", ".join(map(str, SUPPORTED_SCHEMA_VERSIONS))
+        problems.append(Problem(file, line, "schema_version",
+                                f"unsupported schema_version {version!r}; this version of "
+                                f"maev-kit reads schema_version {supported}"))
+    try:
+        trace = _ADAPTER.validate_python(data)
+    except ValidationError as e:
+        problems.extend(pydantic_problems(e, file, line))
+        for p in problems:
+            if p.path.endswith("reason") and "Input should be" in p.message:
+                object.__setattr__(p, "message", p.message + " (or null when unknown)")
+        return None, problems
+    return (None, problems) if problems else (trace, [])
+
+
+def check_trace(trace: MultiAgentTrace, *, file: str = "<trace>", line: int | None = None
+                ) -> list[Problem]:
+    """Non-fatal findings in a valid trace (each a ``severity="warning"`` :class:`Problem`).
+
+    - a handoff from an agent that never spoke;
+    - decreasing ``turn_index`` among turns or among handoffs.
+    """
+    found: list[Problem] = []
+    speakers = {t.agent_id for t in trace.turns}
+    for i, h in enumerate(trace.handoffs):
+        if h.from_agent not in speakers:
+            found.append(Problem(file, line, f"handoffs[{i}] › from_agent",
+                                 f"agent {h.from_agent!r} hands off but never speaks", "warning"))
+    for field_name, seq in (("turns", trace.turns), ("handoffs", trace.handoffs)):
+        for i in range(1, len(seq)):
+            if seq[i].turn_index < seq[i - 1].turn_index:
+                found.append(Problem(
+                    file, line, f"{field_name}[{i}] › turn_index",
+                    f"turn_index decreases ({seq[i - 1].turn_index} → {seq[i].turn_index})",
+                    "warning"))
+    return found
+
+
+def validate_trace_file(path: str | os.PathLike[str], *, name: str | None = None
+                        ) -> tuple[list[MultiAgentTrace], list[Problem], list[Problem]]:
+    """Read a trace JSONL file and return ``(traces, errors, warnings)``; never raises on content.
+
+    Errors: unreadable lines, missing or mistyped fields, an unknown ``reason`` or
+    ``schema_version``, a duplicate ``conversation_id``, an empty file.
+    """
+    name = name or display_name(path)
+    traces: list[MultiAgentTrace] = []
+    errors: list[Problem] = []
+    warns: list[Problem] = []
+    seen: dict[str, int] = {}
+    n_lines = 0
+    for jl in iter_json_lines(path, name=name):
+        n_lines += 1
+        if jl.problem is not None:
+            errors.append(jl.problem)
+            continue
+        assert jl.value is not None
+        trace, problems = _parse(jl.value, name, jl.line)
+        if problems:
+            errors.extend(problems)
+            continue
+        assert trace is not None
+        if trace.conversation_id in seen:
+            errors.append(Problem(name, jl.line, "conversation_id",
+                                  f"duplicate conversation_id {trace.conversation_id!r} "
+                                  f"(first on line {seen[trace.conversation_id]})"))
+            continue
+        seen[trace.conversation_id] = jl.line
+        warns.extend(check_trace(trace, file=name, line=jl.line))
+        traces.append(trace)
+    if n_lines == 0:
+        errors.append(Problem(name, None, "", "file is empty: expected one JSON trace per line"))
+    return traces, errors, warns
+
+
+def load_traces(path: str | os.PathLike[str]) -> list[MultiAgentTrace]:
+    """Load a trace JSONL file (one conversation per line, ../shared/DESIGN.md §3).
+
+    All problems of the file are collected and raised together as one
+    :class:`~maev_kit.errors.TraceValidationError`; non-fatal findings are issued as one
+    :class:`~maev_kit.errors.TraceWarning`.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    >>> save_traces([MultiAgentTrace("c-1")], p)
+    >>> [t.conversation_id for t in load_traces(p)]
+    ['c-1']
+    """
+    if not Path(path).exists():
+        raise TraceValidationError([Problem(display_name(path), None, "", "file not found")])
+    traces, errors, warns = validate_trace_file(path)
+    if errors:
+        raise TraceValidationError(errors, warns)
+    if warns:
+        shown = "\n".join(f"  {w}" for w in warns[:10])
+        more = f"\n  … and {len(warns) - 10} more" if len(warns) > 10 else ""
+        warnings.warn(f"{len(warns)} warning(s) in {display_name(path)}:\n{shown}{more}",
+                      TraceWarning, stacklevel=2)
+    return traces
+
+
+def save_traces(traces: Iterable[MultiAgentTrace], path: str | os.PathLike[str]) -> None:
+    """Write traces as JSONL; ``load_traces`` reads back equal objects."""
+    write_jsonl((trace_to_dict(t) for t in traces), path)
+
+
+def traces_to_frame(traces: Iterable[MultiAgentTrace]) -> pd.DataFrame:
+    """One row per agent turn: conversation_id, turn_index, agent_id, agent_role, message, n_tool_calls."""
+    import pandas as pd
+
+    rows = [(t.conversation_id, turn.turn_index, turn.agent_id, turn.agent_role, turn.message,
+             len(turn.tool_calls)) for t in traces for turn in t.turns]
+    return pd.DataFrame(rows, columns=["conversation_id", "turn_index", "agent_id", "agent_role",
+                                       "message", "n_tool_calls"])
+
+
+def handoffs_to_frame(traces: Iterable[MultiAgentTrace]) -> pd.DataFrame:
+    """One row per handoff: conversation_id, handoff_index, from/to agent, reason, mode, context keys."""
+    import pandas as pd
+
+    rows = [(t.conversation_id, i, h.turn_index, h.from_agent, h.to_agent,
+             None if h.reason is None else h.reason.value, h.mode, sorted(h.context_passed))
+            for t in traces for i, h in enumerate(t.handoffs)]
+    return pd.DataFrame(rows, columns=["conversation_id", "handoff_index", "turn_index",
+                                       "from_agent", "to_agent", "reason", "mode",
+                                       "context_keys"])
+
+

@@ -1,0 +1,180 @@
+"""The in-memory trace model.
+
+The names and positional constructors are the article's (``AgentTurn(agent_id, agent_role,
+message, tool_calls=[], turn_index=0)`` and so on) so code written against it keeps working.
+They are plain dataclasses: fast to build, easy to read. Validation of data from files goes
+through pydantic (see :mod:`maev_kit.traces._io`), which builds these same classes.
+
+Turn indices share one sequence across user messages, agent turns and handoffs: a handoff with
+``turn_index=2`` happens after everything with an index below 2. When an agent turn and a handoff
+share an index, the turn comes first (the agent speaks, then hands off).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import ConfigDict
+
+__all__ = [
+    "AgentTurn",
+    "Handoff",
+    "HandoffMode",
+    "HandoffReason",
+    "Message",
+    "MultiAgentTrace",
+    "UserMessage",
+]
+
+_FORBID = ConfigDict(extra="forbid")
+
+HandoffMode = Literal["transfer", "delegate"]
+
+
+class HandoffReason(str, enum.Enum):
+    """Why control passed from one agent to another (the article's four reasons)."""
+
+    CAPABILITY_MATCH = "capability_match"
+    ESCALATION = "escalation"
+    SPECIALIZATION = "specialization"
+    FALLBACK = "fallback"
+
+    def __str__(self) -> str:  # "escalation", not "HandoffReason.ESCALATION"
+        return self.value
+
+
+@dataclass
+class AgentTurn:
+    """One message by one agent.
+
+    >>> AgentTurn("triage", "router", "Let me route you.", turn_index=1).agent_id
+    'triage'
+    """
+
+    __pydantic_config__ = _FORBID
+
+    agent_id: str
+    agent_role: str
+    message: str
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    turn_index: int = 0
+
+
+@dataclass
+class Handoff:
+    """Control (``mode="transfer"``) or a task (``mode="delegate"``) passing between agents.
+
+    ``reason`` may be None: most frameworks record no reason.
+
+    >>> h = Handoff("triage", "billing", HandoffReason.SPECIALIZATION, {"account_number": "ACCT-4471"})
+    >>> (h.to_agent, h.reason.value, h.mode)
+    ('billing', 'specialization', 'transfer')
+    """
+
+    __pydantic_config__ = _FORBID
+
+    from_agent: str
+    to_agent: str
+    reason: HandoffReason | None = None
+    context_passed: dict[str, Any] = field(default_factory=dict)
+    turn_index: int = 0
+    mode: HandoffMode = "transfer"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.reason, str) and not isinstance(self.reason, HandoffReason):
+            self.reason = HandoffReason(self.reason)
+
+
+@dataclass
+class UserMessage:
+    """A message from the user (the person the agents serve)."""
+
+    __pydantic_config__ = _FORBID
+
+    content: str
+    turn_index: int = 0
+
+
+@dataclass(frozen=True)
+class Message:
+    """One entry of a conversation's timeline, as shown to judges and annotators.
+
+    ``speaker`` is ``"user"`` for the user, else the agent id.
+    """
+
+    speaker: str
+    content: str
+    turn_index: int
+    is_user: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"speaker": self.speaker, "content": self.content,
+                "turn_index": self.turn_index, "is_user": self.is_user}
+
+
+@dataclass
+class MultiAgentTrace:
+    """One conversation: agent turns, handoffs between agents and the user's messages.
+
+    >>> t = MultiAgentTrace("c-1",
+    ...     turns=[AgentTurn("triage", "router", "Hi", turn_index=1),
+    ...            AgentTurn("billing", "specialist", "Billing here", turn_index=3)],
+    ...     handoffs=[Handoff("triage", "billing", "specialization", turn_index=2)])
+    >>> t.agents_involved(), t.handoff_count(), t.turns_per_agent()
+    (['triage', 'billing'], 1, {'triage': 1, 'billing': 1})
+    """
+
+    __pydantic_config__ = _FORBID
+
+    conversation_id: str
+    turns: list[AgentTurn] = field(default_factory=list)
+    handoffs: list[Handoff] = field(default_factory=list)
+    user_messages: list[UserMessage] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # The article kept user messages as plain strings; accept them.
+        if any(isinstance(m, str) for m in self.user_messages):
+            self.user_messages = [UserMessage(m) if isinstance(m, str) else m
+                                  for m in self.user_messages]
+
+    def agents_involved(self) -> list[str]:
+        """Agents in the order of their first turn."""
+        return list(dict.fromkeys(t.agent_id for t in self.turns))
+
+    def handoff_count(self) -> int:
+        """Number of handoffs in the conversation."""
+        return len(self.handoffs)
+
+    def turns_per_agent(self) -> dict[str, int]:
+        """Number of turns per agent, in the order of first turn."""
+        return dict(Counter(t.agent_id for t in self.turns))
+
+    def timeline(self) -> list[AgentTurn | Handoff | UserMessage]:
+        """User messages, agent turns and handoffs in conversation order.
+
+        Ordered by ``turn_index``; on a tie a user message comes first, then the agent turn,
+        then the handoff. The sort is stable, so file order breaks remaining ties.
+        """
+        rank = {UserMessage: 0, AgentTurn: 1, Handoff: 2}
+        events: list[AgentTurn | Handoff | UserMessage] = [
+            *self.user_messages, *self.turns, *self.handoffs]
+        return sorted(events, key=lambda e: (e.turn_index, rank[type(e)]))
+
+    def messages(self) -> list[Message]:
+        """User and agent messages (no handoffs) in conversation order."""
+        out = []
+        for e in self.timeline():
+            if isinstance(e, UserMessage):
+                out.append(Message("user", e.content, e.turn_index, True))
+            elif isinstance(e, AgentTurn):
+                out.append(Message(e.agent_id, e.message, e.turn_index, False))
+        return out
+
+    def _repr_html_(self) -> str:
+        from maev_kit.widgets._render import trace_html  # lazy: keeps `import maev_kit` light
+
+        return trace_html(self)
