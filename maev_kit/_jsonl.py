@@ -108,7 +108,7 @@ def pydantic_problems(err: ValidationError, file: str, line: int | None,
     for e in err.errors(include_url=False):
         loc = prefix + tuple(e["loc"])
         msg = e["msg"]
-        if e["type"] == "extra_forbidden":
+        if e["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
             msg = "unknown field (remove it, or put it under `metadata`)"
         elif e["type"] == "missing":
             msg = "field required"

@@ -13,7 +13,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from maev_kit._jsonl import display_name, iter_json_lines, pydantic_problems, write_jsonl
 from maev_kit.errors import Problem, TraceValidationError, TraceWarning
-from maev_kit.traces._model import Handoff, MultiAgentTrace
+from maev_kit.traces._model import AgentTurn, Handoff, HandoffReason, MultiAgentTrace, UserMessage
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,6 +76,9 @@ def _parse(data: dict[str, Any], file: str, line: int | None
         problems.append(Problem(file, line, "schema_version",
                                 f"unsupported schema_version {version!r}; this version of "
                                 f"maev-kit reads schema_version {supported}"))
+    trace = _fast_build(data) if not problems else None
+    if trace is not None:
+        return trace, []
     try:
         trace = _ADAPTER.validate_python(data)
     except ValidationError as e:
@@ -85,6 +88,68 @@ def _parse(data: dict[str, Any], file: str, line: int | None
                 object.__setattr__(p, "message", p.message + " (or null when unknown)")
         return None, problems
     return (None, problems) if problems else (trace, [])
+
+
+_TURN_KEYS = frozenset({"agent_id", "agent_role", "message", "tool_calls", "turn_index"})
+_HANDOFF_KEYS = frozenset({"from_agent", "to_agent", "reason", "context_passed", "turn_index",
+                           "mode"})
+_USER_KEYS = frozenset({"content", "turn_index"})
+_TRACE_KEYS = frozenset({"conversation_id", "turns", "handoffs", "user_messages", "metadata"})
+_REASONS = {r.value: r for r in HandoffReason}
+_REASONS[None] = None  # type: ignore[index]
+_MODES = frozenset({"transfer", "delegate"})
+
+
+def _fast_build(data: dict[str, Any]) -> MultiAgentTrace | None:
+    """Build a trace from well-formed data without pydantic (several times faster).
+
+    Returns None at the first thing that is off; pydantic then validates the same data and
+    reports every problem. Exact type checks (``type(x) is str``) keep it strict.
+    """
+    if not _TRACE_KEYS.issuperset(data) or type(data.get("conversation_id")) is not str:
+        return None
+    turns_in = data.get("turns", [])
+    handoffs_in = data.get("handoffs", [])
+    users_in = data.get("user_messages", [])
+    metadata = data.get("metadata", {})
+    if not (type(turns_in) is list and type(handoffs_in) is list and type(users_in) is list
+            and type(metadata) is dict):
+        return None
+    turns = []
+    for d in turns_in:
+        if type(d) is not dict or not _TURN_KEYS.issuperset(d):
+            return None
+        tool_calls = d.get("tool_calls", [])
+        ti = d.get("turn_index", 0)
+        if (type(d.get("agent_id")) is not str or type(d.get("agent_role")) is not str
+                or type(d.get("message")) is not str or type(ti) is not int
+                or type(tool_calls) is not list
+                or (tool_calls and not all(type(c) is dict for c in tool_calls))):
+            return None
+        turns.append(AgentTurn(d["agent_id"], d["agent_role"], d["message"], tool_calls, ti))
+    handoffs = []
+    for d in handoffs_in:
+        if type(d) is not dict or not _HANDOFF_KEYS.issuperset(d):
+            return None
+        ctx = d.get("context_passed", {})
+        ti = d.get("turn_index", 0)
+        reason = d.get("reason")
+        mode = d.get("mode", "transfer")
+        if (type(d.get("from_agent")) is not str or type(d.get("to_agent")) is not str
+                or type(ctx) is not dict or type(ti) is not int
+                or (reason is not None and type(reason) is not str) or reason not in _REASONS
+                or mode not in _MODES):
+            return None
+        handoffs.append(Handoff(d["from_agent"], d["to_agent"], _REASONS[reason], ctx, ti, mode))
+    users = []
+    for d in users_in:
+        if type(d) is not dict or not _USER_KEYS.issuperset(d):
+            return None
+        ti = d.get("turn_index", 0)
+        if type(d.get("content")) is not str or type(ti) is not int:
+            return None
+        users.append(UserMessage(d["content"], ti))
+    return MultiAgentTrace(data["conversation_id"], turns, handoffs, users, metadata)
 
 
 def check_trace(trace: MultiAgentTrace, *, file: str = "<trace>", line: int | None = None

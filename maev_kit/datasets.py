@@ -1,0 +1,325 @@
+"""Labeled sets: a folder of traces, expectations and human labels (../shared/DESIGN.md §3).
+
+```
+labeled_sets/<name>/
+  README.md           where the traces and labels came from, license, who labeled and how
+  manifest.json       {"name", "version", "description", "agents", "labels", "splits"?, "contracts"?}
+  traces.jsonl        conversations
+  expectations.jsonl  expected handoffs, key facts per handoff, routing cases
+  labels.jsonl        human (or reference) labels, append-only
+```
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from maev_kit._jsonl import display_name, pydantic_problems
+from maev_kit.errors import InputError, LabelValidationError, Problem, TraceValidationError
+from maev_kit.expectations import ConversationExpectations, read_expectations
+from maev_kit.labels._records import LabelRecord, latest_labels, read_label_file
+from maev_kit.retention._items import RetentionItem, build_retention_items, item_id
+from maev_kit.traces._io import validate_trace_file
+from maev_kit.traces._model import MultiAgentTrace
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["LabeledSet", "Manifest", "ValidationReport", "bundled_set_path",
+           "load_labeled_set", "validate_path"]
+
+REQUIRED_FILES = ("manifest.json", "traces.jsonl", "expectations.jsonl")
+
+
+class Manifest(BaseModel):
+    """``manifest.json`` of a labeled set."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    version: str
+    description: str = ""
+    agents: dict[str, str] = {}
+    labels: list[str] = ["retained", "lost", "contradicted"]
+    splits: dict[str, list[str]] = {}
+    contracts: list[dict[str, Any]] = []
+
+
+@dataclass
+class ValidationReport:
+    """What ``maev validate`` found: errors, warnings and what was read."""
+
+    path: str
+    errors: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def summary(self) -> str:
+        parts = ", ".join(f"{v:,} {k}" for k, v in self.counts.items())
+        status = "valid" if self.ok else f"{len(self.errors)} problem(s)"
+        warn = f", {len(self.warnings)} warning(s)" if self.warnings else ""
+        return f"{self.path}: {status} ({parts}{warn})"
+
+
+@dataclass
+class LabeledSet:
+    """A loaded labeled set. Build with :func:`load_labeled_set`."""
+
+    path: Path
+    manifest: Manifest
+    traces: list[MultiAgentTrace]
+    expectations: dict[str, ConversationExpectations]
+    label_records: list[LabelRecord]
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    @property
+    def version(self) -> str:
+        return self.manifest.version
+
+    @cached_property
+    def items(self) -> list[RetentionItem]:
+        """One retention item per key fact per handoff."""
+        return build_retention_items(self.traces, self.expectations)
+
+    def split_of(self, conversation_id: str) -> str | None:
+        for split, ids in self.manifest.splits.items():
+            if conversation_id in ids:
+                return split
+        return None
+
+    def traces_in(self, split: str | None) -> list[MultiAgentTrace]:
+        """Traces of one split (all when ``split`` is None)."""
+        if split is None:
+            return list(self.traces)
+        self._check_split(split)
+        ids = set(self.manifest.splits[split])
+        return [t for t in self.traces if t.conversation_id in ids]
+
+    def items_in(self, split: str | None) -> list[RetentionItem]:
+        """Retention items of one split (all when ``split`` is None)."""
+        if split is None:
+            return list(self.items)
+        self._check_split(split)
+        ids = set(self.manifest.splits[split])
+        return [i for i in self.items if i.conversation_id in ids]
+
+    def _check_split(self, split: str) -> None:
+        if split not in self.manifest.splits:
+            have = ", ".join(self.manifest.splits) or "none"
+            raise InputError(f"labeled set {self.name!r} has no split {split!r} (splits: {have})")
+
+    @property
+    def annotators(self) -> list[str]:
+        return sorted({r.annotator for r in self.label_records})
+
+    def labels(self, *, annotators: list[str] | None = None, exclude_sources: tuple[str, ...] = ("gold",)
+               ) -> list[dict[str, Any]]:
+        """Latest label per (item, annotator) as dicts, skips dropped.
+
+        Records whose ``source`` is in ``exclude_sources`` (by default the adjudicated ``gold``
+        label) are left out, so human-vs-human statistics compare people, not a majority vote.
+        """
+        latest = latest_labels(self.label_records)
+        out = []
+        for (iid, ann), r in latest.items():
+            if annotators is not None and ann not in annotators:
+                continue
+            if r.source in exclude_sources:
+                continue
+            out.append({"item_id": iid, "annotator": ann, "label": r.label})
+        return out
+
+    def labels_frame(self) -> pd.DataFrame:
+        """Items × annotators table of labels (NaN where an annotator gave none)."""
+        import pandas as pd
+
+        df = pd.DataFrame(self.labels(exclude_sources=()))
+        if df.empty:
+            return pd.DataFrame()
+        return df.pivot(index="item_id", columns="annotator", values="label")
+
+    @cached_property
+    def labels_hash(self) -> str:
+        """sha256 of the labels file's bytes (provenance for judge cards and reports)."""
+        p = self.path / "labels.jsonl"
+        return _sha256(p) if p.exists() else ""
+
+    @cached_property
+    def content_hash(self) -> str:
+        """sha256 over every data file of the set."""
+        h = hashlib.sha256()
+        for name in (*REQUIRED_FILES, "labels.jsonl"):
+            p = self.path / name
+            if p.exists():
+                h.update(name.encode())
+                h.update(_sha256(p).encode())
+        return h.hexdigest()
+
+    def __repr__(self) -> str:
+        return (f"LabeledSet({self.name!r} v{self.version}: {len(self.traces)} traces, "
+                f"{len(self.items)} retention items, {len(self.label_records)} label lines)")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def bundled_set_path(name: str) -> Path:
+    """Path of a labeled set shipped with the repository (``labeled_sets/<name>``)."""
+    here = Path(__file__).resolve().parent.parent / "labeled_sets" / name
+    if here.is_dir():
+        return here
+    raise InputError(f"no bundled labeled set {name!r}: expected it at labeled_sets/{name}/ "
+                     "in a checkout of the maev-kit repository")
+
+
+def _resolve(path: str | os.PathLike[str]) -> Path:
+    p = Path(path)
+    if not p.exists() and not p.is_absolute() and len(p.parts) == 1:
+        try:
+            return bundled_set_path(str(p))
+        except InputError:
+            pass
+    return p
+
+
+def validate_path(path: str | os.PathLike[str]) -> tuple[ValidationReport, LabeledSet | list[MultiAgentTrace] | None]:
+    """Validate a trace file or a labeled-set folder, collecting every problem.
+
+    Returns the report and, when valid, what was loaded. Never raises on content.
+    """
+    p = _resolve(path)
+    report = ValidationReport(str(path))
+    if not p.exists():
+        report.errors.append(Problem(str(path), None, "", "no such file or folder"))
+        return report, None
+    if p.is_file():
+        traces, errs, warns = validate_trace_file(p, name=str(path))
+        report.errors += errs
+        report.warnings += warns
+        report.counts["traces"] = len(traces)
+        return report, (traces if report.ok else None)
+    return _validate_folder(p, str(path), report)
+
+
+def _validate_folder(p: Path, shown: str, report: ValidationReport):
+    def name(f: str) -> str:
+        return f"{shown.rstrip('/')}/{f}"
+
+    missing = [f for f in REQUIRED_FILES if not (p / f).is_file()]
+    for f in missing:
+        report.errors.append(Problem(name(f), None, "", "missing: a labeled set needs "
+                                     + ", ".join(REQUIRED_FILES) + " (and usually labels.jsonl)"))
+    if missing:
+        return report, None
+    manifest: Manifest | None = None
+    try:
+        raw = json.loads((p / "manifest.json").read_text(encoding="utf-8"))
+        if not isinstance(raw, dict):
+            raise ValueError("expected a JSON object")
+        manifest = Manifest.model_validate(raw)
+    except (UnicodeDecodeError, ValueError) as e:
+        if isinstance(e, ValidationError):
+            report.errors += pydantic_problems(e, name("manifest.json"), None)
+        else:
+            report.errors.append(Problem(name("manifest.json"), None, "", f"not valid JSON: {e}"))
+
+    traces, errs, warns = validate_trace_file(p / "traces.jsonl", name=name("traces.jsonl"))
+    report.errors += errs
+    report.warnings += warns
+    conv = {t.conversation_id: t for t in traces}
+
+    exps, errs, exp_lines = read_expectations(p / "expectations.jsonl",
+                                              name=name("expectations.jsonl"))
+    report.errors += errs
+    fact_ids: set[str] = set()
+    for e in exps:
+        line = exp_lines[e.conversation_id]
+        t = conv.get(e.conversation_id)
+        if t is None:
+            if not errs:  # a trace error may explain it; don't double-report
+                report.errors.append(Problem(name("expectations.jsonl"), line, "conversation_id",
+                                             f"{e.conversation_id!r} is not in traces.jsonl"))
+            continue
+        for i, f in enumerate(e.key_facts):
+            if not 0 <= f.handoff_index < len(t.handoffs):
+                report.errors.append(Problem(
+                    name("expectations.jsonl"), line, f"key_facts[{i}] › handoff_index",
+                    f"handoff {f.handoff_index} does not exist ({e.conversation_id!r} has "
+                    f"{len(t.handoffs)} handoff(s))"))
+            else:
+                fact_ids.add(item_id(e.conversation_id, f.handoff_index, f.fact_id))
+
+    records: list[LabelRecord] = []
+    if (p / "labels.jsonl").is_file():
+        lf = read_label_file(p / "labels.jsonl", name=name("labels.jsonl"))
+        report.errors += lf.problems
+        if lf.torn_last_line:
+            report.warnings.append(lf.torn_last_line)
+        records = lf.records
+        allowed = set(manifest.labels) | {"skip"} if manifest else None
+        for idx, r in enumerate(records):
+            line = lf.lines[idx]
+            if r.item_id not in fact_ids:
+                report.errors.append(Problem(name("labels.jsonl"), line, "item_id",
+                                             f"{r.item_id!r} points at no key fact of "
+                                             "expectations.jsonl (ids are "
+                                             "<conversation_id>/h<handoff_index>/<fact_id>)"))
+            if allowed is not None and r.label not in allowed:
+                report.errors.append(Problem(name("labels.jsonl"), line, "label",
+                                             f"{r.label!r} is not in the manifest's labels"))
+    if manifest:
+        for split, ids in manifest.splits.items():
+            for cid in ids:
+                if cid not in conv and not report.errors:
+                    report.errors.append(Problem(name("manifest.json"), None,
+                                                 f"splits › {split}",
+                                                 f"{cid!r} is not in traces.jsonl"))
+        if manifest.contracts:
+            try:
+                from maev_kit.metrics import parse_contracts
+                parse_contracts(manifest.contracts, source=name("manifest.json"))
+            except ImportError:
+                pass
+            except InputError as e:
+                report.errors.append(Problem(name("manifest.json"), None, "contracts", str(e)))
+    report.counts = {"traces": len(traces), "expectations": len(exps),
+                     "retention items": len(fact_ids), "labels": len(records)}
+    if not report.ok or manifest is None:
+        return report, None
+    return report, LabeledSet(p, manifest, traces, {e.conversation_id: e for e in exps}, records)
+
+
+def load_labeled_set(path: str | os.PathLike[str]) -> LabeledSet:
+    """Load and validate a labeled-set folder (or the name of a bundled one, e.g. ``"support_desk"``).
+
+    Raises :class:`~maev_kit.errors.LabelValidationError` listing every problem of every file.
+    """
+    report, loaded = validate_path(path)
+    if not report.ok:
+        cls = LabelValidationError
+        if all(pr.file.endswith("traces.jsonl") for pr in report.errors):
+            cls = TraceValidationError
+        raise cls(report.errors, report.warnings)
+    if not isinstance(loaded, LabeledSet):
+        raise InputError(f"{display_name(path)} is a trace file, not a labeled-set folder")
+    return loaded

@@ -1,0 +1,76 @@
+"""The verdict a judge gives on one retention item."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from maev_kit.retention._items import LABELS
+
+__all__ = ["Verdict"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's answer for one item: a label with a reason, or an error.
+
+    ``label`` is one of ``retained``, ``lost``, ``contradicted``; it is None exactly when
+    ``error`` says why no label could be given (an unparseable reply, a failed request...).
+    ``evidence`` holds short strings saying what the judgement rests on; ``raw`` keeps the
+    judge's raw reply when it could not be used.
+
+    Examples
+    --------
+    >>> v = Verdict("c-001/h0/f1", "retained", "the agent quoted ACCT-4471",
+    ...             evidence=["ident: 'ACCT-4471' found"])
+    >>> v.evidence, v.ok
+    (("ident: 'ACCT-4471' found",), True)
+    >>> Verdict("c-001/h0/f2", None, error="no JSON object in the reply", raw="Sure!").to_dict()["error"]
+    'no JSON object in the reply'
+    """
+
+    item_id: str
+    label: str | None
+    rationale: str = ""
+    evidence: tuple[str, ...] = ()
+    error: str | None = None
+    raw: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.evidence, tuple):
+            object.__setattr__(self, "evidence", tuple(self.evidence))
+        if self.label is None:
+            if not self.error:
+                raise ValueError(
+                    f"Verdict for {self.item_id!r}: `label` is None but no `error` says why; "
+                    "give a label or an error")
+        elif self.label not in LABELS:
+            raise ValueError(f"Verdict for {self.item_id!r}: `label` must be one of {LABELS} "
+                             f"or None, got {self.label!r}")
+        elif self.error is not None:
+            raise ValueError(f"Verdict for {self.item_id!r}: a verdict with an `error` has no "
+                             f"label; got label {self.label!r} and error {self.error!r}")
+
+    @property
+    def ok(self) -> bool:
+        """True when the verdict carries a label (no error)."""
+        return self.error is None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (``evidence`` as a list)."""
+        return {"item_id": self.item_id, "label": self.label, "rationale": self.rationale,
+                "evidence": list(self.evidence), "error": self.error, "raw": self.raw}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Verdict:
+        """Inverse of :meth:`to_dict`.
+
+        >>> v = Verdict("a/h0/f1", "lost", "asked again")
+        >>> Verdict.from_dict(v.to_dict()) == v
+        True
+        """
+        return cls(item_id=data["item_id"], label=data.get("label"),
+                   rationale=data.get("rationale") or "",
+                   evidence=tuple(data.get("evidence") or ()), error=data.get("error"),
+                   raw=data.get("raw"))

@@ -1,0 +1,322 @@
+"""The labeling session: every rule of labeling, with no widget library.
+
+The :class:`~maev_kit.widgets.Labeler` widget is a view over a :class:`LabelingSession`: it
+binds buttons and keys to :meth:`LabelingSession.label`, :meth:`~LabelingSession.next`,
+:meth:`~LabelingSession.previous` and :meth:`~LabelingSession.undo`, and re-renders.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from maev_kit.labels._records import LABEL_VALUES, LabelRecord
+from maev_kit.labels._store import LabelStore
+
+__all__ = ["LabelingSession", "ShownVerdict"]
+
+#: ``source`` of the line written when undo removes a label that had no earlier value.
+UNDO_SOURCE = "undo"
+
+
+@dataclass(frozen=True)
+class ShownVerdict:
+    """A judge's verdict on one item, as shown to the annotator after labeling."""
+
+    item_id: str
+    label: str | None
+    rationale: str = ""
+    error: str | None = None
+    judge: str = ""
+
+
+def _normalize_verdicts(verdicts: Any) -> dict[str, ShownVerdict]:
+    if verdicts is None:
+        return {}
+    out: dict[str, ShownVerdict] = {}
+    if isinstance(verdicts, Mapping):
+        pairs = list(verdicts.items())
+    elif isinstance(verdicts, Sequence) and not isinstance(verdicts, (str, bytes)):
+        pairs = []
+        for i, v in enumerate(verdicts):
+            if not hasattr(v, "item_id"):
+                raise TypeError(f"`verdicts[{i}]` must be a Verdict (with .item_id and .label); "
+                                f"got {type(v).__name__}. Or pass a dict item_id -> label")
+            pairs.append((v.item_id, v))
+    else:
+        raise TypeError("`verdicts` must be a list of Verdicts, a JudgeRun, or a dict "
+                        f"item_id -> label; got {type(verdicts).__name__}")
+    for item_id, v in pairs:
+        if v is None or isinstance(v, str):
+            out[item_id] = ShownVerdict(item_id, v)
+        else:
+            out[item_id] = ShownVerdict(item_id, getattr(v, "label", None),
+                                        getattr(v, "rationale", "") or "",
+                                        getattr(v, "error", None))
+    return out
+
+
+class LabelingSession:
+    """Label retention items one at a time, with resume, undo and blind judge verdicts.
+
+    Parameters
+    ----------
+    items : sequence of RetentionItem
+        What to label (anything with ``item_id``, ``fact``, ``before`` and ``after``).
+    store : LabelStore or path
+        Where labels go (``labels.jsonl``); shared by every annotator.
+    annotator : str
+        Who is labeling. Labels by others in the same store are not shown.
+    order : "random", "given" or a list of item ids
+        ``"random"`` shuffles with ``seed`` (the same order for everyone with the same seed);
+        ``"given"`` keeps the order of ``items``; a list of ids (e.g. from
+        ``next_items_to_label``) labels those items in that order.
+    seed : int
+        Seed of the random order.
+    verdicts : list of Verdict, JudgeRun or dict item_id -> label, optional
+        A judge's verdicts. Blind by default: :meth:`verdict` returns nothing for an item until
+        the annotator has labeled it.
+    blind : bool
+        Set False to show verdicts before labeling (not recommended for calibration labels).
+
+    The session resumes: it starts at the first item (in ``order``) this annotator has not
+    labeled yet (a ``skip`` counts as seen).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from maev_kit.retention import RetentionItem
+    >>> items = [RetentionItem(f"c1/h0/f{i}", "c1", 0, f"f{i}", f"fact {i}", (), ())
+    ...          for i in range(3)]
+    >>> path = os.path.join(tempfile.mkdtemp(), "labels.jsonl")
+    >>> s = LabelingSession(items, path, annotator="ana", order="given",
+    ...                     verdicts={"c1/h0/f0": "lost"})
+    >>> s.current.item_id, s.verdict()
+    ('c1/h0/f0', None)
+    >>> _ = s.label("retained")
+    >>> s.verdict("c1/h0/f0").label, s.current.item_id
+    ('lost', 'c1/h0/f1')
+    >>> _ = s.label("contradicted", note="says 17, not 71")
+    >>> s.progress()
+    {'done': 2, 'total': 3, 'retained': 1, 'lost': 0, 'contradicted': 1, 'skip': 0}
+    >>> s.undo().item_id   # back to f1, its label removed
+    'c1/h0/f1'
+    >>> LabelingSession(items, path, annotator="ana", order="given").current.item_id
+    'c1/h0/f1'
+    """
+
+    def __init__(self, items: Sequence[Any], store: LabelStore | str | os.PathLike[str], *,
+                 annotator: str,
+                 order: Literal["random", "given"] | Sequence[str] = "random",
+                 seed: int = 0, verdicts: Any = None, blind: bool = True):
+        if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
+            try:
+                items = list(items)
+            except TypeError:
+                raise TypeError("`items` must be a list of RetentionItems, got "
+                                f"{type(items).__name__}") from None
+        if not items:
+            raise ValueError("`items` is empty: nothing to label (build them with "
+                             "maev_kit.build_retention_items)")
+        by_id: dict[str, Any] = {}
+        for i, it in enumerate(items):
+            iid = getattr(it, "item_id", None)
+            if not isinstance(iid, str):
+                raise TypeError(f"`items[{i}]` has no `item_id`: expected a RetentionItem, got "
+                                f"{type(it).__name__}")
+            if iid in by_id:
+                raise ValueError(f"`items` has item_id {iid!r} twice; item ids must be unique")
+            by_id[iid] = it
+        if not isinstance(annotator, str) or not annotator.strip():
+            raise ValueError(f"`annotator` must be a non-blank name, got {annotator!r}")
+        if isinstance(store, (str, os.PathLike)):
+            store = LabelStore(store)
+        if not isinstance(store, LabelStore):
+            raise TypeError(f"`store` must be a LabelStore or a path to labels.jsonl, got "
+                            f"{type(store).__name__}")
+        self.store = store
+        self.annotator = annotator
+        self.blind = bool(blind)
+        self._by_id = by_id
+        self.order: list[str] = self._make_order(list(by_id), order, seed)
+        self._verdicts = _normalize_verdicts(getattr(verdicts, "verdicts", verdicts))
+        self._judge_name = getattr(verdicts, "judge_name", "") or ""
+        # latest record of this annotator per item id (skip included; undo lines removed)
+        self._latest: dict[str, LabelRecord] = {}
+        for rec in store.labels(annotator=annotator):
+            self._apply(rec)
+        self._undo: list[tuple[str, LabelRecord | None]] = []
+        self.position = self._first_unlabeled(0)
+
+    @staticmethod
+    def _make_order(ids: list[str], order: Any, seed: int) -> list[str]:
+        if isinstance(order, str):
+            if order == "given":
+                return ids
+            if order == "random":
+                out = list(ids)
+                random.Random(seed).shuffle(out)
+                return out
+            raise ValueError(f"`order` must be 'random', 'given' or a list of item ids; got "
+                             f"{order!r}")
+        out = list(order)
+        known = set(ids)
+        unknown = [i for i in out if i not in known]
+        if unknown:
+            raise ValueError(f"`order` names {len(unknown)} item id(s) not in `items`, e.g. "
+                             f"{unknown[0]!r}")
+        if len(set(out)) != len(out):
+            raise ValueError("`order` lists an item id twice")
+        if not out:
+            raise ValueError("`order` is an empty list: nothing to label")
+        return out
+
+    def _apply(self, rec: LabelRecord) -> None:
+        if rec.item_id not in self._by_id:
+            return
+        if rec.source == UNDO_SOURCE and rec.label == "skip":
+            self._latest.pop(rec.item_id, None)
+        else:
+            self._latest[rec.item_id] = rec
+
+    def _first_unlabeled(self, start: int) -> int:
+        for pos in range(start, len(self.order)):
+            if self.order[pos] not in self._latest:
+                return pos
+        return len(self.order)
+
+    # ---------------------------------------------------------------- state
+    def __len__(self) -> int:
+        return len(self.order)
+
+    @property
+    def done(self) -> bool:
+        """True once the position is past the last item (everything seen)."""
+        return self.position >= len(self.order)
+
+    @property
+    def current(self) -> Any | None:
+        """The item on screen, or None when done."""
+        return None if self.done else self._by_id[self.order[self.position]]
+
+    def label_of(self, item_id: str | None = None) -> LabelRecord | None:
+        """This annotator's latest label of an item (default: the current item)."""
+        iid = self._iid(item_id)
+        return self._latest.get(iid) if iid is not None else None
+
+    def labels(self) -> dict[str, LabelRecord]:
+        """This annotator's latest label per item id (items of this session only)."""
+        return dict(self._latest)
+
+    def progress(self) -> dict[str, int]:
+        """``done`` (items with a label, skip included), ``total`` and the count per label."""
+        counts = Counter(r.label for r in self._latest.values())
+        return {"done": len(self._latest), "total": len(self.order),
+                **{lab: counts.get(lab, 0) for lab in LABEL_VALUES}}
+
+    def verdict(self, item_id: str | None = None) -> ShownVerdict | None:
+        """The judge's verdict on an item — only once the annotator has labeled it (if blind).
+
+        None when no verdict was given for the item, or the item is unlabeled and the session
+        is blind.
+        """
+        iid = self._iid(item_id)
+        if iid is None:
+            return None
+        v = self._verdicts.get(iid)
+        if v is None:
+            return None
+        if self.blind and iid not in self._latest:
+            return None
+        return ShownVerdict(v.item_id, v.label, v.rationale, v.error, self._judge_name)
+
+    def has_verdict(self, item_id: str | None = None) -> bool:
+        """Whether a verdict exists for the item (without revealing it)."""
+        iid = self._iid(item_id)
+        return iid is not None and iid in self._verdicts
+
+    def _iid(self, item_id: str | None) -> str | None:
+        if item_id is None:
+            return None if self.done else self.order[self.position]
+        if item_id not in self._by_id:
+            raise KeyError(f"no item {item_id!r} in this session")
+        return item_id
+
+    # ---------------------------------------------------------------- actions
+    def label(self, value: str, *, note: str = "") -> LabelRecord:
+        """Label the current item, write it to the store (fsync-ed), move to the next unlabeled.
+
+        Raises
+        ------
+        ValueError
+            When ``value`` is not a label, or every item is done (go back with
+            :meth:`previous` to relabel).
+        """
+        if value not in LABEL_VALUES:
+            raise ValueError(f"`value` must be one of {', '.join(LABEL_VALUES)}; got {value!r}")
+        if self.done:
+            raise ValueError("every item is done; call previous() to go back to one")
+        iid = self.order[self.position]
+        before = self._latest.get(iid)
+        rec = self.store.add(iid, value, annotator=self.annotator, note=note)
+        self._latest[iid] = rec
+        self._undo.append((iid, before))
+        self.position = self._next_position(self.position)
+        return rec
+
+    def _next_position(self, pos: int) -> int:
+        n = len(self.order)
+        for p in range(pos + 1, n):  # the next unlabeled item after this one
+            if self.order[p] not in self._latest:
+                return p
+        for p in range(0, pos + 1):  # then any unlabeled item before it
+            if self.order[p] not in self._latest:
+                return p
+        return n
+
+    def next(self) -> Any | None:
+        """Move one item forward (past the last item means done); returns the current item."""
+        self.position = min(self.position + 1, len(self.order))
+        return self.current
+
+    def previous(self) -> Any | None:
+        """Move one item back; returns the current item."""
+        self.position = max(self.position - 1, 0)
+        return self.current
+
+    def go_to(self, item_id: str) -> Any:
+        """Jump to an item by id."""
+        if item_id not in self._by_id:
+            raise KeyError(f"no item {item_id!r} in this session")
+        if item_id not in self.order:
+            raise KeyError(f"item {item_id!r} is not in this session's `order`")
+        self.position = self.order.index(item_id)
+        return self.current
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._undo)
+
+    def undo(self) -> Any | None:
+        """Undo this session's last label and go back to that item; returns it.
+
+        The store is append-only, so undo appends a line: the earlier label again, or — when
+        the item had none — a ``skip`` with ``source="undo"``, which counts as no label.
+        Returns None (and does nothing) when there is nothing to undo.
+        """
+        if not self._undo:
+            return None
+        iid, before = self._undo.pop()
+        if before is None:
+            self.store.add(iid, "skip", annotator=self.annotator, source=UNDO_SOURCE)
+            self._latest.pop(iid, None)
+        else:
+            rec = self.store.add(iid, before.label, annotator=self.annotator, note=before.note,
+                                 source=before.source)
+            self._latest[iid] = rec
+        self.position = self.order.index(iid)
+        return self.current

@@ -1,0 +1,207 @@
+"""The label store: an append-only ``labels.jsonl`` that survives crashes and concurrent writers.
+
+Every label is one line, written with a single ``os.write`` on a file descriptor opened with
+``O_APPEND`` and ``fsync``-ed before :meth:`LabelStore.add` returns. Writers also hold an
+exclusive ``flock`` on the file while they write, so two processes labeling one file never
+interleave or overwrite each other's lines. A *torn* last line (a crash or power cut in the
+middle of a write — never acknowledged) is tolerated on load and reported; the next write cuts
+it off first so the file stays valid JSONL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from maev_kit._jsonl import display_name
+from maev_kit.errors import LabelValidationError, Problem
+from maev_kit.labels._records import LABEL_VALUES, LabelRecord, latest_labels, read_label_file
+
+try:  # POSIX; on other systems O_APPEND alone keeps single-write lines whole
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["LabelStore", "LabelStoreWarning"]
+
+
+class LabelStoreWarning(UserWarning):
+    """The labels file had a torn last line (an interrupted write); it was ignored."""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class LabelStore:
+    """Human labels in an append-only ``labels.jsonl`` (../shared/DESIGN.md §3).
+
+    The latest line per ``(item_id, annotator)`` wins; several annotators (and several
+    processes) can share one file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The labels file. It is created (with its folder) on the first write.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "labels.jsonl")
+    >>> store = LabelStore(path)
+    >>> store.add("c-001/h0/f1", "lost", annotator="ana").label
+    'lost'
+    >>> _ = store.add("c-001/h0/f1", "retained", annotator="ana", note="said it later")
+    >>> _ = store.add("c-001/h0/f1", "retained", annotator="ben")
+    >>> [r.label for r in store.labels(annotator="ana")]
+    ['lost', 'retained']
+    >>> sorted((k, r.label) for k, r in store.latest().items())
+    [(('c-001/h0/f1', 'ana'), 'retained'), (('c-001/h0/f1', 'ben'), 'retained')]
+    >>> store.annotators()
+    ['ana', 'ben']
+    """
+
+    def __init__(self, path: str | os.PathLike[str]):
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"`path` must be a file path (str or os.PathLike), got "
+                            f"{type(path).__name__}")
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise ValueError(f"`path` {display_name(self.path)!r} is a folder; give the labels "
+                             "file, e.g. 'labels.jsonl' inside it")
+        #: The torn last line found by the latest load, or None.
+        self.torn_last_line: Problem | None = None
+        self._warned_torn: tuple[int | None, str] | None = None
+
+    def __repr__(self) -> str:
+        return f"LabelStore({display_name(self.path)!r})"
+
+    # ---------------------------------------------------------------- reading
+    def records(self) -> list[LabelRecord]:
+        """Every label line in file order (read fresh from disk: sees other processes' writes).
+
+        Raises
+        ------
+        LabelValidationError
+            When a line other than a torn last line is invalid. A torn last line is ignored,
+            kept in :attr:`torn_last_line` and reported once with a :class:`LabelStoreWarning`.
+        """
+        if not self.path.exists():
+            self.torn_last_line = None
+            return []
+        lf = read_label_file(self.path)
+        self.torn_last_line = lf.torn_last_line
+        if lf.problems:
+            raise LabelValidationError(lf.problems)
+        if lf.torn_last_line is not None:
+            key = (lf.torn_last_line.line, str(lf.torn_last_line))
+            if key != self._warned_torn:
+                self._warned_torn = key
+                warnings.warn(f"{lf.torn_last_line} (a write was interrupted before it was "
+                              "acknowledged; the next label written cuts it off)",
+                              LabelStoreWarning, stacklevel=2)
+        return lf.records
+
+    def labels(self, annotator: str | None = None, *, include_skip: bool = True
+               ) -> list[LabelRecord]:
+        """All label lines (every click, not just the latest), optionally for one annotator."""
+        return [r for r in self.records()
+                if (annotator is None or r.annotator == annotator)
+                and (include_skip or r.label != "skip")]
+
+    def latest(self, annotator: str | None = None, *, include_skip: bool = False
+               ) -> dict[tuple[str, str], LabelRecord]:
+        """The latest label per ``(item_id, annotator)``; ``skip`` dropped unless asked for."""
+        return latest_labels(self.labels(annotator), include_skip=include_skip)
+
+    def annotators(self) -> list[str]:
+        """Annotators in the order of their first label."""
+        return list(dict.fromkeys(r.annotator for r in self.records()))
+
+    def to_frame(self, *, latest: bool = True):
+        """A pandas DataFrame of the labels (latest per item and annotator, or every line)."""
+        import pandas as pd
+
+        recs = list(self.latest().values()) if latest else self.records()
+        cols = ["item_id", "annotator", "label", "note", "created_at", "source"]
+        return pd.DataFrame([r.model_dump() for r in recs], columns=cols)
+
+    def __len__(self) -> int:
+        return len(self.records())
+
+    # ---------------------------------------------------------------- writing
+    def add(self, item_id: str, label: str, *, annotator: str, note: str = "",
+            source: str | None = None) -> LabelRecord:
+        """Append one label; returns once the line is on disk (written and fsync-ed).
+
+        Raises
+        ------
+        ValueError
+            When ``label`` is not one of ``retained``, ``lost``, ``contradicted``, ``skip`` or
+            ``item_id`` / ``annotator`` is blank.
+        """
+        if label not in LABEL_VALUES:
+            raise ValueError(f"`label` must be one of {', '.join(LABEL_VALUES)}; got {label!r}")
+        for arg, value in (("item_id", item_id), ("annotator", annotator)):
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"`{arg}` must be a non-blank string, got {value!r}")
+        record = LabelRecord(item_id=item_id, annotator=annotator, label=label,  # type: ignore[arg-type]
+                             note=note or "", created_at=_now(), source=source)
+        self.append(record)
+        return record
+
+    def append(self, record: LabelRecord) -> None:
+        """Append an existing :class:`LabelRecord` (one write, fsync-ed before returning)."""
+        self.extend([record])
+
+    def extend(self, records: Iterable[LabelRecord]) -> None:
+        """Append several records; each is its own single-write line."""
+        lines = [self._encode(r) for r in records]
+        if not lines:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                self._cut_torn_tail(fd)
+                for data in lines:
+                    written = os.write(fd, data)
+                    if written != len(data):  # pragma: no cover - disk full and the like
+                        raise OSError(f"short write to {display_name(self.path)}: "
+                                      f"{written} of {len(data)} bytes")
+                os.fsync(fd)
+            finally:
+                if fcntl is not None:
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _encode(record: LabelRecord) -> bytes:
+        if not isinstance(record, LabelRecord):
+            raise TypeError(f"expected a LabelRecord, got {type(record).__name__}")
+        d: dict[str, Any] = record.model_dump(exclude_none=True)
+        return (json.dumps(d, ensure_ascii=False) + "\n").encode("utf-8")
+
+    @staticmethod
+    def _cut_torn_tail(fd: int) -> None:
+        """If the file does not end with a newline, cut the unacknowledged torn fragment."""
+        size = os.fstat(fd).st_size
+        if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+            return
+        end = size
+        while end > 0:  # look back for the last newline, 64 KiB at a time
+            start = max(0, end - 65536)
+            cut = os.pread(fd, end - start, start).rfind(b"\n")
+            if cut >= 0:
+                os.ftruncate(fd, start + cut + 1)
+                return
+            end = start
+        os.ftruncate(fd, 0)

@@ -1,0 +1,234 @@
+"""Handoff accuracy: did the conversation hand off to the expected agents, for the expected
+reasons, with the expected context?"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+from maev_kit.expectations import HandoffExpectation
+from maev_kit.traces._model import Handoff, MultiAgentTrace
+
+__all__ = ["score_handoff_accuracy"]
+
+Matching = Literal["aligned", "positional"]
+_MATCHINGS = ("aligned", "positional")
+
+
+def score_handoff_accuracy(
+    actual_handoffs: Sequence[Handoff] | MultiAgentTrace,
+    expected: Sequence[HandoffExpectation],
+    *,
+    matching: Matching = "aligned",
+) -> dict[str, Any]:
+    """Compare a conversation's handoffs with the handoffs it should have made.
+
+    Each expectation is paired with at most one actual handoff, then judged on three things:
+    the target (``to_agent == expected_target``), the reason (``reason == expected_reason``;
+    an expectation without a reason accepts any) and the context (every
+    ``required_context_keys`` is a key of ``context_passed``). An expectation left without a
+    handoff (a *missing* handoff) is wrong on all three.
+
+    ``matching`` chooses the pairing:
+
+    - ``"aligned"`` (default): an order-preserving alignment of the actual handoffs to the
+      expected ones that minimises the edit distance between the two target sequences (a
+      substitution pairs an expectation with a handoff to another agent; an insertion is an
+      *unexpected* handoff, a deletion a *missing* one). Among alignments of equal distance the
+      one with most matching targets wins, then the earliest. One extra early handoff therefore
+      no longer marks every later one wrong, and target accuracy is never below positional.
+    - ``"positional"``: the article's behaviour: the i-th expectation is compared with the i-th
+      actual handoff.
+
+    Parameters
+    ----------
+    actual_handoffs : list of Handoff, or a MultiAgentTrace (its ``handoffs`` are used)
+    expected : list of HandoffExpectation (or mappings with the same fields)
+    matching : {"aligned", "positional"}, default "aligned"
+
+    Returns
+    -------
+    dict
+        ``target_accuracy``, ``reason_accuracy``, ``context_completeness``: shares of the
+        expectations (3 decimals); ``missing_handoffs`` and ``unexpected_handoffs`` (counts);
+        ``matching``; ``handoff_details``: one dict per expectation with ``expected_index``,
+        ``expected_target``, ``expected_reason``, ``actual_index`` (None when missing),
+        ``actual_target``, ``actual_reason``, ``target_correct``, ``reason_correct``,
+        ``context_complete`` and ``missing_context_keys``; ``unexpected_handoff_indices``.
+        With no expectations the article's ``handoff_accuracy`` is returned too, and every
+        accuracy is 1.0 when no handoff was made either, else 0.0.
+
+    Examples
+    --------
+    One extra early handoff (to ``general``) before the two expected ones:
+
+    >>> from maev_kit import Handoff, HandoffExpectation
+    >>> expected = [HandoffExpectation("billing", "specialization", ["account_number"]),
+    ...             HandoffExpectation("tech", "escalation", ["account_number", "error_code"])]
+    >>> actual = [Handoff("triage", "general", "fallback", {}),
+    ...           Handoff("general", "billing", "specialization", {"account_number": "A-1"}),
+    ...           Handoff("billing", "tech", "escalation",
+    ...                   {"account_number": "A-1", "error_code": "E42"})]
+    >>> r = score_handoff_accuracy(actual, expected)
+    >>> r["target_accuracy"], r["reason_accuracy"], r["context_completeness"]
+    (1.0, 1.0, 1.0)
+    >>> r["missing_handoffs"], r["unexpected_handoffs"], r["unexpected_handoff_indices"]
+    (0, 1, [0])
+    >>> p = score_handoff_accuracy(actual, expected, matching="positional")
+    >>> p["target_accuracy"], p["context_completeness"], p["unexpected_handoffs"]
+    (0.0, 0.0, 1)
+    >>> score_handoff_accuracy([], [])["handoff_accuracy"]
+    1.0
+    """
+    if matching not in _MATCHINGS:
+        raise ValueError(f"`matching` must be 'aligned' or 'positional', got {matching!r}")
+    actual = _as_handoffs(actual_handoffs)
+    exps = _as_expectations(expected)
+    n_act, n_exp = len(actual), len(exps)
+
+    if n_exp == 0:
+        score = 1.0 if n_act == 0 else 0.0
+        return {
+            "handoff_accuracy": score,
+            "target_accuracy": score,
+            "reason_accuracy": score,
+            "context_completeness": score,
+            "missing_handoffs": 0,
+            "unexpected_handoffs": n_act,
+            "matching": matching,
+            "handoff_details": [],
+            "unexpected_handoff_indices": list(range(n_act)),
+        }
+
+    if matching == "positional":
+        pairs: list[int | None] = [i if i < n_act else None for i in range(n_exp)]
+    else:
+        pairs = _align([e.expected_target for e in exps], [h.to_agent for h in actual])
+
+    details = []
+    n_target = n_reason = n_context = 0
+    for i, (exp, j) in enumerate(zip(exps, pairs)):
+        want_reason = exp.expected_reason
+        if j is None:
+            h = None
+            target_ok = reason_ok = context_ok = False
+            missing_keys = list(exp.required_context_keys)
+        else:
+            h = actual[j]
+            target_ok = h.to_agent == exp.expected_target
+            reason_ok = want_reason is None or h.reason == want_reason
+            ctx = h.context_passed
+            missing_keys = [k for k in exp.required_context_keys if k not in ctx]
+            context_ok = not missing_keys
+        n_target += target_ok
+        n_reason += reason_ok
+        n_context += context_ok
+        details.append({
+            "expected_index": i,
+            "expected_target": exp.expected_target,
+            "expected_reason": None if want_reason is None else want_reason.value,
+            "actual_index": j,
+            "actual_target": None if h is None else h.to_agent,
+            "actual_reason": None if h is None or h.reason is None else h.reason.value,
+            "target_correct": target_ok,
+            "reason_correct": reason_ok,
+            "context_complete": context_ok,
+            "missing_context_keys": missing_keys,
+        })
+
+    used = {j for j in pairs if j is not None}
+    unexpected = [j for j in range(n_act) if j not in used]
+    return {
+        "target_accuracy": round(n_target / n_exp, 3),
+        "reason_accuracy": round(n_reason / n_exp, 3),
+        "context_completeness": round(n_context / n_exp, 3),
+        "missing_handoffs": sum(j is None for j in pairs),
+        "unexpected_handoffs": len(unexpected),
+        "matching": matching,
+        "handoff_details": details,
+        "unexpected_handoff_indices": unexpected,
+    }
+
+
+def _align(expected: list[str], actual: list[str]) -> list[int | None]:
+    """For each expected target, the index of its aligned actual handoff (None: missing).
+
+    Minimises (edit distance, -matches); ties go to the earliest pairing. The table holds the
+    cost of aligning the *suffixes* ``expected[i:]`` and ``actual[j:]`` so the walk from
+    (0, 0) can prefer early choices.
+    """
+    m, n = len(expected), len(actual)
+    if m == n and expected == actual:  # the common, perfect case
+        return list(range(m))
+    # cost[i][j] = (edits, -matches) for expected[i:] vs actual[j:]
+    cost = [[(0, 0)] * (n + 1) for _ in range(m + 1)]
+    for i in range(m, -1, -1):
+        row, below = cost[i], cost[i + 1] if i < m else None
+        for j in range(n, -1, -1):
+            if i == m:
+                row[j] = (n - j, 0)
+                continue
+            if j == n:
+                row[j] = (m - i, 0)
+                continue
+            assert below is not None
+            d = below[j + 1]
+            diag = (d[0], d[1] - 1) if expected[i] == actual[j] else (d[0] + 1, d[1])
+            ins = row[j + 1]
+            dele = below[j]
+            row[j] = min(diag, (ins[0] + 1, ins[1]), (dele[0] + 1, dele[1]))
+    out: list[int | None] = []
+    i = j = 0
+    while i < m:
+        if j == n:
+            out.append(None)
+            i += 1
+            continue
+        here = cost[i][j]
+        d = cost[i + 1][j + 1]
+        diag = (d[0], d[1] - 1) if expected[i] == actual[j] else (d[0] + 1, d[1])
+        if diag == here:
+            out.append(j)
+            i += 1
+            j += 1
+            continue
+        ins = cost[i][j + 1]
+        if (ins[0] + 1, ins[1]) == here:  # actual[j] is unexpected
+            j += 1
+            continue
+        out.append(None)  # expected[i] is missing
+        i += 1
+    return out
+
+
+def _as_handoffs(value: Sequence[Handoff] | MultiAgentTrace) -> list[Handoff]:
+    if isinstance(value, MultiAgentTrace):
+        return value.handoffs
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise TypeError("`actual_handoffs` must be a list of Handoff objects or a "
+                        f"MultiAgentTrace, got {type(value).__name__}")
+    out = []
+    for i, h in enumerate(value):
+        if isinstance(h, Handoff):
+            out.append(h)
+        elif isinstance(h, Mapping):
+            out.append(Handoff(**h))
+        else:
+            raise TypeError(f"`actual_handoffs[{i}]` must be a Handoff, got {type(h).__name__}")
+    return out
+
+
+def _as_expectations(value: Sequence[HandoffExpectation]) -> list[HandoffExpectation]:
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise TypeError("`expected` must be a list of HandoffExpectation objects, "
+                        f"got {type(value).__name__}")
+    out = []
+    for i, e in enumerate(value):
+        if isinstance(e, HandoffExpectation):
+            out.append(e)
+        elif isinstance(e, Mapping):
+            out.append(HandoffExpectation(**e))
+        else:
+            raise TypeError(f"`expected[{i}]` must be a HandoffExpectation, "
+                            f"got {type(e).__name__}")
+    return out

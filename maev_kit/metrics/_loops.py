@@ -1,0 +1,130 @@
+"""Circular handoffs: agents passing the user back and forth, or round in a cycle."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from maev_kit.traces._model import MultiAgentTrace
+
+__all__ = ["detect_circular_handoffs"]
+
+
+def detect_circular_handoffs(trace: MultiAgentTrace, *, max_handoffs: int = 5) -> dict[str, Any]:
+    """Find handoff loops in one conversation and say whether to escalate to a human.
+
+    Three coordination failures are looked for, in the order of the trace's handoffs:
+
+    - **ping-pong**: the same two agents handing off to each other more than once, e.g.
+      A→B, B→A, A→B. One round trip (A→B, B→A: an escalation that comes back) is normal; the
+      pair is reported once it has handoffs in both directions and more than two in all.
+    - **cycle**: a chain of handoffs through three or more agents that comes back to where it
+      started, e.g. A→B, B→C, C→A. A chain is consecutive handoffs where each starts at the
+      agent the previous one went to. A cycle that repeats is reported once, with the turn
+      indices of every pass. A chain that only returns the way it came (A→B, B→C, C→B, B→A)
+      is no cycle.
+    - **too many handoffs**: more than ``max_handoffs`` in the conversation (typically 3–5).
+
+    Parameters
+    ----------
+    trace : MultiAgentTrace
+    max_handoffs : int, default 5
+        The most handoffs a conversation may make before it ``exceeds_limit``.
+
+    Returns
+    -------
+    dict
+        ``conversation_id``; ``loops``: one dict per loop with ``kind`` (``"ping_pong"`` or
+        ``"cycle"``), ``agents`` (in the order they were first handed to), ``turn_indices`` and
+        ``handoff_indices`` (positions in ``trace.handoffs``) of the handoffs involved;
+        ``has_loops``; ``total_handoffs``; ``max_handoffs``; ``exceeds_limit``
+        (``total_handoffs > max_handoffs``); ``should_escalate`` (a loop, or over the limit).
+
+    Examples
+    --------
+    >>> from maev_kit import Handoff, MultiAgentTrace
+    >>> t = MultiAgentTrace("c-1", handoffs=[
+    ...     Handoff("triage", "billing", turn_index=2), Handoff("billing", "tech", turn_index=4),
+    ...     Handoff("tech", "billing", turn_index=6), Handoff("billing", "tech", turn_index=8)])
+    >>> r = detect_circular_handoffs(t, max_handoffs=3)
+    >>> r["loops"]
+    [{'kind': 'ping_pong', 'agents': ['billing', 'tech'], 'turn_indices': [4, 6, 8], 'handoff_indices': [1, 2, 3]}]
+    >>> r["exceeds_limit"], r["should_escalate"]
+    (True, True)
+    >>> t = MultiAgentTrace("c-2", handoffs=[Handoff("a", "b", turn_index=1),
+    ...     Handoff("b", "c", turn_index=2), Handoff("c", "a", turn_index=3)])
+    >>> detect_circular_handoffs(t)["loops"]
+    [{'kind': 'cycle', 'agents': ['a', 'b', 'c'], 'turn_indices': [1, 2, 3], 'handoff_indices': [0, 1, 2]}]
+    """
+    if not isinstance(trace, MultiAgentTrace):
+        raise TypeError("`trace` must be a MultiAgentTrace (one conversation), "
+                        f"got {type(trace).__name__}")
+    if isinstance(max_handoffs, bool) or not isinstance(max_handoffs, int) or max_handoffs < 0:
+        raise ValueError(f"`max_handoffs` must be a non-negative int, got {max_handoffs!r}")
+    handoffs = trace.handoffs
+    n = len(handoffs)
+    found: list[tuple[int, dict[str, Any]]] = []  # (first handoff index, loop)
+
+    # Ping-pong: handoffs grouped by unordered pair of agents.
+    if n >= 3:
+        pairs: dict[frozenset[str], list[int]] = {}
+        for i, h in enumerate(handoffs):
+            if h.from_agent != h.to_agent:
+                pairs.setdefault(frozenset((h.from_agent, h.to_agent)), []).append(i)
+        for idx in pairs.values():
+            if len(idx) < 3:
+                continue
+            first = handoffs[idx[0]]
+            if all(handoffs[i].from_agent == first.from_agent for i in idx):
+                continue  # one direction only: no back-and-forth
+            found.append((idx[0], {
+                "kind": "ping_pong", "agents": [first.from_agent, first.to_agent],
+                "turn_indices": [handoffs[i].turn_index for i in idx],
+                "handoff_indices": idx}))
+
+    # Cycles of three or more agents along chains of consecutive handoffs.
+    if n >= 3:
+        cycles: dict[tuple[str, ...], dict[str, Any]] = {}
+        first_index: dict[tuple[str, ...], int] = {}
+        path: list[str] = []  # agents of the current chain, no repeats
+        path_handoffs: list[int] = []  # handoff that left path[k] (k < len(path) - 1)
+        for i, h in enumerate(handoffs):
+            if not path or path[-1] != h.from_agent:
+                path, path_handoffs = [h.from_agent], []
+            path_handoffs.append(i)
+            if h.to_agent in path:
+                start = path.index(h.to_agent)
+                agents = path[start:]
+                if len(agents) >= 3:
+                    steps = path_handoffs[start:]
+                    key = _rotation_key(agents)
+                    loop = cycles.get(key)
+                    if loop is None:
+                        cycles[key] = {"kind": "cycle", "agents": agents, "turn_indices": [],
+                                       "handoff_indices": []}
+                        first_index[key] = steps[0]
+                        loop = cycles[key]
+                    loop["turn_indices"].extend(handoffs[k].turn_index for k in steps)
+                    loop["handoff_indices"].extend(steps)
+                path, path_handoffs = [h.to_agent], []  # a closed chain starts afresh
+            else:
+                path.append(h.to_agent)
+        found.extend((first_index[k], loop) for k, loop in cycles.items())
+
+    found.sort(key=lambda item: item[0])
+    loops = [loop for _, loop in found]
+    exceeds = n > max_handoffs
+    return {
+        "conversation_id": trace.conversation_id,
+        "loops": loops,
+        "has_loops": bool(loops),
+        "total_handoffs": n,
+        "max_handoffs": max_handoffs,
+        "exceeds_limit": exceeds,
+        "should_escalate": bool(loops) or exceeds,
+    }
+
+
+def _rotation_key(agents: list[str]) -> tuple[str, ...]:
+    """The same cycle entered at another agent (b→c→a for a→b→c) gives the same key."""
+    k = agents.index(min(agents))
+    return tuple(agents[k:] + agents[:k])

@@ -1,0 +1,48 @@
+"""Shared fixtures and options for the maev-kit test suite."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from factories import make_trace
+
+# Never let a test reach litellm's network price map.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--live", action="store_true", default=False,
+                     help="run tests that call a real, paid LLM provider (needs an API key)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--live"):
+        return
+    skip = pytest.mark.skip(reason="live provider test: pass --live and set an API key")
+    for item in items:
+        if "live" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip("../shared is not beside the repository")
+    return SHARED
+
+
+@pytest.fixture
+def sample_trace():
+    """A triage → billing → tech → billing conversation (a ping-pong at the end)."""
+    return make_trace()

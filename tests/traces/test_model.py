@@ -1,0 +1,43 @@
+from maev_kit import AgentTurn, Handoff, HandoffReason, MultiAgentTrace
+from maev_kit.traces import UserMessage
+
+
+def test_article_constructors_are_positional():
+    turn = AgentTurn("a", "role", "text", [{"name": "lookup"}], 3)
+    assert (turn.agent_id, turn.tool_calls, turn.turn_index) == ("a", [{"name": "lookup"}], 3)
+    h = Handoff("a", "b", HandoffReason.FALLBACK, {"k": 1}, 4)
+    assert (h.reason, h.context_passed, h.turn_index, h.mode) == (
+        HandoffReason.FALLBACK, {"k": 1}, 4, "transfer")
+
+
+def test_defaults_are_not_shared_between_instances():
+    a, b = AgentTurn("a", "r", "m"), AgentTurn("b", "r", "m")
+    a.tool_calls.append({"x": 1})
+    assert b.tool_calls == []
+
+
+def test_reason_accepts_its_string_value_and_compares_to_it():
+    h = Handoff("a", "b", "escalation")
+    assert h.reason is HandoffReason.ESCALATION and h.reason == "escalation"
+    assert str(h.reason) == "escalation"
+
+
+def test_trace_queries(sample_trace):
+    t = sample_trace
+    assert t.agents_involved() == ["triage", "billing", "tech"]
+    assert t.handoff_count() == 3
+    assert t.turns_per_agent() == {"triage": 1, "billing": 2, "tech": 1}
+
+
+def test_plain_string_user_messages_are_wrapped(sample_trace):
+    t = sample_trace
+    assert t.user_messages == [UserMessage("My bill is wrong", 0)]
+
+
+def test_timeline_orders_by_turn_index_user_turn_handoff_on_ties():
+    t = MultiAgentTrace("c", turns=[AgentTurn("a", "r", "speaks", turn_index=1)],
+                        handoffs=[Handoff("a", "b", None, turn_index=1)],
+                        user_messages=[UserMessage("hi", 1)])
+    kinds = [type(e).__name__ for e in t.timeline()]
+    assert kinds == ["UserMessage", "AgentTurn", "Handoff"]
+    assert [m.speaker for m in t.messages()] == ["user", "a"]
