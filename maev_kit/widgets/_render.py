@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DEFAULT_PAGE_SIZE", "PALETTE", "agent_colors", "item_html", "trace_html"]
+__all__ = ["DEFAULT_PAGE_SIZE", "PALETTE", "agent_colors", "fact_terms", "item_html", "trace_html"]
 
 #: Events per page of a long trace.
 DEFAULT_PAGE_SIZE = 200
@@ -287,7 +287,8 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
     ...     handoffs=[Handoff("triage", "billing", "specialization", {"account": "ACCT-1"},
     ...                       turn_index=2)])
     >>> out = trace_html(t, facts=["Account is ACCT-1"])
-    >>> "triage → billing" in out, "&lt;b&gt;" in out, "<b>" in out
+    >>> import re; text = re.sub("<[^>]*>", "", out)
+    >>> "triage → billing" in text, "&lt;b&gt;" in out, "<b>" in out
     (True, True, False)
     """
     events = _events(trace)

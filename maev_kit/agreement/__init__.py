@@ -1,0 +1,55 @@
+"""Agreement statistics between humans and judges, in the style of ``sklearn.metrics``.
+
+Label order is explicit everywhere (``("retained", "lost", "contradicted")`` by default);
+missing labels (``None``) are dropped pairwise and counted, never made a category. κ comes with
+a percentile bootstrap CI; the human ceiling and judge-vs-each-human comparison keep the judge
+honest; :func:`compare_judges` says whether one judge is really better than another.
+scikit-learn, scipy and krippendorff are imported only inside the functions that use them.
+"""
+
+from maev_kit.agreement._compare import (
+    JudgeComparison,
+    bowker_test,
+    compare_judges,
+    holm,
+    mcnemar_exact,
+    stuart_maxwell,
+)
+from maev_kit.agreement._kappa import cohen_kappa, gwet_ac1
+from maev_kit.agreement._labels import LABELS
+from maev_kit.agreement._multi import (
+    HumanCeiling,
+    JudgeVsHumans,
+    fleiss_kappa,
+    human_ceiling,
+    judge_vs_humans,
+    krippendorff_alpha,
+    majority_labels,
+    mean_pairwise_kappa,
+)
+from maev_kit.agreement._report import AgreementReport, agreement_report, landis_koch
+from maev_kit.agreement._sample_size import labels_needed
+
+__all__ = [
+    "LABELS",
+    "AgreementReport",
+    "HumanCeiling",
+    "JudgeComparison",
+    "JudgeVsHumans",
+    "agreement_report",
+    "bowker_test",
+    "cohen_kappa",
+    "compare_judges",
+    "fleiss_kappa",
+    "gwet_ac1",
+    "holm",
+    "human_ceiling",
+    "judge_vs_humans",
+    "krippendorff_alpha",
+    "labels_needed",
+    "landis_koch",
+    "majority_labels",
+    "mcnemar_exact",
+    "mean_pairwise_kappa",
+    "stuart_maxwell",
+]

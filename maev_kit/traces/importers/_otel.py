@@ -1,0 +1,246 @@
+"""OTLP JSON with the OpenTelemetry GenAI semantic conventions → traces.
+
+- ``invoke_agent`` spans (``gen_ai.agent.name``) own the spans below them;
+- ``chat`` / ``text_completion`` / ``generate_content`` spans become agent turns
+  (``gen_ai.output.messages``; the deprecated ``gen_ai.completion`` too);
+- handoffs: ``execute_tool`` spans with ``gen_ai.transfer.target.name`` (``gen_ai.transfer.mode``
+  ``pass_control`` → ``transfer``, ``return_to_caller`` → ``delegate``), the openai-agents-v2
+  instrumentation's ``agent_handoff`` spans (``gen_ai.handoff.from_agent`` / ``to_agent``) and
+  ``execute_tool`` spans of a ``transfer_to_<agent>`` tool;
+- other ``execute_tool`` spans fill the output of the matching tool call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from maev_kit.traces.importers._common import (
+    ImportIssue,
+    Reader,
+    TraceBuilder,
+    content_text,
+    parse_jsonish,
+    parse_python_repr,
+    tool_call,
+    transfer_target,
+)
+from maev_kit.traces.importers._otlp import Span, conversation_id, flat_span, group_traces, parse_otlp
+from maev_kit.traces.importers._spantree import build_trace
+
+FORMAT = "otel"
+_LLM_OPS = {"chat", "text_completion", "generate_content", "completion"}
+_MODES = {"pass_control": "transfer", "return_to_caller": "delegate",
+          "transfer": "transfer", "delegate": "delegate"}
+
+
+def _messages(value: Any) -> list[dict[str, Any]]:
+    """GenAI messages (``[{"role", "parts": [...]}]``) from an attribute (JSON string or list)."""
+    v = parse_jsonish(value)
+    if isinstance(v, dict):
+        if "messages" in v:
+            v = v["messages"]
+        elif "text" in v:  # {"text": ..., "finish_reason": ...}
+            v = [{"role": "assistant", "parts": [{"type": "text", "content": v["text"]}]}]
+        else:
+            v = [v]
+    return [m for m in v if isinstance(m, dict)] if isinstance(v, list) else []
+
+
+def _parts(msg: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """(text, tool calls) of one GenAI message; also reads OpenAI-style messages."""
+    texts, calls = [], []
+    parts = msg.get("parts")
+    if parts is None:  # OpenAI chat-style message
+        texts.append(content_text(msg.get("content")))
+        for tc in msg.get("tool_calls") or []:
+            fn = tc.get("function") or {}
+            calls.append(tool_call(fn.get("name", ""), fn.get("arguments"), id=tc.get("id")))
+        return "\n".join(t for t in texts if t), calls
+    for p in parts if isinstance(parts, list) else []:
+        if not isinstance(p, dict):
+            continue
+        if p.get("type") == "text":
+            text = p.get("content")
+            if isinstance(text, str):
+                rep = parse_python_repr(text)  # openai-agents-v2 writes a Python repr here
+                if isinstance(rep, dict) and rep.get("role") == "assistant":
+                    t, c = _parts(rep)
+                    texts.append(t)
+                    calls.extend(c)
+                else:
+                    texts.append(text)
+        elif p.get("type") == "tool_call":
+            calls.append(tool_call(p.get("name", ""), p.get("arguments"), id=p.get("id")))
+    return "\n".join(t for t in texts if t), calls
+
+
+class OtelDialect:
+    format = FORMAT
+    reader = Reader(FORMAT)
+
+    def op(self, s: Span) -> str:
+        op = s.attrs.get("gen_ai.operation.name")
+        if isinstance(op, str):
+            return op
+        if "gen_ai.prompt" in s.attrs or "gen_ai.completion" in s.attrs:
+            return "chat"
+        return ""
+
+    def agent_name(self, s: Span) -> str | None:
+        if self.op(s) == "invoke_agent":
+            n = s.attrs.get("gen_ai.agent.name")
+            return n if isinstance(n, str) and n else None
+        return None
+
+    def own_agent(self, s: Span) -> str | None:
+        if self.op(s) in ("create_agent", "invoke_workflow"):
+            return None
+        n = s.attrs.get("gen_ai.agent.name")
+        return n if isinstance(n, str) and n else None
+
+    def kind(self, s: Span) -> str | None:
+        op = self.op(s)
+        if op == "invoke_agent":
+            return "agent" if self.agent_name(s) else None
+        if op in _LLM_OPS:
+            return "llm"
+        if op == "agent_handoff":
+            return "handoff"
+        if op == "execute_tool":
+            if s.attrs.get("gen_ai.transfer.target.name") or transfer_target(
+                    str(s.attrs.get("gen_ai.tool.name", ""))):
+                return "handoff"
+            return "tool"
+        return None
+
+    def llm_io(self, s: Span) -> tuple[list[str], str | None, list[dict[str, Any]]]:
+        inputs = _messages(s.attrs.get("gen_ai.input.messages", s.attrs.get("gen_ai.prompt")))
+        users = [_parts(m)[0] for m in inputs if m.get("role") == "user"]
+        out_raw = s.attrs.get("gen_ai.output.messages", s.attrs.get("gen_ai.completion"))
+        if out_raw is None:
+            return users, None, []
+        texts, calls = [], []
+        for m in _messages(out_raw):
+            t, c = _parts(m)
+            texts.append(t)
+            calls.extend(c)
+        return users, "\n".join(t for t in texts if t), calls
+
+    def tool_info(self, s: Span) -> dict[str, Any]:
+        a = s.attrs
+        out = a.get("gen_ai.tool.call.result", a.get("output"))
+        return tool_call(str(a.get("gen_ai.tool.name", s.name)),
+                         a.get("gen_ai.tool.call.arguments", a.get("input")),
+                         id=a.get("gen_ai.tool.call.id"), output=parse_jsonish(out))
+
+    def handoff_info(self, s: Span) -> tuple[str | None, str | None, dict[str, Any], str]:
+        a = s.attrs
+        if self.op(s) == "agent_handoff":
+            return a.get("gen_ai.handoff.from_agent"), a.get("gen_ai.handoff.to_agent"), {}, \
+                "transfer"
+        target = a.get("gen_ai.transfer.target.name") or transfer_target(
+            str(a.get("gen_ai.tool.name", "")))
+        args = parse_jsonish(a.get("gen_ai.tool.call.arguments"))
+        mode = _MODES.get(str(a.get("gen_ai.transfer.mode", "")), "transfer")
+        return None, target, args if isinstance(args, dict) else {}, mode
+
+    def agent_output(self, s: Span) -> str | None:
+        if "gen_ai.output.messages" not in s.attrs:
+            return None
+        return "\n".join(_parts(m)[0] for m in _messages(s.attrs["gen_ai.output.messages"]))
+
+    def root_users(self, s: Span) -> list[str]:
+        return [_parts(m)[0] for m in _messages(s.attrs.get("gen_ai.input.messages"))
+                if m.get("role") == "user"]
+
+    def extra(self, s: Span, b: TraceBuilder, owner: str | None,
+              issues: list[ImportIssue]) -> None:
+        return None
+
+    def input_calls(self, s: Span) -> list[dict[str, Any]]:
+        return [c for m in _messages(s.attrs.get("gen_ai.input.messages"))
+                for c in _parts(m)[1]]
+
+    def history(self, s: Span) -> list[tuple[str, str, list[dict[str, Any]]]]:
+        out = []
+        for m in _messages(s.attrs.get("gen_ai.input.messages", s.attrs.get("gen_ai.prompt"))):
+            text, calls = _parts(m)
+            if m.get("role") == "tool":
+                for p in m.get("parts") or []:
+                    if isinstance(p, dict) and p.get("type") == "tool_call_response":
+                        text = str(p.get("response", p.get("result", "")))
+            out.append((str(m.get("role")), text, calls))
+        return out
+
+
+def import_otel(data: Any, *, name: str = "trace", **options: Any):
+    """OTLP JSON (or one span's flat attribute map) with GenAI conventions → (traces, issues)."""
+    from maev_kit.traces.importers._common import ImportResult
+
+    _check_options(options, FORMAT)
+    r = Reader(FORMAT)
+    issues: list[ImportIssue] = []
+    if isinstance(data, dict) and "resourceSpans" not in data:
+        if not any(str(k).startswith("gen_ai.") for k in data):
+            raise r.fail("", "expected an OTLP JSON export ({\"resourceSpans\": [...]}) or a "
+                             "span's flat attribute map with gen_ai.* keys")
+        spans = flat_span(data, r)
+        issues.append(ImportIssue(FORMAT, "", "flat attribute map: one span with no ids, "
+                                  "times or agent; imported as a one-span trace"))
+        return ImportResult(*_flat_trace(spans[0], OtelDialect(), name, issues))
+    spans = parse_otlp(data, r)
+    traces = []
+    d = OtelDialect()
+    for group in group_traces(spans):
+        conv = conversation_id(group, group[0].trace_id)
+        meta = {"trace_ids": sorted({s.trace_id for s in group}),
+                "service_name": group[0].resource.get("service.name")}
+        t = build_trace(group, d, conv, issues, meta)
+        if t is not None:
+            traces.append(t)
+    return ImportResult(traces, issues)
+
+
+def _flat_trace(s: Span, d: Any, name: str, issues: list[ImportIssue]):
+    """One flat span: its input history and output as a conversation with agent 'assistant'."""
+    b = TraceBuilder(name, d.format, metadata={"flat_attributes": True})
+    kind = d.kind(s)
+    history = d.history(s) if hasattr(d, "history") else []
+    for role, text, calls in history:
+        if role == "user":
+            b.user(text)
+        elif role == "assistant":
+            b.turn("assistant", text, calls)
+        elif role == "tool" and b.turns:
+            for c in b.turns[-1].tool_calls:
+                if "output" not in c:
+                    c["output"] = parse_jsonish(text)
+                    break
+    if kind == "llm":
+        users, text, calls = d.llm_io(s)
+        if not history:
+            for u in users:
+                b.user(u)
+        b.turn("assistant", text or "", calls)
+        if text is None and not calls:
+            b.metadata["text_unavailable"] = True
+    elif kind == "tool":
+        b.turn("assistant", "", [d.tool_info(s)])
+        b.metadata["text_unavailable"] = True
+        issues.append(ImportIssue(d.format, "", "a lone tool span: imported as a turn with no "
+                                  "text holding the tool call"))
+    else:
+        raise d.reader.fail("", f"flat span of kind {kind!r} holds no LLM or tool call")
+    issues.append(ImportIssue(d.format, "", "no agent name in the span: turns attributed to "
+                              "'assistant'", name))
+    return [b.build()], issues
+
+
+def _check_options(options: dict[str, Any], fmt: str, allowed: tuple[str, ...] = ()) -> None:
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        from maev_kit.errors import InputError
+
+        raise InputError(f"unknown option(s) for format {fmt!r}: {', '.join(unknown)}"
+                         + (f"; allowed: {', '.join(allowed)}" if allowed else
+                            "; this format takes no options"))

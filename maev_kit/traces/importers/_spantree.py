@@ -1,0 +1,205 @@
+"""Span trees → traces: the walk shared by the OTel GenAI and OpenInference importers.
+
+A *dialect* says what each span is (agent, LLM call, tool call, handoff) and how to read it;
+the walk turns spans, in start order, into user messages, agent turns and handoffs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Protocol
+
+from maev_kit.traces._model import AgentTurn, MultiAgentTrace
+from maev_kit.traces.importers._common import (
+    ImportIssue,
+    TraceBuilder,
+    resolve_agent,
+    slug,
+    transfer_target,
+)
+from maev_kit.traces.importers._otlp import Span
+
+
+class Dialect(Protocol):
+    format: str
+
+    def agent_name(self, span: Span) -> str | None:
+        """The agent this span *is* (an agent invocation), else None."""
+
+    def own_agent(self, span: Span) -> str | None:
+        """An agent name recorded on the span itself (used when no agent span encloses it)."""
+
+    def kind(self, span: Span) -> str | None:
+        """``"agent"``, ``"llm"``, ``"tool"``, ``"handoff"`` or None (not mapped)."""
+
+    def llm_io(self, span: Span) -> tuple[list[str], str | None, list[dict[str, Any]]]:
+        """(user messages in the input, output text or None when absent, output tool calls)."""
+
+    def tool_info(self, span: Span) -> dict[str, Any]:
+        """The tool call of a tool span (the importers' tool-call dict)."""
+
+    def handoff_info(self, span: Span) -> tuple[str | None, str | None, dict[str, Any], str]:
+        """(from agent or None, to agent or target slug, context, mode)."""
+
+    def agent_output(self, span: Span) -> str | None:
+        """Output text of an agent span, when recorded."""
+
+    def root_users(self, span: Span) -> list[str]:
+        """User messages recorded on a root span's input."""
+
+    def extra(self, span: Span, builder: TraceBuilder, owner: str | None,
+              issues: list[ImportIssue]) -> None:
+        """Hook for dialect-specific content of an agent span (e.g. CrewAI delegations)."""
+
+
+def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
+                issues: list[ImportIssue], metadata: dict[str, Any]) -> MultiAgentTrace | None:
+    fmt = dialect.format
+    kinds = {id(s): dialect.kind(s) for s in group}
+    if not any(k in ("agent", "llm", "tool", "handoff") for k in kinds.values()):
+        issues.append(ImportIssue(fmt, group[0].where, f"{len(group)} span(s) of trace "
+                                  f"{group[0].trace_id} carry no agent, LLM or tool data; "
+                                  "skipped", conv_id))
+        return None
+
+    def owner(span: Span) -> str | None:
+        for s in [span, *span.ancestors()]:
+            name = dialect.agent_name(s)
+            if name:
+                return name
+        return dialect.own_agent(span)
+
+    known: list[str] = []
+    for s in group:
+        for n in (dialect.agent_name(s), dialect.own_agent(s)):
+            if n and n not in known:
+                known.append(n)
+
+    b = TraceBuilder(conv_id, fmt, metadata=dict(metadata))
+    seen_users: Counter[str] = Counter()
+    last_turn: dict[str, AgentTurn] = {}
+    consumed: set[int] = set()
+    unmapped: Counter[str] = Counter()
+    text_missing = 0
+    anonymous = False
+
+    def add_users(users: list[str]) -> None:
+        here = Counter()
+        for u in users:
+            here[u] += 1
+            if here[u] > seen_users[u]:
+                seen_users[u] += 1
+                b.user(u)
+
+    has_llm = any(k == "llm" for k in kinds.values())
+    if not has_llm:
+        for s in group:
+            if s.parent is None:
+                add_users(dialect.root_users(s))
+
+    for s in group:
+        k = kinds[id(s)]
+        if id(s) in consumed:
+            continue
+        if k == "llm":
+            users, text, calls = dialect.llm_io(s)
+            add_users(users)
+            ag = owner(s)
+            if ag is None:
+                ag, anonymous = "assistant", True
+            if text is None and not calls:
+                text_missing += 1
+            last_turn[ag] = b.turn(ag, text or "", calls)
+        elif k == "agent":
+            ag = dialect.agent_name(s) or owner(s)
+            descendants = s.descendants()
+            if any(kinds[id(d)] == "llm" for d in descendants):
+                dialect.extra(s, b, ag, issues)
+                continue
+            tools = []
+            for d in descendants:
+                if kinds[id(d)] == "tool" and owner(d) == ag:
+                    tools.append(dialect.tool_info(d))
+                    consumed.add(id(d))
+                elif kinds[id(d)] == "handoff" and owner(d) == ag:
+                    tools.append(dialect.tool_info(d))  # the handoff tool call itself
+            text = dialect.agent_output(s)
+            dialect.extra(s, b, ag, issues)
+            if ag is None:
+                continue
+            if text is None and not tools:
+                issues.append(ImportIssue(fmt, s.where, f"agent span of {ag!r} records no "
+                                          "output and no tool call; no turn made", conv_id))
+                continue
+            if text is None:
+                text_missing += 1
+            last_turn[ag] = b.turn(ag, text or "", tools)
+        elif k == "handoff":
+            frm, to, ctx, mode = dialect.handoff_info(s)
+            frm = frm or owner(s) or "assistant"
+            if not to:
+                issues.append(ImportIssue(fmt, s.where, "handoff span names no target agent; "
+                                          "skipped", conv_id))
+                continue
+            to = resolve_agent(to, known)
+            if not ctx:
+                t = last_turn.get(frm)
+                for call in (t.tool_calls if t else []):
+                    tgt = transfer_target(call.get("name", ""))
+                    if tgt and slug(tgt) == slug(to) and isinstance(call.get("arguments"), dict):
+                        ctx = dict(call["arguments"])
+                        break
+            if not ctx and hasattr(dialect, "input_calls"):
+                ctx = _from_inputs(group, kinds, dialect, to)
+                if ctx:
+                    issues.append(ImportIssue(fmt, s.where, f"context of handoff {frm} → {to} "
+                                              "read from a later LLM call's input history",
+                                              conv_id))
+            b.handoff(frm, to, ctx, mode=mode)
+        elif k == "tool":
+            info = dialect.tool_info(s)
+            ag = owner(s) or "assistant"
+            t = last_turn.get(ag)
+            target = None
+            for call in (t.tool_calls if t else []):
+                if (info.get("id") and call.get("id") == info.get("id")) or (
+                        call.get("name") == info["name"] and "output" not in call):
+                    target = call
+                    break
+            if target is not None:
+                if "output" in info:
+                    target["output"] = info["output"]
+            else:
+                last_turn[ag] = b.turn(ag, "", [info])
+                text_missing += 1
+        elif not (s.parent is None and s.children):
+            unmapped[s.name] += 1
+
+    if anonymous:
+        issues.append(ImportIssue(fmt, "", "LLM spans with no enclosing agent were "
+                                  "attributed to agent 'assistant'", conv_id))
+    if text_missing:
+        b.metadata["text_unavailable"] = True
+        issues.append(ImportIssue(fmt, "", f"{text_missing} turn(s) carry no text in the "
+                                  "source; imported with message '' (structure only)", conv_id))
+    if unmapped:
+        shown = ", ".join((n if len(n) <= 40 else n[:39] + "…") + (f" ×{c}" if c > 1 else "")
+                          for n, c in unmapped.most_common(8))
+        more = "" if len(unmapped) <= 8 else f" and {len(unmapped) - 8} more names"
+        issues.append(ImportIssue(fmt, "", f"{sum(unmapped.values())} span(s) with no agent "
+                                  f"meaning not mapped: {shown}{more}", conv_id))
+    return b.build()
+
+
+def _from_inputs(group: list[Span], kinds: dict[int, str | None], dialect: Any,
+                 to: str) -> dict[str, Any]:
+    """Arguments of a ``transfer_to_<to>`` call found in any LLM span's input history."""
+    for s in group:
+        if kinds[id(s)] != "llm":
+            continue
+        for call in dialect.input_calls(s):
+            tgt = transfer_target(call.get("name", ""))
+            if tgt and slug(tgt) == slug(to) and isinstance(call.get("arguments"), dict) \
+                    and call["arguments"]:
+                return dict(call["arguments"])
+    return {}

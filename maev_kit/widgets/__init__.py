@@ -1,0 +1,39 @@
+"""Notebook widgets: TraceViewer, Labeler, CalibrationDashboard (ipywidgets views).
+
+The widgets are thin views: the labeling logic lives in :class:`maev_kit.labels.LabelingSession`
+and the HTML in :mod:`maev_kit.widgets._render` (plain strings). ipywidgets is imported only
+when a widget name is first used, so ``MultiAgentTrace._repr_html_`` works without it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__all__ = ["CalibrationDashboard", "Labeler", "TraceViewer", "show"]
+
+_LAZY = {
+    "CalibrationDashboard": "maev_kit.widgets._dashboard",
+    "Labeler": "maev_kit.widgets._labeler",
+    "TraceViewer": "maev_kit.widgets._viewer",
+    "show": "maev_kit.widgets._viewer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'maev_kit.widgets' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from maev_kit.widgets._dashboard import CalibrationDashboard
+    from maev_kit.widgets._labeler import Labeler
+    from maev_kit.widgets._viewer import TraceViewer, show

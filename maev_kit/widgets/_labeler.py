@@ -1,0 +1,243 @@
+"""Labeler: label retention items in a notebook, with the mouse or the keyboard."""
+
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+from typing import Any, Literal, Sequence
+
+import anywidget
+import ipywidgets as widgets
+import traitlets
+
+from maev_kit.labels import LabelingSession, LabelStore
+from maev_kit.widgets._render import LABEL_COLORS, item_html
+
+__all__ = ["KEYMAP", "Labeler"]
+
+#: Keyboard shortcut → action.
+KEYMAP: dict[str, str] = {"1": "retained", "2": "lost", "3": "contradicted", "s": "skip",
+                          "ArrowLeft": "previous", "ArrowRight": "next", "u": "undo"}
+
+_HINT = "keys: 1 retained · 2 lost · 3 contradicted · s skip · ← → move · u undo"
+
+
+class _KeyHandler(anywidget.AnyWidget):
+    """Front-end key listener; sends ``{"type": "key", "key": ...}`` to the kernel."""
+
+    _esm = Path(__file__).with_name("labeler_keys.js")
+    shortcuts = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    hint = traitlets.Unicode("").tag(sync=True)
+
+
+class Labeler(widgets.VBox):
+    """Label retention items one at a time: buttons, keyboard shortcuts, note, progress.
+
+    A view over a :class:`~maev_kit.labels.LabelingSession` (all logic lives there). Each label
+    is on disk (one fsync-ed line of ``labels.jsonl``) before the widget shows it as saved.
+
+    Parameters
+    ----------
+    items : sequence of RetentionItem
+    store : LabelStore or path to ``labels.jsonl``
+    annotator : str
+    order : "random", "given" or a list of item ids (e.g. from ``next_items_to_label``)
+    seed : int
+    verdicts : list of Verdict, JudgeRun or dict item_id -> label, optional
+        Hidden until the annotator has labeled the item (``blind=True``), then shown with
+        the "reveal judge verdict" button.
+    blind : bool
+
+    Keys (while the labeler has the focus — click it once): ``1`` retained, ``2`` lost,
+    ``3`` contradicted, ``s`` skip, ``←`` / ``→`` move, ``u`` undo.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from maev_kit.retention import RetentionItem
+    >>> items = [RetentionItem(f"c1/h0/f{i}", "c1", 0, f"f{i}", f"fact {i}", (), ())
+    ...          for i in range(3)]
+    >>> path = os.path.join(tempfile.mkdtemp(), "labels.jsonl")
+    >>> lab = Labeler(items, path, annotator="ana", order="given")
+    >>> lab.buttons["contradicted"].click()
+    >>> lab.press("1")
+    >>> [(r.item_id, r.label) for r in LabelStore(path).labels()]
+    [('c1/h0/f0', 'contradicted'), ('c1/h0/f1', 'retained')]
+    >>> lab.session.progress()["done"]
+    2
+    """
+
+    def __init__(self, items: Sequence[Any], store: LabelStore | str | os.PathLike[str], *,
+                 annotator: str,
+                 order: Literal["random", "given"] | Sequence[str] = "random", seed: int = 0,
+                 verdicts: Any = None, blind: bool = True, **kwargs: Any):
+        self.session = LabelingSession(items, store, annotator=annotator, order=order,
+                                       seed=seed, verdicts=verdicts, blind=blind)
+        styles = {"retained": "success", "lost": "warning", "contradicted": "danger",
+                  "skip": ""}
+        keys = {v: k for k, v in KEYMAP.items()}
+        self.buttons: dict[str, widgets.Button] = {}
+        for lab, style in styles.items():
+            b = widgets.Button(description=lab, button_style=style,
+                               tooltip=f"label this item {lab} (key {keys[lab]})",
+                               layout={"width": "120px"})
+            b.on_click(lambda _b, lab=lab: self._label(lab))
+            self.buttons[lab] = b
+        self.previous_button = widgets.Button(description="←", tooltip="previous item (←)",
+                                              layout={"width": "44px"})
+        self.next_button = widgets.Button(description="→", tooltip="next item (→)",
+                                          layout={"width": "44px"})
+        self.undo_button = widgets.Button(description="undo", tooltip="undo the last label (u)",
+                                          icon="undo", layout={"width": "90px"})
+        self.previous_button.on_click(lambda _: self._move("previous"))
+        self.next_button.on_click(lambda _: self._move("next"))
+        self.undo_button.on_click(lambda _: self._undo())
+        self.note = widgets.Text(placeholder="optional note (saved with the next label)",
+                                 layout={"width": "100%"})
+        self.progress = widgets.IntProgress(min=0, max=len(self.session), value=0,
+                                            layout={"width": "240px"})
+        self.progress_text = widgets.HTML()
+        self.item_view = widgets.HTML()
+        self.status = widgets.HTML()
+        self.verdict_view = widgets.HTML()
+        self.reveal_button = widgets.Button(description="reveal judge verdict",
+                                            tooltip="shown only after you label the item",
+                                            layout={"width": "180px"})
+        self.reveal_button.on_click(lambda _: self._reveal())
+        self.key_handler = _KeyHandler(shortcuts=list(KEYMAP), hint=_HINT)
+        self.key_handler.on_msg(self._on_key_msg)
+        self._last_labeled: str | None = None
+        self._revealed: str | None = None
+        has_verdicts = bool(self.session._verdicts)
+        if not has_verdicts:
+            self.reveal_button.layout.display = "none"
+        super().__init__([
+            widgets.HBox([self.progress, self.progress_text]),
+            self.item_view,
+            widgets.HBox([*self.buttons.values(), self.previous_button, self.next_button,
+                          self.undo_button]),
+            self.note,
+            widgets.HBox([self.status, self.reveal_button]),
+            self.verdict_view,
+            self.key_handler,
+        ], **kwargs)
+        self.add_class("maev-labeler")
+        self._render()
+
+    # ------------------------------------------------------------ actions
+    def press(self, key: str) -> None:
+        """Act as if ``key`` was pressed (``1 2 3 s u ArrowLeft ArrowRight``)."""
+        action = KEYMAP.get(key)
+        if action is None:
+            raise ValueError(f"`key` must be one of {', '.join(KEYMAP)}; got {key!r}")
+        if action in ("previous", "next"):
+            self._move(action)
+        elif action == "undo":
+            self._undo()
+        else:
+            self._label(action)
+
+    def _on_key_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("type") == "key" and \
+                content.get("key") in KEYMAP:
+            self.press(content["key"])
+
+    def _label(self, value: str) -> None:
+        if self.session.done:
+            self._set_status("every item is labeled; use ← to go back", error=True)
+            return
+        try:
+            rec = self.session.label(value, note=self.note.value.strip())
+        except Exception as e:  # noqa: BLE001 - shown in the widget; the label was not saved
+            self._set_status(f"NOT saved: {e}", error=True)
+            raise
+        self.note.value = ""
+        self._last_labeled = rec.item_id
+        self._revealed = None
+        self._set_status(f"saved ✓ {rec.item_id} → {rec.label}")
+        self._render()
+
+    def _move(self, direction: str) -> None:
+        self.session.previous() if direction == "previous" else self.session.next()
+        self._revealed = None
+        self._set_status("")
+        self._render()
+
+    def _undo(self) -> None:
+        item = self.session.undo()
+        if item is None:
+            self._set_status("nothing to undo")
+        else:
+            self._set_status(f"undone: {item.item_id}")
+        self._revealed = None
+        self._render()
+
+    def _reveal_target(self) -> str | None:
+        cur = self.session.current
+        if cur is not None and self.session.label_of(cur.item_id) is not None:
+            return cur.item_id
+        if self._last_labeled and self.session.label_of(self._last_labeled) is not None:
+            return self._last_labeled
+        return None
+
+    def _reveal(self) -> None:
+        target = self._reveal_target()
+        if target is not None and self.session.verdict(target) is not None:
+            self._revealed = target
+        self._render()
+
+    # ------------------------------------------------------------ view
+    def _set_status(self, text: str, *, error: bool = False) -> None:
+        color = "#cf222e" if error else "#1a7f37"
+        self.status.value = (f'<span style="color:{color};font-size:12.5px">'
+                             f"{html.escape(text)}</span>" if text else "")
+
+    def _render(self) -> None:
+        s = self.session
+        p = s.progress()
+        self.progress.value = p["done"]
+        chips = " · ".join(
+            f'<span style="color:{LABEL_COLORS[k]}">{k} {p[k]}</span>'
+            for k in ("retained", "lost", "contradicted", "skip"))
+        self.progress_text.value = (f'<span style="font-size:12.5px">&nbsp;{p["done"]} of '
+                                    f'{p["total"]} labeled · {chips} · annotator '
+                                    f"<b>{html.escape(s.annotator)}</b></span>")
+        cur = s.current
+        if cur is None:
+            self.item_view.value = (
+                '<div style="padding:12px;font-size:15px">All '
+                f"{p['total']} items are labeled — thank you. Press ← to go back.</div>")
+        else:
+            rec = s.label_of(cur.item_id)
+            self.item_view.value = item_html(cur, label=rec.label if rec else None,
+                                             position=(s.position + 1, len(s)))
+        for b in self.buttons.values():
+            b.disabled = cur is None
+        self.previous_button.disabled = s.position == 0
+        self.next_button.disabled = s.done
+        self.undo_button.disabled = not s.can_undo
+        target = self._reveal_target()
+        self.reveal_button.disabled = target is None or not s.has_verdict(target)
+        if target is not None and self.reveal_button.disabled is False:
+            self.reveal_button.description = f"reveal judge verdict ({target})"[:60]
+        else:
+            self.reveal_button.description = "reveal judge verdict"
+        if self._revealed is not None:
+            v = s.verdict(self._revealed)
+            if v is None:
+                self.verdict_view.value = ""
+            else:
+                mine = s.label_of(self._revealed)
+                color = LABEL_COLORS.get(v.label or "", "#6e7781")
+                agree = ""
+                if mine is not None and v.label is not None:
+                    agree = " — agrees with you" if v.label == mine.label else \
+                        f" — you said {html.escape(mine.label)}"
+                self.verdict_view.value = (
+                    f'<div style="font-size:12.5px;border-left:4px solid {color};'
+                    f'padding:3px 8px">{html.escape(self._revealed)}: judge says '
+                    f'<b style="color:{color}">{html.escape(v.label or "error: " + (v.error or ""))}'
+                    f"</b>{agree}<br>{html.escape(v.rationale)}</div>")
+        else:
+            self.verdict_view.value = ""

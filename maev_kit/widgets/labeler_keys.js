@@ -1,0 +1,43 @@
+// Keyboard shortcuts for the maev-kit Labeler (an anywidget front end).
+//
+// Keys pressed while the focus is inside the Labeler (its buttons, its text, the labeler box
+// itself) are sent to the kernel and stopped *before* JupyterLab sees them: in command mode
+// JupyterLab binds 1-6 (cell -> Markdown heading), arrows and others. Typing in the note field
+// is left alone. The handler listens on `window` in the capture phase, the first place an event
+// reaches, and is removed when the view goes away.
+function render({ model, el }) {
+  el.classList.add("maev-keys");
+  const hint = document.createElement("div");
+  hint.className = "maev-keys-hint";
+  hint.textContent = model.get("hint");
+  el.appendChild(hint);
+  const keys = new Set(model.get("shortcuts"));
+
+  function root() {
+    return el.closest(".maev-labeler");
+  }
+  // Make the whole labeler focusable, so a click anywhere in it gives it the keyboard.
+  const r0 = root();
+  if (r0 && !r0.hasAttribute("tabindex")) r0.setAttribute("tabindex", "0");
+
+  function onKeydown(event) {
+    const r = root();
+    if (!r || !(r.contains(event.target) || r.contains(document.activeElement))) return;
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const t = event.target;
+    const tag = t && t.tagName ? t.tagName.toLowerCase() : "";
+    if (tag === "input" || tag === "textarea" || (t && t.isContentEditable)) {
+      if (event.key === "Escape" && t.blur) { t.blur(); r.focus(); }
+      return;
+    }
+    if (!keys.has(event.key)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    event.stopImmediatePropagation();
+    if (event.repeat) return;
+    model.send({ type: "key", key: event.key });
+  }
+  window.addEventListener("keydown", onKeydown, true);
+  return () => window.removeEventListener("keydown", onKeydown, true);
+}
+export default { render };
