@@ -135,7 +135,7 @@ def parse_retention_reply(reply: Any, items: Sequence[RetentionItem]) -> list[Ve
     >>> reply = ('Here you go: ```json {"F1": {"status": "retained", "reason": "quoted"},'
     ...          ' "F2": {"status": "maybe"}} ```')
     >>> [(v.label, v.error) for v in parse_retention_reply(reply, items)]
-    [('retained', None), (None, "status 'maybe' is not one of retained, lost, contradicted")]
+    [('retained', None), (None, "fact F2: status 'maybe' is not one of retained, lost, contradicted")]
     """
     try:
         return _parse(reply, items)

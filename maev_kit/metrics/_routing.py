@@ -170,7 +170,7 @@ def routing_confusion(
     >>> from maev_kit import RoutingTestCase
     >>> cases = [RoutingTestCase("a", "billing"), RoutingTestCase("b", "billing"),
     ...          RoutingTestCase("c", "tech")]
-    >>> routing_confusion(cases, ["billing", "tech", "tech"])
+    >>> routing_confusion(cases, ["billing", "tech", "tech"])  # doctest: +NORMALIZE_WHITESPACE
     actual    billing  tech
     expected
     billing         1     1

@@ -1,0 +1,665 @@
+"""A rule-based retention judge from the standard library: value slots, polarity, re-asks, overlap.
+
+It reads the fact for *value slots* (identifiers such as ``ACCT-4471`` or ``eu-west-1`` as whole
+tokens, e-mails, money, percentages, numbers with units and number words, dates, weekdays,
+months, times, proper nouns, and a few closed word classes such as colours or posture) and looks
+for the same slots in the agents' messages after the handoff:
+
+- a slot whose value is missing while the same kind of slot holds another value (``ACCT-4472``
+  for ``ACCT-4471``, ``Thursday`` for ``Tuesday``) → *contradicted*; so is a replacement cue
+  ("instead of", "rather than", "switched to") that rejects the fact's value, or a negation that
+  flips the fact;
+- an agent question asking for a value the fact holds (a *re-ask*) → *lost*;
+- the fact's values found, or enough of its content words → *retained*; otherwise *lost*.
+
+Every verdict carries evidence strings naming the slots that matched or conflicted.
+``signals(item)`` exposes the numbers behind the decision (the learned judge uses them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from maev_kit.judges._verdict import Verdict
+from maev_kit.retention._items import RetentionItem
+
+__all__ = ["HeuristicJudge"]
+
+# --------------------------------------------------------------------------------------------
+# Lexicons
+# --------------------------------------------------------------------------------------------
+
+_STOP = frozenset("""
+a an the and or but if then than so of to in on at by for with from into onto over under about
+as is are was were be been being am do does did doing done have has had having will would shall
+should can could may might must i me my mine we us our ours you your yours he him his she her hers
+it its they them their theirs this that these those there here what which who whom whose when
+where why how all any both each few more most other some such only own same too very just also
+s t up down out off again further once while during before after above below between through
+own please thank thanks hi hello okay ok yes sure let lets let's get got go going gone make made
+one's someone something anything everything thing things some very really now
+""".split())
+
+_NEGATIONS = frozenset("""
+not no never none nobody nothing nowhere neither nor cannot can't won't don't doesn't didn't
+isn't aren't wasn't weren't haven't hasn't hadn't shouldn't wouldn't couldn't without noone
+""".split())
+
+_WORD_NUMBERS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "thousand": 1000,
+    "dozen": 12, "single": 1, "couple": 2, "pair": 2, "several": None, "many": None,
+}
+_WEEKDAYS = {d: i for i, d in enumerate(
+    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"])}
+_WEEKDAYS.update({"tues": 1, "thurs": 3, "weds": 2})
+_MONTHS = {m: i + 1 for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
+     "october", "november", "december"])}
+_MONTHS.update({"jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8,
+                "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12})
+_AMBIGUOUS_MONTHS = frozenset({"may", "march", "mar", "jan", "dec"})  # also ordinary words
+_UNITS = {"kg", "g", "mg", "lb", "lbs", "km", "m", "cm", "mm", "mi", "ft", "gb", "mb", "tb",
+          "kb", "ms", "s", "sec", "min", "mins", "h", "hr", "hrs", "x", "pcs", "l", "ml"}
+_CURRENCY_WORDS = {"usd": "USD", "dollar": "USD", "dollars": "USD", "bucks": "USD",
+                   "eur": "EUR", "euro": "EUR", "euros": "EUR", "gbp": "GBP", "pound": "GBP",
+                   "pounds": "GBP", "$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
+
+# Closed classes whose members exclude each other (a value slot without digits).
+_GROUPS: dict[str, tuple[str, ...]] = {
+    "gender": ("man", "woman"),
+    "posture": ("sit", "stand", "lie", "sleep", "run", "walk"),
+    "colour": ("red", "blue", "green", "yellow", "black", "white", "orange", "pink", "purple",
+               "brown", "gray"),
+    "place": ("indoor", "outdoor"),
+    "daytime": ("day", "night"),
+    "animal": ("dog", "cat", "horse", "bird", "cow", "sheep", "fish"),
+    "vehicle": ("car", "bicycle", "motorcycle", "bus", "truck", "train", "boat", "plane"),
+    "weather": ("sunny", "rain", "snow"),
+}
+_GROUP_ALIASES = {
+    "men": "man", "boy": "man", "guy": "man", "gentleman": "man", "male": "man",
+    "father": "man", "son": "man", "brother": "man", "husband": "man", "gentlemen": "man",
+    "women": "woman", "girl": "woman", "lady": "woman", "ladies": "woman", "female": "woman",
+    "mother": "woman", "daughter": "woman", "sister": "woman", "wife": "woman",
+    "sat": "sit", "seat": "sit", "seated": "sit", "stood": "stand", "lay": "lie", "lying": "lie",
+    "laying": "lie", "slept": "sleep", "asleep": "sleep", "nap": "sleep", "ran": "run",
+    "jog": "run", "sprint": "run", "walked": "walk", "stroll": "walk",
+    "grey": "gray", "inside": "indoor", "indoors": "indoor", "outside": "outdoor",
+    "outdoors": "outdoor", "daytime": "day", "nighttime": "night", "evening": "night",
+    "puppy": "dog", "kitten": "cat", "bike": "bicycle", "airplane": "plane", "ship": "boat",
+    "raining": "rain", "rainy": "rain", "snowy": "snow", "snowing": "snow",
+}
+_IRREGULAR = {"men": "man", "women": "woman", "children": "child", "kids": "child",
+              "kid": "child", "people": "person", "persons": "person", "feet": "foot",
+              "teeth": "tooth", "mice": "mouse", "geese": "goose", "ladies": "woman",
+              "lady": "woman", "guy": "man", "guys": "man", "e-mail": "email"}
+
+# Words that say which kind of value a question asks for.
+_ASKS_FOR = {
+    "email": ("email", "mail", "address"),
+    "ident": ("number", "id", "reference", "code", "account", "order", "ticket", "which"),
+    "money": ("much", "amount", "price", "cost", "budget", "total"),
+    "percent": ("percent", "percentage", "rate"),
+    "quantity": ("many", "number", "much"),
+    "number": ("many", "number", "much"),
+    "date": ("when", "date", "day"),
+    "weekday": ("when", "day", "date"),
+    "month": ("when", "month"),
+    "time": ("when", "time"),
+    "proper": ("who", "name", "where", "which"),
+}
+_REQUEST = re.compile(
+    r"\b(?:could|can|would|will) you (?:please )?(?:tell|give|send|share|provide|confirm|"
+    r"remind|repeat|let me know)|\bplease (?:provide|share|send|confirm|tell|give|enter)|"
+    r"\bmay i (?:have|get|ask)|\bi(?:'ll| will)? need (?:your|the)|\bwhat(?:'s| is| was) (?:your|the)",
+    re.I)
+_REJECT_CUE = re.compile(r"\b(?:instead of|rather than|not|no longer|from|replac\w*|"
+                         r"in place of)\s*$", re.I)
+_ADOPT_CUE = re.compile(r"\b(?:switch\w*|chang\w*|mov\w*|updat\w*|reschedul\w*|correct\w*|"
+                        r"replac\w*)\b[^.?!]{0,40}?\b(?:to|with)\s+(?:the\s+|a\s+)?$", re.I)
+_REPLACEMENT = re.compile(r"\b(?:instead|rather than|switch\w*|chang\w* (?:it |this |that )?to|"
+                          r"moved? to|updated? to|reschedul\w*|no longer|in place of|replac\w*)\b",
+                          re.I)
+
+_TOKEN = re.compile(r"""
+ (?P<email>[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)
+|(?P<money>[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn)\b)?
+   |\b\d[\d,]*(?:\.\d+)?\s?(?:usd|eur|gbp|dollars?|euros?|pounds?|bucks)\b)
+|(?P<percent>\b\d+(?:\.\d+)?\s?(?:%|percent\b))
+|(?P<date>\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b)
+|(?P<time>\b\d{1,2}:\d{2}(?:\s?[ap]\.?m\b\.?)?|\b\d{1,2}\s?[ap]\.?m\b\.?)
+|(?P<compound>[A-Za-z0-9]+(?:[-_/.#:][A-Za-z0-9]+)*)
+""", re.X | re.I)
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)|[^\n]+", re.M)
+
+# Tuned on the dev split of the SNLI subset only (benchmarks/eval_offline_judges.py).
+_PARAMS: dict[str, float] = {
+    "retain_overlap": 0.75,      # share of the fact's content words found → retained
+    "polarity_overlap": 0.5,     # overlap of the best sentence needed to trust a polarity flip
+    "slot_share": 0.5,           # share of hard slots found → retained
+}
+_REVISION = "1"
+
+# --------------------------------------------------------------------------------------------
+# Text analysis
+# --------------------------------------------------------------------------------------------
+
+
+def _stem(word: str) -> str:
+    w = word.lower()
+    if w.endswith("'s"):
+        w = w[:-2]
+    w = _IRREGULAR.get(w, w)
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 5 and w.endswith("ing"):
+        w = w[:-3]
+        if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "ls":
+            w = w[:-1]
+        return w
+    if len(w) > 4 and w.endswith("ed"):
+        w = w[:-2]
+        if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "ls":
+            w = w[:-1]
+        return w
+    if len(w) > 4 and w.endswith(("sses", "xes", "ches", "shes")):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def _group_member(word: str) -> tuple[str, str] | None:
+    w = word.lower()
+    base = _GROUP_ALIASES.get(w)
+    if base is None:
+        s = _stem(w)
+        base = _GROUP_ALIASES.get(s, s)
+        if base.endswith("e") is False and base + "e" in _GROUP_INDEX:
+            base = base + "e"
+    g = _GROUP_INDEX.get(base)
+    return (g, base) if g else None
+
+
+_GROUP_INDEX = {m: g for g, members in _GROUPS.items() for m in members}
+
+
+@dataclass(frozen=True)
+class _Slot:
+    kind: str          # email ident money percent date time weekday month quantity number proper category
+    key: str           # slots conflict only with slots of the same kind and key
+    value: Any         # normalized value
+    text: str          # surface text
+    start: int         # character offset in the analysed text
+    hard: bool = True  # False for proper nouns and closed word classes
+
+
+@dataclass(frozen=True)
+class _Word:
+    text: str
+    stem: str
+    start: int
+    sentence: int
+
+
+@dataclass(frozen=True)
+class _Analysis:
+    text: str
+    words: tuple[_Word, ...]
+    stems: frozenset[str]
+    slots: tuple[_Slot, ...]
+    sentences: tuple[tuple[int, int], ...]  # char spans
+    negation_positions: tuple[int, ...]      # word indexes
+
+
+def _num(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _ident_key(token: str) -> str:
+    parts = re.split(r"([-_/.#:])", token)
+    shape = []
+    for i, p in enumerate(parts):
+        if i % 2:
+            shape.append(p)
+        elif p.isdigit():
+            shape.append("9")
+        elif p.isalpha():
+            # an all-caps code prefix (ACCT-, INV-) is part of the kind; a word is not
+            shape.append(p.upper() if i == 0 and p.isupper() and len(parts) > 1 else "a")
+        else:
+            shape.append("x")
+    return "".join(shape)
+
+
+def _time_value(text: str) -> tuple[int, int, str | None]:
+    t = text.lower().replace(".", "").replace(" ", "")
+    ampm = "am" if t.endswith("am") else "pm" if t.endswith("pm") else None
+    t = t[:-2] if ampm else t
+    h, _, m = t.partition(":")
+    hour, minute = int(h), int(m or 0)
+    if ampm is None and hour > 12:
+        ampm = "pm"
+    return hour % 12, minute, ampm
+
+
+@lru_cache(maxsize=8192)
+def _analyze(text: str) -> _Analysis:
+    words: list[_Word] = []
+    slots: list[_Slot] = []
+    sentences = [(m.start(), m.end()) for m in _SENTENCE.finditer(text)] or [(0, len(text))]
+    sent_of = 0
+
+    def sentence_at(pos: int) -> int:
+        nonlocal sent_of
+        while sent_of + 1 < len(sentences) and pos >= sentences[sent_of][1]:
+            sent_of += 1
+        return sent_of
+
+    def add_word(w: str, start: int) -> None:
+        words.append(_Word(w, _stem(w), start, sentence_at(start)))
+
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        tok = m.group()
+        start = m.start()
+        if kind == "email":
+            slots.append(_Slot("email", "email", tok.lower(), tok, start))
+            add_word(tok.lower(), start)
+        elif kind == "money":
+            cur = next((c for sym, c in _CURRENCY_WORDS.items()
+                        if sym in tok.lower() and (len(sym) == 1 or re.search(
+                            rf"\b{sym}\b", tok.lower()))), "")
+            mult = 1.0
+            low = tok.lower().rstrip()
+            if re.search(r"\d\s?k$", low):
+                mult = 1e3
+            elif re.search(r"\d\s?m$", low):
+                mult = 1e6
+            elif low.endswith("bn"):
+                mult = 1e9
+            amount = _num(re.search(r"\d[\d,]*(?:\.\d+)?", tok).group())
+            slots.append(_Slot("money", "money", (cur, (amount or 0) * mult), tok, start))
+            add_word(tok, start)
+        elif kind == "percent":
+            slots.append(_Slot("percent", "percent",
+                               _num(re.search(r"\d+(?:\.\d+)?", tok).group()), tok, start))
+            add_word(tok, start)
+        elif kind == "date":
+            if "-" in tok:
+                y, mo, d = (int(x) for x in tok.split("-"))
+            else:
+                parts = [int(x) for x in tok.split("/")]
+                mo, d = parts[0], parts[1]
+                y = parts[2] if len(parts) > 2 else None
+            slots.append(_Slot("date", "date", (y, mo, d), tok, start))
+            add_word(tok, start)
+        elif kind == "time":
+            slots.append(_Slot("time", "time", _time_value(tok), tok, start))
+            add_word(tok, start)
+        else:
+            _compound(tok, start, text, words, slots, add_word)
+    # number words / numbers + the word after them → quantities; month + day → dates
+    _quantities(words, slots)
+    negs = tuple(i for i, w in enumerate(words) if w.text.lower() in _NEGATIONS
+                 or w.text.lower().endswith("n't"))
+    stems = frozenset(w.stem for w in words)
+    return _Analysis(text, tuple(words), stems, tuple(slots), tuple(sentences), negs)
+
+
+def _compound(tok: str, start: int, text: str, words: list[_Word], slots: list[_Slot],
+              add_word: Any) -> None:
+    has_digit = any(c.isdigit() for c in tok)
+    if not has_digit:
+        pieces = re.split(r"[-_/.#:]", tok)
+        if len(pieces) > 1 and all(p.lower() in _WORD_NUMBERS for p in pieces):
+            add_word(tok, start)  # "twenty-five"
+            return
+        offset = start
+        for p in pieces:
+            if p:
+                pos = text.find(p, offset)
+                offset = pos + len(p)
+                _plain_word(p, pos, text, slots, add_word)
+        return
+    if tok.isdigit() or re.fullmatch(r"\d+\.\d+", tok):
+        add_word(tok, start)
+        return
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(st|nd|rd|th)", tok, re.I)
+    if m:
+        add_word(m.group(1), start)  # ordinal: a number
+        return
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([a-z]{1,3})", tok, re.I)
+    if m and m.group(2).lower() in _UNITS:
+        slots.append(_Slot("quantity", m.group(2).lower(), float(m.group(1)), tok, start))
+        add_word(tok.lower(), start)
+        return
+    slots.append(_Slot("ident", _ident_key(tok), tok.upper(), tok, start))
+    add_word(tok.upper(), start)
+
+
+def _plain_word(w: str, start: int, text: str, slots: list[_Slot], add_word: Any) -> None:
+    low = w.lower()
+    add_word(w, start)
+    if low in _WEEKDAYS and (w[0].isupper() or len(low) > 5):
+        slots.append(_Slot("weekday", "weekday", _WEEKDAYS[low], w, start))
+        return
+    if low in _MONTHS and (w[0].isupper() and (low not in _AMBIGUOUS_MONTHS or start > 0)):
+        if low not in _AMBIGUOUS_MONTHS or re.match(r"\s*\d", text[start + len(w):]) or \
+                re.search(r"\d\s*(?:st|nd|rd|th)?\s*(?:of\s+)?$", text[:start]):
+            slots.append(_Slot("month", "month", _MONTHS[low], w, start))
+            return
+    gm = _group_member(w)
+    if gm is not None:
+        slots.append(_Slot("category", gm[0], gm[1], w, start, hard=False))
+        return
+    if w[0].isupper() and low not in _STOP and low not in _NEGATIONS and len(w) > 1 \
+            and not w.isupper() and start > 0:
+        before = text[:start].rstrip()
+        if before and before[-1] not in ".!?:\n\"'(":
+            slots.append(_Slot("proper", "proper", low, w, start, hard=False))
+
+
+def _quantities(words: list[_Word], slots: list[_Slot]) -> None:
+    for i, w in enumerate(words):
+        low = w.text.lower()
+        value: float | None
+        if low in _WORD_NUMBERS:
+            value = _WORD_NUMBERS[low]
+            if value is None:
+                continue
+        elif re.fullmatch(r"\d[\d,]*(?:\.\d+)?", w.text):
+            value = _num(w.text)
+        elif "-" in low and all(p in _WORD_NUMBERS for p in low.split("-")):
+            value = sum(_WORD_NUMBERS[p] or 0 for p in low.split("-"))
+        else:
+            continue
+        if value is None:
+            continue
+        nxt = words[i + 1] if i + 1 < len(words) and words[i + 1].sentence == w.sentence \
+            else None
+        prev = words[i - 1] if i > 0 and words[i - 1].sentence == w.sentence else None
+        if nxt is not None and nxt.text.lower() in _MONTHS:
+            slots.append(_Slot("date", "date", (None, _MONTHS[nxt.text.lower()], int(value)),
+                               f"{w.text} {nxt.text}", w.start))
+            continue
+        if prev is not None and prev.text.lower() in _MONTHS and value <= 31:
+            slots.append(_Slot("date", "date", (None, _MONTHS[prev.text.lower()], int(value)),
+                               f"{prev.text} {w.text}", prev.start))
+            continue
+        if low == "one" and (nxt is None or nxt.text.lower() in _STOP):
+            continue  # "one of them", a pronoun
+        unit = ""
+        if nxt is not None and nxt.text.lower() not in _STOP and nxt.text.isalpha():
+            unit = nxt.stem
+        elif prev is not None and prev.text.lower() not in _STOP and prev.text.isalpha():
+            unit = "#" + prev.stem
+        slots.append(_Slot("quantity" if unit else "number", unit, float(value), w.text,
+                           w.start))
+
+
+# --------------------------------------------------------------------------------------------
+# Comparing a fact with the messages
+# --------------------------------------------------------------------------------------------
+
+
+def _same(a: _Slot, b: _Slot) -> bool:
+    if a.kind != b.kind:
+        return False
+    if a.kind == "money":
+        (ca, xa), (cb, xb) = a.value, b.value
+        return abs(xa - xb) < 1e-9 and (ca == cb or not ca or not cb)
+    if a.kind == "time":
+        return a.value[:2] == b.value[:2] and (a.value[2] == b.value[2] or None in (
+            a.value[2], b.value[2]))
+    if a.kind == "date":
+        return all(x == y for x, y in zip(a.value, b.value) if x is not None and y is not None)
+    return a.value == b.value
+
+
+def _comparable(a: _Slot, b: _Slot) -> bool:
+    """Can ``b`` stand for the same thing as ``a`` (so a different value conflicts)?"""
+    if a.kind != b.kind or a.kind in ("proper", "number"):
+        return False
+    if a.kind == "money":
+        return a.value[0] == b.value[0] or not a.value[0] or not b.value[0]
+    return a.key == b.key
+
+
+def _content_stems(an: _Analysis) -> list[str]:
+    out = []
+    for w in an.words:
+        low = w.text.lower()
+        if low in _STOP or low in _NEGATIONS or low.endswith("n't"):
+            continue
+        out.append(w.stem)
+    return list(dict.fromkeys(out))
+
+
+def _is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?") or _REQUEST.search(sentence) is not None
+
+
+_EMPTY = _analyze("")
+
+
+@dataclass
+class _Comparison:
+    signals: dict[str, float]
+    label: str
+    rationale: str
+    evidence: list[str]
+
+
+def _compare(item: RetentionItem) -> _Comparison:
+    fact = _analyze(item.fact)
+    agent_msgs = [m.content for m in item.after if not m.is_user]
+    n_user = sum(1 for m in item.after if m.is_user)
+    text = _analyze("\n".join(agent_msgs)) if agent_msgs else _EMPTY
+    ev: list[str] = []
+    sig: dict[str, float] = {"n_agent_messages": float(len(agent_msgs)),
+                             "n_user_messages": float(n_user)}
+
+    fact_values = {(s.kind, str(s.value)) for s in fact.slots}
+    hard = [s for s in fact.slots if s.hard]
+    soft = [s for s in fact.slots if not s.hard]
+    found_hard = conflict_hard = 0
+    found_soft = conflict_soft = 0
+    rejected = adopted_conflict = 0
+    conflicts: list[tuple[_Slot, _Slot]] = []
+    for s in fact.slots:
+        matches = [t for t in text.slots if _same(s, t)]
+        others = [t for t in text.slots if _comparable(s, t) and not _same(s, t)
+                  and (t.kind, str(t.value)) not in fact_values]
+        if matches:
+            if s.hard:
+                found_hard += 1
+            else:
+                found_soft += 1
+            ev.append(f"{s.kind} {s.text!r} found")
+            if others and _REPLACEMENT.search(text.text):
+                for t in matches:
+                    if _REJECT_CUE.search(text.text[max(0, t.start - 30):t.start]):
+                        rejected += 1
+                        ev.append(f"{s.kind} {s.text!r} rejected by a replacement cue")
+                        break
+                for o in others:
+                    if _ADOPT_CUE.search(text.text[max(0, o.start - 60):o.start]) or re.match(
+                            r"\s*instead\b", text.text[o.start + len(o.text):], re.I):
+                        adopted_conflict += 1
+                        ev.append(f"{s.kind} {o.text!r} replaces {s.text!r}")
+                        break
+        elif others:
+            if s.hard:
+                conflict_hard += 1
+            else:
+                conflict_soft += 1
+            conflicts.append((s, others[0]))
+            ev.append(f"{s.kind} conflict: fact {s.text!r}, messages {others[0].text!r}")
+        elif s.hard:
+            ev.append(f"{s.kind} {s.text!r} not mentioned")
+    sig.update({
+        "n_hard_slots": float(len(hard)), "hard_found": float(found_hard),
+        "hard_conflict": float(conflict_hard),
+        "hard_found_share": found_hard / len(hard) if hard else 0.0,
+        "n_soft_slots": float(len(soft)), "soft_found": float(found_soft),
+        "soft_conflict": float(conflict_soft),
+        "value_rejected": float(rejected), "conflict_adopted": float(adopted_conflict),
+        "replacement_cue": float(bool(_REPLACEMENT.search(text.text))),
+    })
+
+    # topic overlap
+    fstems = _content_stems(fact)
+    value_stems = {w.stem for s in fact.slots for w in fact.words if w.start == s.start}
+    shared = [s for s in fstems if s in text.stems]
+    overlap = len(shared) / len(fstems) if fstems else 0.0
+    best_sent, best_ov = -1, 0.0
+    if fstems and text.words:
+        per: dict[int, set[str]] = {}
+        fset = set(fstems)
+        for w in text.words:
+            if w.stem in fset:
+                per.setdefault(w.sentence, set()).add(w.stem)
+        if per:
+            best_sent, hits = max(per.items(), key=lambda kv: (len(kv[1]), -kv[0]))
+            best_ov = len(hits) / len(fstems)
+    sig.update({"overlap": overlap, "best_sentence_overlap": best_ov,
+                "fact_content_words": float(len(fstems)),
+                "novel_words": float(len(fstems) - len(shared)),
+                "text_words": float(len(text.words))})
+
+    # polarity: a negation in the fact vs a negation close before a fact word in the text
+    neg_fact = float(bool(fact.negation_positions))
+    neg_text = 0.0
+    if best_sent >= 0:
+        fset = set(fstems)
+        for p in text.negation_positions:
+            w = text.words[p]
+            if w.sentence != best_sent:
+                continue
+            if any(x.stem in fset for x in text.words[p + 1:p + 5] if x.sentence == best_sent):
+                neg_text = 1.0
+                break
+    mismatch = float(neg_fact != neg_text)
+    sig.update({"negation_fact": neg_fact, "negation_text": neg_text,
+                "polarity_mismatch": mismatch})
+
+    # re-asks: an agent question about what the fact holds, without its value
+    reask = 0.0
+    questions = 0
+    key_stems = set(fstems) - value_stems
+    hard_texts = [s for s in hard]
+    for a, b in text.sentences:
+        sentence = text.text[a:b]
+        if not _is_question(sentence):
+            continue
+        questions += 1
+        if found_hard:
+            continue
+        qwords = {w.stem for w in text.words if a <= w.start < b}
+        asks_kind = any(any(k in qwords for k in _ASKS_FOR.get(s.kind, ())) for s in fact.slots)
+        shared_keys = key_stems & qwords
+        if hard_texts and (shared_keys or asks_kind):
+            reask = 1.0
+        elif not hard_texts and key_stems and len(shared_keys) >= max(1, len(key_stems) / 2):
+            reask = 1.0
+        if reask:
+            ev.append(f"re-ask: {sentence.strip()[:80]!r}")
+            break
+    sig.update({"reask": reask, "questions": float(questions)})
+
+    p = _PARAMS
+    if not agent_msgs:
+        return _Comparison(sig, "lost", "no agent message after the handoff",
+                           ev + ["no agent message after the handoff"])
+    if conflict_hard or rejected or adopted_conflict:
+        return _Comparison(sig, "contradicted", "the messages hold a different value", ev)
+    if hard:
+        if found_hard / len(hard) >= p["slot_share"]:
+            if mismatch and neg_text and best_ov >= p["polarity_overlap"]:
+                ev.append("negated in the messages")
+                return _Comparison(sig, "contradicted", "the messages negate the fact", ev)
+            return _Comparison(sig, "retained", "the fact's values appear in the messages", ev)
+        if reask:
+            return _Comparison(sig, "lost", "an agent asks again for what the fact holds", ev)
+        return _Comparison(sig, "lost", "the fact's values are not mentioned", ev)
+    if conflict_soft:
+        return _Comparison(sig, "contradicted", "the messages describe something else", ev)
+    if mismatch and best_ov >= p["polarity_overlap"]:
+        ev.append("negation in the fact" if neg_fact else "negation in the messages")
+        return _Comparison(sig, "contradicted", "the messages state the opposite", ev)
+    if reask:
+        return _Comparison(sig, "lost", "an agent asks again for what the fact holds", ev)
+    ev.append(f"{len(shared)}/{len(fstems)} content words shared")
+    if overlap >= p["retain_overlap"]:
+        return _Comparison(sig, "retained", "the messages restate the fact", ev)
+    return _Comparison(sig, "lost", "the messages do not show the fact", ev)
+
+
+class HeuristicJudge:
+    """Rule-based offline retention judge (standard library only; deterministic; no I/O).
+
+    See the module docstring for the rules. ``name`` is ``"heuristic"``; ``version`` changes
+    when the rules or tuned thresholds change.
+
+    Examples
+    --------
+    >>> from maev_kit.retention import RetentionItem
+    >>> from maev_kit.traces import Message
+    >>> def item(fact, *said):
+    ...     after = tuple(Message("billing", s, i) for i, s in enumerate(said))
+    ...     return RetentionItem("c/h0/f1", "c", 0, "f1", fact, (), after)
+    >>> judge = HeuristicJudge()
+    >>> judge.judge_items([item("Account number is ACCT-4471", "I see ACCT-4472 here.")])[0].label
+    'contradicted'
+    >>> judge.judge_items([item("Account number is ACCT-4471", "What is your account number?")])[0].label
+    'lost'
+    >>> v = judge.judge_items([item("Account number is ACCT-4471", "Refund for ACCT-4471 started.")])[0]
+    >>> v.label, v.evidence
+    ('retained', ("ident 'ACCT-4471' found",))
+    """
+
+    name = "heuristic"
+    offline = True
+
+    def __init__(self) -> None:
+        h = hashlib.sha256(repr((_REVISION, sorted(_PARAMS.items()))).encode()).hexdigest()
+        self.version = f"{_REVISION}-{h[:8]}"
+
+    def __repr__(self) -> str:
+        return f"HeuristicJudge()  # version {self.version}"
+
+    def judge_items(self, items: Sequence[RetentionItem]) -> list[Verdict]:
+        """One verdict per item, in order."""
+        out = []
+        for it in items:
+            c = _compare(it)
+            out.append(Verdict(it.item_id, c.label, c.rationale, tuple(c.evidence)))
+        return out
+
+    def judge(self, item: RetentionItem) -> Verdict:
+        """The verdict for one item."""
+        return self.judge_items([item])[0]
+
+    def signals(self, item: RetentionItem) -> dict[str, float]:
+        """The numeric features behind the verdict (same keys for every item).
+
+        >>> from maev_kit.retention import RetentionItem
+        >>> it = RetentionItem("c/h0/f1", "c", 0, "f1", "Meeting on Tuesday", (), ())
+        >>> s = HeuristicJudge().signals(it)
+        >>> s["n_hard_slots"], s["n_agent_messages"]
+        (1.0, 0.0)
+        """
+        return _compare(item).signals

@@ -1,0 +1,243 @@
+"""Plots for the report, as inline SVG text.
+
+matplotlib is imported inside the functions (``import maev_kit`` stays light). Figures are
+built with :class:`matplotlib.figure.Figure` directly, not through ``pyplot``: no global
+figure state, no GUI backend; ``savefig(format="svg")`` renders them. Text is kept as SVG
+``<text>`` (``svg.fonttype = "none"``), which matplotlib XML-escapes; labels also have ``$``
+escaped so trace text is never parsed as mathtext. Each SVG gets its own id prefix so several
+can share one page.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["OKABE_ITO", "figure_svg", "forest_svg", "heatmap_svg"]
+
+#: Okabe–Ito colour-blind-safe palette.
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
+             "#000000")
+
+_RC = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "maev-kit",
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans", "Arial", "Helvetica"],
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.edgecolor": "#57606a",
+    "axes.labelcolor": "#1f2328",
+    "xtick.color": "#57606a",
+    "ytick.color": "#1f2328",
+    "axes.titlesize": 10,
+    "axes.titleweight": "bold",
+    "text.usetex": False,
+}
+
+_counter = itertools.count(1)
+
+
+def _label(value: Any, limit: int = 36) -> str:
+    """A plot label: shortened, and ``$`` escaped so it is never read as mathtext."""
+    s = str(value)
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return s.replace("\\", "\\\\").replace("$", r"\$")
+
+
+def figure_svg(fig: Any) -> str:
+    """A matplotlib figure as an inline ``<svg>`` element (no XML prolog, no metadata).
+
+    Ids are prefixed so that several figures can live on one page.
+
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure(figsize=(1, 1)); _ = fig.add_subplot().set_title("a <b> & c")
+    >>> svg = figure_svg(fig)
+    >>> svg.startswith("<svg"), "&lt;b&gt;" in svg, "<b>" in svg, "http://purl" in svg
+    (True, True, False, False)
+    """
+    import matplotlib
+
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "maev-kit"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    svg = buf.getvalue()
+    svg = svg[svg.index("<svg"):]
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
+    prefix = f"mk{next(_counter)}-"
+    svg = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', svg)
+    svg = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}{m.group(1)})", svg)
+    svg = re.sub(r'(xlink:href|href)="#([^"]+)"',
+                 lambda m: f'{m.group(1)}="#{prefix}{m.group(2)}"', svg)
+    # Scale with the page: keep the viewBox, let CSS size it.
+    svg = re.sub(r'^<svg([^>]*?) width="([\d.]+)pt" height="([\d.]+)pt"',
+                 lambda m: (f'<svg{m.group(1)} width="{float(m.group(2)) * 4 / 3:.0f}" '
+                            f'height="{float(m.group(3)) * 4 / 3:.0f}" class="plot" role="img"'),
+                 svg, count=1)
+    return svg.strip()
+
+
+def _finite(x: Any) -> bool:
+    try:
+        return x is not None and math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def forest_svg(
+    rows: Sequence[tuple[str, float, float | None, float | None]],
+    *,
+    title: str = "",
+    xlabel: str = "",
+    xlim: tuple[float, float] | None = (0.0, 1.0),
+    highlight: Sequence[str] = (),
+    refs: Sequence[tuple[float, str]] = (),
+    band: tuple[float, float, float, str] | None = None,
+    bars: bool = True,
+    width: float = 6.4,
+) -> str:
+    """A horizontal bar (or dot) plot with confidence intervals, top to bottom in row order.
+
+    Parameters
+    ----------
+    rows : list of (label, value, ci_low, ci_high); NaN/None values are drawn as "n/a".
+    highlight : labels drawn in the accent colour (e.g. the composite score).
+    refs : vertical reference lines ``(x, label)`` (e.g. the 90 % and 95 % routing targets).
+    band : ``(centre, low, high, label)``, a shaded vertical band (e.g. the human ceiling).
+    bars : bars from 0 with whiskers when True; dots with whiskers (a forest plot) when False.
+
+    >>> svg = forest_svg([("composite", 0.8, 0.7, 0.9)], refs=[(0.9, "90 %")])
+    >>> svg.startswith("<svg") and "composite" in svg
+    True
+    """
+    from matplotlib.figure import Figure
+    import matplotlib
+
+    n = max(len(rows), 1)
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=(width, 0.9 + 0.34 * n))
+        ax = fig.add_subplot()
+        ys = list(range(n))[::-1]
+        lows: list[float] = []
+        highs: list[float] = []
+        for y, (label, value, lo, hi) in zip(ys, rows):
+            color = OKABE_ITO[5] if label in highlight else OKABE_ITO[0]
+            if not _finite(value):
+                ax.text(0.0 if xlim is None else xlim[0], y, "  n/a", va="center",
+                        color="#6e7781")
+                continue
+            v = float(value)
+            if bars:
+                ax.barh(y, v, height=0.62, color=color, alpha=0.85)
+            else:
+                ax.plot([v], [y], "o", color=color, markersize=6, zorder=3)
+            if _finite(lo) and _finite(hi):
+                lo_f, hi_f = float(lo), float(hi)
+                ax.errorbar(v, y, xerr=[[max(v - lo_f, 0.0)], [max(hi_f - v, 0.0)]],
+                            fmt="none", ecolor="#1f2328", elinewidth=1.2, capsize=3, zorder=4)
+                lows.append(lo_f)
+                highs.append(hi_f)
+            lows.append(v)
+            highs.append(v)
+            text_x = float(hi) if _finite(hi) else v
+            ax.text(text_x, y, f"  {v:.3f}", va="center", ha="left", fontsize=8,
+                    color="#1f2328", zorder=5)
+        if band is not None and all(_finite(b) for b in band[:3]):
+            c, lo_b, hi_b, blabel = band
+            ax.axvspan(float(lo_b), float(hi_b), color=OKABE_ITO[2], alpha=0.18, lw=0,
+                       label=_label(blabel, 60))
+            ax.axvline(float(c), color=OKABE_ITO[2], lw=1.4, ls="-")
+            lows.append(float(lo_b))
+            highs.append(float(hi_b))
+        styles = ("--", ":", "-.")
+        for i, (x, rlabel) in enumerate(refs):
+            ax.axvline(float(x), color=OKABE_ITO[1] if i == 0 else OKABE_ITO[5],
+                       ls=styles[i % 3], lw=1.4, label=_label(rlabel, 60))
+            lows.append(float(x))
+            highs.append(float(x))
+        ax.set_yticks(ys, [_label(r[0]) for r in rows] if rows else [])
+        if xlim is None:
+            lo_x = min([0.0, *lows]) if lows else 0.0
+            hi_x = max([1.0, *highs]) if highs else 1.0
+            xlim = (lo_x - 0.05, hi_x + 0.12)
+        else:
+            xlim = (xlim[0], xlim[1] + 0.1)  # room for the value labels
+        ax.set_xlim(*xlim)
+        ax.set_ylim(-0.6, n - 0.4)
+        ax.grid(axis="x", color="#d0d7de", lw=0.6)
+        ax.set_axisbelow(True)
+        if title:
+            ax.set_title(_label(title, 90), loc="left")
+        if xlabel:
+            ax.set_xlabel(_label(xlabel, 90))
+        if refs or band is not None:
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18 if xlabel else -0.1),
+                      ncol=3, frameon=False, fontsize=8)
+        return figure_svg(fig)
+
+
+def heatmap_svg(
+    matrix: Sequence[Sequence[float]],
+    row_labels: Sequence[Any],
+    col_labels: Sequence[Any],
+    *,
+    title: str = "",
+    xlabel: str = "",
+    ylabel: str = "",
+    fmt: str = "{:.0f}",
+    cmap: str = "Blues",
+    size: tuple[float, float] | None = None,
+) -> str:
+    """An annotated heatmap (confusion matrix, handoff counts).
+
+    >>> svg = heatmap_svg([[3, 1], [0, 2]], ["a", "b"], ["a", "b"], title="t")
+    >>> svg.count("<text") >= 4
+    True
+    """
+    import numpy as np
+    from matplotlib.figure import Figure
+    import matplotlib
+
+    m = np.asarray(matrix, dtype=float)
+    if m.ndim != 2:
+        raise ValueError(f"`matrix` must be 2-D, got shape {m.shape}")
+    nr, nc = m.shape
+    if size is None:
+        size = (max(2.8, 1.4 + 0.62 * nc), max(2.2, 1.1 + 0.45 * nr))
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=size)
+        ax = fig.add_subplot()
+        finite = m[np.isfinite(m)]
+        vmax = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+        ax.imshow(np.nan_to_num(m), cmap=cmap, vmin=0, vmax=vmax, aspect="auto")
+        for i in range(nr):
+            for j in range(nc):
+                v = m[i, j]
+                if not np.isfinite(v):
+                    txt = "–"
+                elif v == 0:
+                    txt = "·"
+                else:
+                    txt = fmt.format(v)
+                dark = np.isfinite(v) and v > 0.55 * vmax
+                ax.text(j, i, txt, ha="center", va="center", fontsize=8,
+                        color="#ffffff" if dark else "#1f2328")
+        ax.set_xticks(range(nc), [_label(c, 18) for c in col_labels],
+                      rotation=35 if nc > 3 else 0, ha="right" if nc > 3 else "center")
+        ax.set_yticks(range(nr), [_label(r, 22) for r in row_labels])
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+        ax.tick_params(length=0)
+        if title:
+            ax.set_title(_label(title, 60), loc="left")
+        if xlabel:
+            ax.set_xlabel(_label(xlabel, 60))
+        if ylabel:
+            ax.set_ylabel(_label(ylabel, 60))
+        return figure_svg(fig)

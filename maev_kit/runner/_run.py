@@ -1,0 +1,450 @@
+"""Run a judge over retention items: one request per handoff, bounded concurrency, retries with
+backoff, a persistent cache and accounting."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import random
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from maev_kit.backends._base import BackendError, Completion
+from maev_kit.judges._verdict import Verdict
+from maev_kit.retention._items import RetentionItem
+from maev_kit.runner._cache import DEFAULT_CACHE_DIR, JudgeCache, _request, cache_key
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["JudgeRun", "arun_judge", "run_judge"]
+
+_MAX_BACKOFF = 30.0
+_OFFLINE_BATCH = 256
+
+
+@dataclass
+class JudgeRun:
+    """The verdicts of one judge over a list of items, in item order, with the run's accounting.
+
+    ``stats`` holds: ``items``, ``handoffs``, ``requests`` (HTTP requests sent, retries
+    included), ``retries``, ``cache_hits`` (handoffs answered from the cache), ``errors`` (items
+    whose verdict is an error), ``errors_by_kind`` (those items by cause: ``rate_limit``,
+    ``server``, ``timeout``, ``connection``, ``bad_response``, ``unparseable``, ``parse`` — one
+    fact missing or invalid in an otherwise readable reply —, ...), ``failed_attempts`` (every
+    failed attempt by kind, retried or not), ``prompt_tokens``, ``completion_tokens``,
+    ``tokens``, ``cost`` (USD spent by this run; None when a reply came without a price —
+    never estimated), ``latency_p50`` / ``latency_p95`` (seconds per answered request; None
+    without requests) and ``wall_time``.
+    """
+
+    verdicts: list[Verdict]
+    judge_name: str
+    judge_version: str
+    model: str | None
+    stats: dict[str, Any]
+    items: tuple[RetentionItem, ...] = field(default=(), repr=False)
+
+    def __repr__(self) -> str:
+        s = self.stats
+        return (f"JudgeRun({self.judge_name}@{self.judge_version}, model={self.model!r}: "
+                f"{len(self.verdicts)} verdicts, {s.get('errors', 0)} errors, "
+                f"{s.get('requests', 0)} requests, {s.get('cache_hits', 0)} cache hits)")
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per item: ids, label, rationale, evidence, error, judge, version, model."""
+        import pandas as pd
+
+        by_id = {it.item_id: it for it in self.items}
+        rows = []
+        for v in self.verdicts:
+            it = by_id.get(v.item_id)
+            rows.append({
+                "item_id": v.item_id,
+                "conversation_id": it.conversation_id if it else None,
+                "handoff_index": it.handoff_index if it else None,
+                "fact_id": it.fact_id if it else None,
+                "label": v.label, "rationale": v.rationale, "evidence": list(v.evidence),
+                "error": v.error, "judge": self.judge_name, "judge_version": self.judge_version,
+                "model": self.model})
+        columns = ["item_id", "conversation_id", "handoff_index", "fact_id", "label",
+                   "rationale", "evidence", "error", "judge", "judge_version", "model"]
+        return pd.DataFrame(rows, columns=columns)
+
+
+# -- argument checks ------------------------------------------------------------------------
+def _check_args(judge: Any, items: list[Any], max_concurrency: Any, max_retries: Any,
+                timeout: Any, retry_backoff: Any) -> None:
+    for attr in ("name", "version", "offline"):
+        if not hasattr(judge, attr):
+            raise TypeError(f"`judge` must be a judge (with name, version and offline), got "
+                            f"{type(judge).__name__}; try maev_kit.judges.get_judge('heuristic')")
+    if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
+        raise ValueError(f"`max_concurrency` must be a positive int, got {max_concurrency!r}")
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+        raise ValueError(f"`max_retries` must be an int >= 0, got {max_retries!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0 \
+            or not math.isfinite(timeout):
+        raise ValueError(f"`timeout` must be a positive number of seconds, got {timeout!r}")
+    if not isinstance(retry_backoff, (int, float)) or retry_backoff < 0:
+        raise ValueError(f"`retry_backoff` must be >= 0 seconds, got {retry_backoff!r}")
+    seen: set[str] = set()
+    for i, it in enumerate(items):
+        if not isinstance(it, RetentionItem):
+            raise TypeError(f"`items[{i}]` must be a RetentionItem (see build_retention_items), "
+                            f"got {type(it).__name__}")
+        if it.item_id in seen:
+            raise ValueError(f"`items` holds item id {it.item_id!r} twice; pass each item once")
+        seen.add(it.item_id)
+
+
+def _resolve_backend(judge: Any, backend: Any) -> Any:
+    if judge.offline:
+        if backend is not None:
+            raise ValueError(f"judge {judge.name!r} runs offline: pass backend=None "
+                             f"(got {backend!r})")
+        return None
+    if backend is None:
+        raise ValueError(f"judge {judge.name!r} asks a language model: pass `backend`, a litellm "
+                         "model string such as 'gpt-4o-mini' or a backend object "
+                         "(LiteLLMBackend, OpenAIClientBackend)")
+    if isinstance(backend, str):
+        from maev_kit.backends._litellm import LiteLLMBackend
+
+        return LiteLLMBackend(backend)
+    if not callable(getattr(backend, "complete", None)) or not hasattr(backend, "cache_identity"):
+        raise TypeError("`backend` must be a litellm model string or a backend object with "
+                        f"`complete` and `cache_identity` (got {type(backend).__name__}); wrap an "
+                        "openai client as OpenAIClientBackend(client, model)")
+    return backend
+
+
+def _open_cache(cache: Any) -> JudgeCache | None:
+    if cache is False:
+        return None
+    if cache is None or cache is True:
+        return JudgeCache(DEFAULT_CACHE_DIR)
+    if isinstance(cache, JudgeCache):
+        return JudgeCache(cache.directory)
+    if isinstance(cache, (str, os.PathLike)):
+        return JudgeCache(cache)
+    raise TypeError(f"`cache` must be a directory path, None (the default {DEFAULT_CACHE_DIR}/) "
+                    f"or False (no cache), got {type(cache).__name__}")
+
+
+# -- accounting -----------------------------------------------------------------------------
+class _Stats:
+    def __init__(self, n_items: int, n_groups: int) -> None:
+        self.items, self.handoffs = n_items, n_groups
+        self.requests = self.retries = self.cache_hits = 0
+        self.prompt_tokens = self.completion_tokens = 0
+        self.cost: float | None = 0.0
+        self.latencies: list[float] = []
+        self.failed_attempts: Counter[str] = Counter()
+        self.start = time.perf_counter()
+
+    def add(self, completion: Completion) -> None:
+        self.prompt_tokens += completion.prompt_tokens
+        self.completion_tokens += completion.completion_tokens
+        self.latencies.append(completion.latency)
+        if self.cost is not None:
+            self.cost = None if completion.cost is None else self.cost + completion.cost
+
+    def finish(self, verdicts: list[Verdict], error_kinds: dict[str, str]) -> dict[str, Any]:
+        lat = sorted(self.latencies)
+        by_kind = Counter(error_kinds.get(v.item_id, "parse") for v in verdicts if v.error)
+        return {
+            "items": self.items, "handoffs": self.handoffs, "requests": self.requests,
+            "retries": self.retries, "cache_hits": self.cache_hits,
+            "errors": sum(1 for v in verdicts if v.error), "errors_by_kind": dict(by_kind),
+            "failed_attempts": dict(self.failed_attempts),
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "tokens": self.prompt_tokens + self.completion_tokens, "cost": self.cost,
+            "latency_p50": _percentile(lat, 50), "latency_p95": _percentile(lat, 95),
+            "wall_time": time.perf_counter() - self.start,
+        }
+
+
+def _percentile(sorted_values: list[float], q: float) -> float | None:
+    """Linear-interpolated percentile (numpy's default) of an already sorted list."""
+    if not sorted_values:
+        return None
+    pos = (len(sorted_values) - 1) * q / 100.0
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def _backoff(err: BackendError, attempt: int, base: float) -> float:
+    """Wait before retry ``attempt + 1``: the server's Retry-After if it gave one, else
+    exponential backoff with jitter (half fixed, half random)."""
+    if err.retry_after is not None:
+        return err.retry_after
+    step = min(_MAX_BACKOFF, base * 2 ** attempt)
+    return step / 2 + random.uniform(0, step / 2)
+
+
+# -- parsing --------------------------------------------------------------------------------
+def _parse(judge: Any, text: str, group: Sequence[RetentionItem]) -> list[Verdict]:
+    """The judge's verdicts for ``group``, in group order; a judge bug becomes error verdicts."""
+    try:
+        got = list(judge.parse(text, group))
+    except Exception as exc:  # parse must never raise; if it does, lose nothing else
+        return [Verdict(it.item_id, None, error=f"judge.parse raised {type(exc).__name__}: {exc}",
+                        raw=text) for it in group]
+    by_id = {v.item_id: v for v in got if isinstance(v, Verdict)}
+    return [by_id.get(it.item_id) or Verdict(it.item_id, None, raw=text,
+                                             error="the judge returned no verdict for this item")
+            for it in group]
+
+
+def _group(items: Sequence[RetentionItem]) -> list[list[RetentionItem]]:
+    groups: dict[tuple[str, int], list[RetentionItem]] = {}
+    for it in items:
+        groups.setdefault((it.conversation_id, it.handoff_index), []).append(it)
+    return list(groups.values())
+
+
+def _progress(total: int, desc: str, enabled: bool) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="fact", disable=not enabled, leave=True,
+                dynamic_ncols=True)
+
+
+# -- the run --------------------------------------------------------------------------------
+async def arun_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = None, *,
+                     max_concurrency: int = 16, max_retries: int = 3, timeout: float = 60,
+                     cache: Any = None, progress: bool = True,
+                     retry_backoff: float = 0.5) -> JudgeRun:
+    """Async :func:`run_judge`: ``await arun_judge(judge, items, backend)`` in a running loop."""
+    items = list(items)
+    _check_args(judge, items, max_concurrency, max_retries, timeout, retry_backoff)
+    backend = _resolve_backend(judge, backend)
+    if backend is None:
+        return _run_offline(judge, items, progress)
+
+    stats = _Stats(len(items), 0)
+    groups = _group(items)
+    stats.handoffs = len(groups)
+    requests = [judge.build_messages(g) for g in groups]
+    identity = backend.cache_identity()
+    keys = [cache_key(identity, judge.name, judge.version, m) for m in requests]
+    judge_tag = f"{judge.name}@{judge.version}"
+    results: list[list[Verdict] | None] = [None] * len(groups)
+    error_kinds: dict[str, str] = {}
+    store = _open_cache(cache) if groups else None
+    bar = _progress(len(items), f"{judge.name} · {backend.model}", progress)
+
+    async def one(i: int) -> list[Verdict]:
+        group, messages = groups[i], requests[i]
+        last: BackendError | None = None
+        unparsed: list[Verdict] | None = None
+        for attempt in range(max_retries + 1):
+            if attempt:
+                stats.retries += 1
+                await asyncio.sleep(_backoff(last, attempt - 1, retry_backoff))  # type: ignore[arg-type]
+            stats.requests += 1
+            try:
+                completion = await asyncio.wait_for(backend.complete(messages, timeout=timeout),
+                                                    timeout)
+            except asyncio.TimeoutError:
+                last = BackendError("timeout", f"no reply within timeout={timeout} s")
+            except BackendError as exc:
+                last = exc
+            else:
+                stats.add(completion)
+                verdicts = _parse(judge, completion.text, group)
+                if any(v.error is None for v in verdicts):
+                    if store is not None:  # committed now: an interrupted run keeps it
+                        store.put(keys[i], completion, judge=judge_tag,
+                                  request=_request(identity, judge.name, judge.version, messages))
+                    return verdicts
+                unparsed = verdicts
+                last = BackendError("unparseable", verdicts[0].error or "no usable verdict")
+            stats.failed_attempts[last.kind] += 1
+            if not last.retryable:
+                break
+        assert last is not None
+        for it in group:
+            error_kinds[it.item_id] = last.kind
+        if last.kind == "unparseable" and unparsed is not None:
+            return unparsed  # the parser's own errors, raw reply kept
+        n = attempt + 1
+        return [Verdict(it.item_id, None, error=f"request failed after {n} attempt"
+                        f"{'s' if n > 1 else ''}: {last}") for it in group]
+
+    try:
+        hits = store.get_many(keys) if store is not None else {}
+        todo: deque[int] = deque()
+        for i, key in enumerate(keys):
+            hit = hits.get(key)
+            if hit is None:
+                todo.append(i)
+                continue
+            results[i] = _parse(judge, hit.completion.text, groups[i])
+            stats.cache_hits += 1
+            bar.update(len(groups[i]))
+
+        async def worker() -> None:
+            while todo:
+                i = todo.popleft()
+                results[i] = await one(i)
+                bar.update(len(groups[i]))
+
+        tasks = [asyncio.ensure_future(worker()) for _ in range(min(max_concurrency, len(todo)))]
+        try:
+            if tasks:
+                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+                for t in done:
+                    if t.exception() is not None:
+                        raise t.exception()  # type: ignore[misc]
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        bar.close()
+        if store is not None:
+            store.close()
+
+    verdicts = [v for group_verdicts in results for v in group_verdicts or ()]
+    order = {it.item_id: k for k, it in enumerate(items)}
+    verdicts.sort(key=lambda v: order[v.item_id])
+    return JudgeRun(verdicts, judge.name, str(judge.version), backend.model,
+                    stats.finish(verdicts, error_kinds), tuple(items))
+
+
+def _run_offline(judge: Any, items: list[RetentionItem], progress: bool) -> JudgeRun:
+    stats = _Stats(len(items), len(_group(items)))
+    verdicts: list[Verdict] = []
+    bar = _progress(len(items), judge.name, progress)
+    try:
+        for start in range(0, len(items), _OFFLINE_BATCH):
+            batch = items[start:start + _OFFLINE_BATCH]
+            got = list(judge.judge_items(batch))
+            if len(got) != len(batch):
+                raise RuntimeError(f"judge {judge.name!r} returned {len(got)} verdicts for "
+                                   f"{len(batch)} items")
+            verdicts.extend(got)
+            bar.update(len(batch))
+    finally:
+        bar.close()
+    return JudgeRun(verdicts, judge.name, str(judge.version), None, stats.finish(verdicts, {}),
+                    tuple(items))
+
+
+def run_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = None, *,
+              max_concurrency: int = 16, max_retries: int = 3, timeout: float = 60,
+              cache: Any = None, progress: bool = True, retry_backoff: float = 0.5) -> JudgeRun:
+    """Judge every item: one request per handoff, concurrent, retried, cached.
+
+    Parameters
+    ----------
+    judge : judge
+        An LLM judge (``RetentionJudge("v1")``) or an offline one (``HeuristicJudge()``).
+    items : iterable of RetentionItem
+        From :func:`~maev_kit.retention.build_retention_items`. Facts of one handoff
+        (same ``conversation_id`` and ``handoff_index``) go in one request.
+    backend : str, backend object or None
+        None for offline judges. For LLM judges a litellm model string (``"gpt-4o-mini"``,
+        becomes :class:`~maev_kit.backends.LiteLLMBackend`) or a backend object
+        (:class:`~maev_kit.backends.OpenAIClientBackend` wraps an openai client).
+    max_concurrency : int
+        Requests in flight at once.
+    max_retries : int
+        Retries per request on rate limits (429), server errors (5xx), timeouts, connection
+        errors, unreadable bodies and replies the judge cannot parse at all. The wait honours
+        ``retry-after-ms`` / ``Retry-After``, else doubles from ``retry_backoff`` seconds with
+        jitter (at most 30 s).
+    timeout : float
+        Seconds per request.
+    cache : path, None or False
+        Directory of the persistent reply cache; None uses ``.maev_cache/`` in the current
+        directory; False turns it off. Each reply is stored as soon as it arrives, so a rerun
+        after Ctrl-C or a crash sends only the requests that had not finished.
+    progress : bool
+        Show a progress bar (tqdm; a widget in notebooks).
+
+    Returns
+    -------
+    JudgeRun
+        Verdicts in item order, with ``stats`` (requests, cache hits, errors by kind, tokens,
+        cost, latency percentiles). A request that still fails after the retries, or a reply
+        that cannot be parsed, gives error verdicts — the run goes on.
+
+    Notes
+    -----
+    Safe to call from a notebook: inside a running event loop the run happens on a worker
+    thread with its own loop (never ``asyncio.run`` on the notebook's loop). Use
+    :func:`arun_judge` to ``await`` it instead.
+
+    Examples
+    --------
+    >>> from maev_kit.backends import ScriptedBackend
+    >>> from maev_kit.retention import RetentionItem
+    >>> class TinyJudge:
+    ...     name, version, offline = "tiny", "1", False
+    ...     def build_messages(self, items):
+    ...         return [{"role": "user", "content": " | ".join(i.fact for i in items)}]
+    ...     def parse(self, reply, items):
+    ...         return [Verdict(i.item_id, reply) for i in items]
+    >>> items = [RetentionItem(f"c1/h0/f{k}", "c1", 0, f"f{k}", f"fact {k}", (), ()) for k in (1, 2)]
+    >>> run = run_judge(TinyJudge(), items, ScriptedBackend(["retained"]), cache=False,
+    ...                 progress=False)
+    >>> [v.label for v in run.verdicts], run.stats["requests"], run.stats["errors"]
+    (['retained', 'retained'], 1, 0)
+    """
+
+    def make() -> Any:
+        return arun_judge(judge, items, backend, max_concurrency=max_concurrency,
+                          max_retries=max_retries, timeout=timeout, cache=cache,
+                          progress=progress, retry_backoff=retry_backoff)
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    return _run_on_worker_thread(make)
+
+
+def _run_on_worker_thread(make: Any) -> Any:
+    """Run ``make()`` on a fresh event loop in a worker thread and wait (a notebook's loop is busy)."""
+    box: dict[str, Any] = {}
+    ready = threading.Event()
+
+    def target() -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            task = loop.create_task(make())
+            box["loop"], box["task"] = loop, task
+            ready.set()
+            box["value"] = loop.run_until_complete(task)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+        finally:
+            ready.set()
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.run_until_complete(loop.shutdown_default_executor())
+            finally:
+                loop.close()
+
+    thread = threading.Thread(target=target, name="maev-run-judge", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.1)
+    except KeyboardInterrupt:
+        ready.wait()
+        if "task" in box:
+            box["loop"].call_soon_threadsafe(box["task"].cancel)
+        thread.join()
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
