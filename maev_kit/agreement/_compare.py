@@ -13,7 +13,7 @@ import pandas as pd
 
 from maev_kit.agreement._bootstrap import PatternBootstrap, check_resamples, percentile_ci
 from maev_kit.agreement._kappa import kappa_from_table
-from maev_kit.agreement._labels import LABELS, check_labels, encode, encode_table
+from maev_kit.agreement._labels import LABELS, check_labels, encode, encode_table, undefined
 from maev_kit.agreement._multi import _nanmean, majority_labels
 from maev_kit.agreement._report import _f
 
@@ -238,6 +238,9 @@ def compare_judges(
                          for j in range(nj)], axis=-1)
 
     point = kappas(boot.counts)
+    if np.isnan(point).any():
+        bad = [nm for nm, k in zip(names, point) if np.isnan(k)]
+        undefined(f"κ is undefined for judges {bad} on these items (one class only?)", np.nan)
     stars = boot.run(kappas, n_resamples, seed)
     correct = jcodes == ref[None, :]
     pair_idx = list(itertools.combinations(range(nj), 2))
@@ -270,5 +273,5 @@ def compare_judges(
                      "bowker_p": bp})
     return JudgeComparison(judges=tuple(names), kappas=pd.Series(point, index=names, name="kappa"),
                            pairs=pairs, marginals=pd.DataFrame(marg), n_used=int(keep.sum()),
-                           reference=reference if h > 1 or reference == "human" else reference,
+                           reference=reference,
                            confidence=confidence)

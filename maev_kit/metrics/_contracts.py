@@ -298,6 +298,7 @@ def _as_contracts(contracts: Any) -> list[HandoffContract]:
 
 
 _ADAPTER = TypeAdapter(HandoffContract)
+_FIELDS = ("from_agent, to_agent, reason, required_context_keys, value_types and name")
 
 
 def _validate_entries(entries: list[Any], file: str, root: str) -> list[HandoffContract]:
@@ -324,6 +325,8 @@ def _validate_entries(entries: list[Any], file: str, root: str) -> list[HandoffC
             for p in found:
                 if p.path.endswith("reason") and "Input should be" in p.message:
                     object.__setattr__(p, "message", p.message + " (or null for any reason)")
+                elif p.message.startswith("unknown field"):
+                    object.__setattr__(p, "message", f"unknown field; a contract has {_FIELDS}")
             problems.extend(found)
             continue
         if not isinstance(types, Mapping):

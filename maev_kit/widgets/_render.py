@@ -174,65 +174,65 @@ def _highlight(text: str, terms: Sequence[tuple[str, str]]) -> str:
 
 
 # --------------------------------------------------------------------------- contracts, loops
-def _required_keys(contracts: Any, trace: Any) -> dict[int, list[str]]:
-    """Required context keys per handoff index, from expectations or contract objects."""
+def _contract_problems(contracts: Any, trace: Any) -> dict[int, list[tuple[str, str]]]:
+    """Per handoff index: ``(context key, what is wrong)`` for each broken contract."""
     if contracts is None:
         return {}
-    out: dict[int, list[str]] = {}
+    out: dict[int, list[tuple[str, str]]] = {}
     handoffs = trace.handoffs
-    if hasattr(contracts, "handoffs") and not isinstance(contracts, Mapping):
+
+    def missing(i: int, keys: Sequence[str], why: str) -> None:
+        for k in keys:
+            if k not in handoffs[i].context_passed and (k, why) not in out.get(i, []):
+                out.setdefault(i, []).append((k, why))
+
+    if hasattr(contracts, "handoffs") and hasattr(contracts, "key_facts"):
         # ConversationExpectations: the i-th expected handoff's keys apply to handoff i
         for i, exp in enumerate(contracts.handoffs[:len(handoffs)]):
-            keys = list(getattr(exp, "required_context_keys", []) or [])
-            if keys:
-                out[i] = keys
+            missing(i, list(getattr(exp, "required_context_keys", []) or []),
+                    "missing (required by the expectations)")
         return out
-    if isinstance(contracts, Mapping):
-        contracts = [{"from_agent": k[0], "to_agent": k[1], "required_keys": v}
-                     if isinstance(k, tuple) else {"to_agent": k, "required_keys": v}
-                     for k, v in contracts.items()]
-    for c in contracts:
-        get = c.get if isinstance(c, Mapping) else (lambda name, c=c: getattr(c, name, None))
-        keys = (get("required_keys") or get("required_context_keys") or [])
-        src, dst = get("from_agent"), get("to_agent")
+    if isinstance(contracts, Mapping):  # {(from, to) or to: [keys]}
+        for k, keys in contracts.items():
+            src, dst = k if isinstance(k, tuple) else ("*", k)
+            for i, h in enumerate(handoffs):
+                if src in ("*", h.from_agent) and dst in ("*", h.to_agent):
+                    missing(i, list(keys), "missing (required by contract)")
+        return out
+    try:
+        from maev_kit.metrics import check_handoff_contracts
+    except ImportError:  # pragma: no cover - the metrics area is part of the kit
+        check_handoff_contracts = None
+    if check_handoff_contracts is not None:
+        for v in check_handoff_contracts(trace, contracts):
+            if v.kind == "missing_key":
+                why = f"missing (required by contract {v.contract.label()!r})"
+            elif v.kind == "wrong_type":
+                why = f"should be {' or '.join(v.expected_types)}, got {v.actual_type}"
+            else:
+                why = "no contract covers this handoff"
+            out.setdefault(v.handoff_index, []).append((v.key or "", why))
+        return out
+    for c in contracts:  # pragma: no cover - duck-typed fallback
         for i, h in enumerate(handoffs):
-            if (src in (None, "*") or src == h.from_agent) and (dst in (None, "*")
-                                                               or dst == h.to_agent):
-                out.setdefault(i, [])
-                out[i] += [k for k in keys if k not in out[i]]
+            if c.applies_to(h):
+                missing(i, c.required_context_keys, "missing (required by contract)")
     return out
 
 
 def _loop_handoffs(trace: Any) -> set[int]:
-    """Indices of handoffs that are part of a circular handoff (A → B → … → A)."""
+    """Indices of handoffs in a circular handoff (ping-pong or cycle), per
+    :func:`maev_kit.metrics.detect_circular_handoffs`."""
     try:
-        from maev_kit.metrics import detect_circular_handoffs  # written by the metrics area
-    except Exception:  # noqa: BLE001 - metrics not there yet: use the simple rule below
-        detect_circular_handoffs = None
-    if detect_circular_handoffs is not None:
-        try:
-            found = detect_circular_handoffs(trace)
-            idx: set[int] = set()
-            for loop in found or []:
-                for name in ("handoff_indices", "indices", "handoffs"):
-                    val = loop.get(name) if isinstance(loop, Mapping) else getattr(loop, name,
-                                                                                  None)
-                    if val:
-                        idx.update(int(v) for v in val if isinstance(v, int))
-                        break
-            if idx or not found:
-                return idx
-        except Exception:  # noqa: BLE001 - never let a metric break the view
-            pass
-    order = sorted(range(len(trace.handoffs)), key=lambda i: trace.handoffs[i].turn_index)
-    seen: dict[str, int] = {}
-    loops: set[int] = set()
-    for rank, i in enumerate(order):
-        h = trace.handoffs[i]
-        seen.setdefault(h.from_agent, rank)
-        if h.to_agent in seen:  # control returns to an agent that already handed off
-            loops.update(order[seen[h.to_agent]:rank + 1])
-    return loops
+        from maev_kit.metrics import detect_circular_handoffs
+    except ImportError:  # pragma: no cover - the metrics area is part of the kit
+        return set()
+    try:
+        found = detect_circular_handoffs(trace)
+    except Exception:  # noqa: BLE001 - a metric must never break the view
+        return set()
+    loops = found.get("loops", []) if isinstance(found, Mapping) else found
+    return {int(i) for loop in loops or [] for i in loop.get("handoff_indices", [])}
 
 
 # --------------------------------------------------------------------------- trace
@@ -305,7 +305,7 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
     colors = agent_colors(agents)
     lane = {a: i for i, a in enumerate(agents)}
     fact_list = _normalize_facts(facts, cid, verdicts)
-    required = _required_keys(contracts, trace)
+    problems = _contract_problems(contracts, trace)
     loops = _loop_handoffs(trace)
 
     # handoff boundaries (turn_index) in order, to place each fact's before/after window
@@ -363,10 +363,10 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
         for k, v in e.context_passed.items():
             val = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
             rows.append(f"<tr><td><code>{_e(k)}</code></td><td>{_e(val)}</td></tr>")
-        miss = [k for k in required.get(hi, []) if k not in e.context_passed]
-        for k in miss:
+        miss = problems.get(hi, [])
+        for k, why in miss:
             rows.append(f'<tr class="missing"><td><code>{_e(k)}</code></td>'
-                        "<td>missing (required by contract)</td></tr>")
+                        f"<td>{_e(why)}</td></tr>")
         ctx = f"<table>{''.join(rows)}</table>" if rows else \
             '<div class="badge">no context passed</div>'
         facts_here = [f for f in fact_list if f.handoff_index == hi]
@@ -375,7 +375,7 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
                   LABEL_COLORS.get(f.label or "stated", "#0969da"), f.text) + " "
             for f in facts_here)
         loop = " " + _chip("circular handoff", "#cf222e") if hi in loops else ""
-        missing = " " + _chip(f"missing {len(miss)} contract key(s)", "#cf222e") if miss else ""
+        missing = " " + _chip(f"contract: {len(miss)} problem(s)", "#cf222e") if miss else ""
         fc, tc = colors.get(e.from_agent, "#999"), colors.get(e.to_agent, "#999")
         return (f'<div class="{cls}" data-handoff="{hi}"><span class="arrow">⇢ handoff {hi}: '
                 f'<span style="color:{fc}">{_e(e.from_agent)}</span> → '

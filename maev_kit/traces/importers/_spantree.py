@@ -79,6 +79,7 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
     seen_users: Counter[str] = Counter()
     last_turn: dict[str, AgentTurn] = {}
     consumed: set[int] = set()
+    structural: set[int] = set()
     unmapped: Counter[str] = Counter()
     text_missing = 0
     anonymous = False
@@ -110,6 +111,8 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
             if text is None and not calls:
                 text_missing += 1
             last_turn[ag] = b.turn(ag, text or "", calls)
+            if text is None and not calls:
+                structural.add(id(last_turn[ag]))
         elif k == "agent":
             ag = dialect.agent_name(s) or owner(s)
             descendants = s.descendants()
@@ -169,6 +172,8 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
             if target is not None:
                 if "output" in info:
                     target["output"] = info["output"]
+            elif t is not None and id(t) in structural:
+                t.tool_calls.append(info)  # a turn known only by its tool calls
             else:
                 last_turn[ag] = b.turn(ag, "", [info])
                 text_missing += 1

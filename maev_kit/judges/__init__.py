@@ -1,0 +1,35 @@
+"""Retention judges: the LLM judge's versioned prompts and reply parser, and offline judges.
+
+A judge has a ``name``, a ``version`` (changes whenever its prompt or rules change) and
+``offline``. An LLM judge (:class:`RetentionJudge`) builds one request per handoff and parses the
+reply; an offline judge (:class:`HeuristicJudge`, :class:`LearnedJudge`) answers with
+``judge_items``. :func:`get_judge` resolves a judge by name.
+"""
+
+from maev_kit.judges._answer import answer_retention_prompt
+from maev_kit.judges._heuristic import HeuristicJudge
+from maev_kit.judges._learned import LearnedJudge, NotFittedError, TrainingOverlapError
+from maev_kit.judges._llm import RetentionJudge
+from maev_kit.judges._parse import parse_retention_reply
+from maev_kit.judges._prompts import PROMPT_IDS, escape_fence
+from maev_kit.judges._protocol import Judge, LLMJudge, OfflineJudge
+from maev_kit.judges._registry import JUDGE_NAMES, get_judge
+from maev_kit.judges._verdict import Verdict
+
+__all__ = [
+    "HeuristicJudge",
+    "JUDGE_NAMES",
+    "Judge",
+    "LLMJudge",
+    "LearnedJudge",
+    "NotFittedError",
+    "OfflineJudge",
+    "PROMPT_IDS",
+    "RetentionJudge",
+    "TrainingOverlapError",
+    "Verdict",
+    "answer_retention_prompt",
+    "escape_fence",
+    "get_judge",
+    "parse_retention_reply",
+]

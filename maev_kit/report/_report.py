@@ -1,0 +1,582 @@
+"""``report(evaluation, ...)`` → :class:`Report`: one self-contained HTML file.
+
+Sections: Summary, Judge calibration, Coordination, Provenance. No scripts, no external
+resources (plots are inline SVG), all text escaped.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from maev_kit.report import _html as h
+from maev_kit.report import _plots
+
+__all__ = ["Report", "report"]
+
+#: Readable names of the aggregated metrics.
+METRIC_NAMES = {
+    "composite": "Composite coordination",
+    "handoff_quality": "Handoff quality",
+    "information_retention": "Information retention",
+    "routing_quality": "Routing quality",
+    "target_accuracy": "· target accuracy",
+    "reason_accuracy": "· reason accuracy",
+    "context_completeness": "· context completeness",
+    "retention_rate": "· retention rate",
+    "routing_exact": "· routing exact",
+    "routing_acceptable": "· routing acceptable",
+}
+
+ROUTING_TARGETS = ((0.90, "90 % target"), (0.95, "95 % target"))
+
+_REQUIRED = ("per_conversation", "aggregates")
+
+
+@dataclass(frozen=True)
+class Report:
+    """A built report. ``html`` is the whole page; :meth:`save` writes it.
+
+    >>> r = Report("<!DOCTYPE html><html><body>hi</body></html>", title="t")
+    >>> r
+    Report('t', 42 characters)
+    """
+
+    html: str
+    title: str = "maev-kit coordination report"
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the page as UTF-8 to ``path`` (parent folders are created); return the Path."""
+        p = Path(path)
+        if p.is_dir():
+            raise IsADirectoryError(f"`path` {str(p)!r} is a folder; pass a file name such as "
+                                    f"{str(p / 'report.html')!r}")
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(self.html, encoding="utf-8")
+        return p
+
+    def _repr_html_(self) -> str:
+        # An iframe keeps the report's stylesheet away from the notebook's.
+        return (f'<iframe srcdoc="{h.esc(self.html)}" sandbox="" title="{h.esc(self.title)}" '
+                'style="width:100%;height:820px;border:1px solid #d0d7de;border-radius:6px">'
+                "</iframe>")
+
+    def __repr__(self) -> str:
+        return f"Report({self.title!r}, {len(self.html)} characters)"
+
+
+# --------------------------------------------------------------------------- helpers
+def _num(x: Any) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _wilson(p: float, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson score interval of a proportion (95 % by default)."""
+    if n <= 0:
+        return (math.nan, math.nan)
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def _as_dict(obj: Any) -> dict[str, Any] | None:
+    if obj is None:
+        return None
+    for attr in ("model_dump", "to_dict"):
+        fn = getattr(obj, attr, None)
+        if callable(fn):
+            try:
+                d = fn()
+            except TypeError:
+                continue
+            if isinstance(d, Mapping):
+                return dict(d)
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    if hasattr(obj, "__dataclass_fields__"):
+        import dataclasses
+
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)
+                if not hasattr(getattr(obj, f.name), "to_html")}
+    return {"value": str(obj)}
+
+
+def _ceiling(c: Any) -> tuple[float, float, float] | None:
+    """(κ, low, high) of the human ceiling from a HumanCeiling, dict or Series."""
+    if c is None:
+        return None
+    if hasattr(c, "kappa") and hasattr(c, "ci"):
+        k, ci = c.kappa, c.ci
+    else:
+        d = _as_dict(c) or {}
+        k = d.get("kappa")
+        ci = d.get("ci")
+        if ci is None:
+            ci = (d.get("kappa_low", d.get("ci_low")), d.get("kappa_high", d.get("ci_high")))
+    try:
+        lo, hi = ci
+    except (TypeError, ValueError):
+        lo = hi = None
+    k, lo, hi = _num(k), _num(lo), _num(hi)
+    if k is None:
+        return None
+    return (k, lo if lo is not None else k, hi if hi is not None else k)
+
+
+def _key_label(key: Any) -> str:
+    if isinstance(key, tuple):
+        return " · ".join(str(k) for k in key if k is not None and str(k) != "")
+    return str(key)
+
+
+def _transcript_html(trace: Any) -> str:
+    """A plain escaped transcript (used when the widgets' renderer is not available)."""
+    parts = []
+    for e in trace.timeline():
+        kind = type(e).__name__
+        if kind == "UserMessage":
+            parts.append(f'<div class="ev user"><span class="who">user</span>{h.esc(e.content)}'
+                         "</div>")
+        elif kind == "AgentTurn":
+            parts.append(f'<div class="ev"><span class="who">{h.esc(e.agent_id)}</span>'
+                         f"{h.esc(e.message)}</div>")
+        else:
+            reason = getattr(e.reason, "value", e.reason)
+            ctx = ", ".join(f"{k}={v}" for k, v in (e.context_passed or {}).items())
+            parts.append(f'<div class="ev ho"><span class="who">handoff {h.esc(e.from_agent)} → '
+                         f'{h.esc(e.to_agent)}</span>{h.esc(reason or "")} '
+                         f'{h.esc(ctx)}</div>')
+    return f'<div class="transcript">{"".join(parts)}</div>'
+
+
+def _render_trace(trace: Any, facts: list[dict[str, Any]], verdicts: dict[str, Any]) -> str:
+    try:
+        from maev_kit.widgets._render import trace_html
+    except ImportError:
+        return _transcript_html(trace)
+    try:
+        return trace_html(trace, facts=facts or None, verdicts=verdicts or None)
+    except (TypeError, ValueError):
+        return _transcript_html(trace)
+
+
+def _records(df: Any) -> list[dict[str, Any]]:
+    if df is None or len(df) == 0:
+        return []
+    cols = [str(c) for c in df.columns]
+    return [dict(zip(cols, row)) for row in df.itertuples(index=False, name=None)]
+
+
+# --------------------------------------------------------------------------- sections
+def _summary(ev: Any) -> str:
+    pc = ev.per_conversation
+    agg = _records(ev.aggregates)
+    by_metric = {str(r.get("metric")): r for r in agg}
+    out = []
+
+    def ssum(col: str) -> int | None:
+        if col in getattr(pc, "columns", ()):
+            return int(pc[col].fillna(0).sum())
+        return None
+
+    kpis = []
+    comp = by_metric.get("composite")
+    if comp is not None:
+        lo, hi = _num(comp.get("ci_low")), _num(comp.get("ci_high"))
+        ci = f"95 % CI {h.fmt(lo)} – {h.fmt(hi)}" if lo is not None else ""
+        kpis.append(("main", "composite coordination", h.fmt(comp.get("mean")), ci))
+    kpis.append(("", "conversations", str(len(pc)), ""))
+    for col, name in (("n_handoffs", "handoffs"), ("n_facts", "facts judged"),
+                      ("lost", "facts lost"), ("contradicted", "facts contradicted")):
+        v = ssum(col)
+        if v is not None:
+            kpis.append(("", name, str(v), ""))
+    kpis.append(("", "loops", str(len(getattr(ev, "loops", []) or [])), ""))
+    kpis.append(("", "contract violations", str(len(getattr(ev, "violations", []) or [])), ""))
+    routing = getattr(ev, "routing", None) or {}
+    if _num(routing.get("exact_routing_accuracy")) is not None:
+        kpis.append(("", "routing accuracy (exact)", h.fmt(float(routing["exact_routing_accuracy"])),
+                     f"{routing.get('total_cases', '?')} routing cases"))
+    out.append('<div class="kpis">' + "".join(
+        f'<div class="kpi {c}"><div class="v">{h.esc(v)}</div><div class="k">{h.esc(k)}</div>'
+        f'<div class="ci">{h.esc(ci)}</div></div>' for c, k, v, ci in kpis) + "</div>")
+
+    plots = []
+    if agg:
+        rows = [(METRIC_NAMES.get(str(r["metric"]), str(r["metric"])), r.get("mean"),
+                 r.get("ci_low"), r.get("ci_high")) for r in agg]
+        svg = _plots.forest_svg(rows, title="Composite and components (mean, 95 % CI)",
+                                highlight=[METRIC_NAMES["composite"]], width=6.0)
+        plots.append(h.figure(svg, "Means over conversations; whiskers are percentile "
+                                   "bootstrap confidence intervals."))
+    if _num(routing.get("exact_routing_accuracy")) is not None:
+        n = int(routing.get("total_cases") or 0)
+        rrows = []
+        for key, name in (("exact_routing_accuracy", "exact"),
+                          ("acceptable_routing_accuracy", "acceptable"),
+                          ("category_routing_accuracy", "category")):
+            v = _num(routing.get(key))
+            if v is not None:
+                nn = int(routing.get("category_cases") or n) if name == "category" else n
+                lo, hi = _wilson(v, nn)
+                rrows.append((name, v, lo, hi))
+        for cat, d in (routing.get("per_category") or {}).items():
+            v = _num((d or {}).get("exact_routing_accuracy"))
+            if v is not None:
+                lo, hi = _wilson(v, int(d.get("total_cases") or d.get("cases") or 0))
+                rrows.append((f"{cat} (exact)", v, lo, hi))
+        svg = _plots.forest_svg(rrows, title="Routing accuracy", refs=ROUTING_TARGETS,
+                                width=5.2)
+        plots.append(h.figure(svg, f"Pooled over {n} routing cases; whiskers are 95 % Wilson "
+                                   "intervals. Dashed/dotted lines: the 90 % and 95 % targets."))
+    if plots:
+        out.append('<div class="grid2">' + "".join(plots) + "</div>")
+
+    if agg:
+        table_rows = [{"metric": METRIC_NAMES.get(str(r["metric"]), str(r["metric"])).lstrip("· "),
+                       "mean": r.get("mean"), "95 % CI low": r.get("ci_low"),
+                       "95 % CI high": r.get("ci_high"), "n": r.get("n")} for r in agg]
+        out.append(h.details("All aggregates", h.records_table(table_rows),
+                             meta=f"{len(table_rows)} metrics"))
+    conf = routing.get("confusion")
+    if conf is not None and hasattr(conf, "columns") and len(conf):
+        out.append(h.details("Routing confusion (expected × routed)", h.table(conf, index=True),
+                             meta=f"{routing.get('misrouted', '?')} misrouted"))
+    return "".join(out)
+
+
+def _calibration(cal: Any) -> str:
+    if cal is None:
+        return ('<p class="empty">No calibration in this report. Calibrate the judge against '
+                "human labels (<code>maev calibrate SET --judge X</code>, or "
+                "<code>calibrate(...)</code>) and pass <code>calibration=</code> to "
+                "<code>report()</code>.</p>")
+    out = []
+    rec = getattr(cal, "recommendation", None)
+    if rec:
+        out.append(h.callout(str(rec)))
+    lb = getattr(cal, "leaderboard", None)
+    ceiling = _ceiling(getattr(cal, "ceiling", None))
+    if lb is not None and len(lb):
+        lb = lb.copy()
+        if "p_value" in lb.columns:
+            lb["p_value"] = [("<0.001" if (v := _num(x)) is not None and v < 0.001
+                              else h.fmt(x)) for x in lb["p_value"]]
+        recs = _records(lb)
+        best = None
+        kappas = [_num(r.get("kappa")) for r in recs]
+        if any(k is not None for k in kappas):
+            best = max(range(len(recs)), key=lambda i: -math.inf if kappas[i] is None
+                       else kappas[i])
+        out.append("<h3>Leaderboard</h3>")
+        out.append(h.records_table(
+            recs, formats={"cost": "{:.4f}"},
+            row_class=["best" if i == best else None for i in range(len(recs))]))
+        out.append('<p class="note">κ: Cohen\'s kappa of the judge against the human labels, '
+                   "with a bootstrap CI; Δκ and p compare with the best judge; AC1: Gwet's "
+                   "agreement coefficient. The highlighted row has the highest κ.</p>")
+        rows = []
+        for r in recs:
+            prompt = r.get("prompt")
+            name = str(r.get("judge", "?"))
+            if prompt is not None and not (isinstance(prompt, float) and math.isnan(prompt)) \
+                    and str(prompt) != "":
+                name = f"{name} · {prompt}"
+            rows.append((name, r.get("kappa"), r.get("kappa_low"), r.get("kappa_high")))
+        band = (ceiling[0], ceiling[1], ceiling[2], "human–human κ (ceiling, 95 % CI)") \
+            if ceiling else None
+        svg = _plots.forest_svg(rows, title="Judge–human κ (95 % CI)", xlim=None, bars=False,
+                                band=band, xlabel="Cohen's κ", width=6.2)
+        cap = ("The shaded band is the human ceiling: how well the human annotators agree with "
+               "each other." if ceiling else "No human ceiling (the labeled set has one "
+               "annotator per item).")
+        out.append(h.figure(svg, cap))
+    elif ceiling:
+        out.append(h.kv_table([("human–human κ", ceiling[0]),
+                               ("95 % CI", f"{h.fmt(ceiling[1])} – {h.fmt(ceiling[2])}")]))
+    if ceiling:
+        out.append(f'<p class="note">Human ceiling κ = {h.esc(h.fmt(ceiling[0]))} '
+                   f"(95 % CI {h.esc(h.fmt(ceiling[1]))} – {h.esc(h.fmt(ceiling[2]))}).</p>")
+
+    confusions = getattr(cal, "confusions", None) or {}
+    if confusions:
+        out.append("<h3>Confusion matrices (rows: human label, columns: judge label)</h3>")
+        figs = []
+        items = list(confusions.items())
+        for key, df in items[:12]:
+            if df is None or not hasattr(df, "values") or len(df) == 0:
+                continue
+            figs.append(h.figure(_plots.heatmap_svg(
+                df.values, list(df.index), list(df.columns), title=_key_label(key),
+                xlabel="judge", ylabel="human", size=(3.3, 2.7))))
+        out.append('<div class="gridm">' + "".join(figs) + "</div>")
+        if len(items) > 12:
+            out.append(f'<p class="note">{len(items) - 12} more confusion matrices not shown.</p>')
+
+    out.append(_labels_needed(cal))
+
+    dis = getattr(cal, "disagreements", None)
+    if dis is not None and hasattr(dis, "columns"):
+        out.append(h.details("Disagreements between judges and humans",
+                             h.table(dis, max_rows=300, empty="No disagreements."),
+                             meta=f"{len(dis)} rows", scroll=True))
+    return "".join(out)
+
+
+def _labels_needed(cal: Any) -> str:
+    value = None
+    for attr in ("labels_needed", "labels_needed_figure", "labels_needed_plot"):
+        value = getattr(cal, attr, None)
+        if callable(value) and not hasattr(value, "savefig"):
+            continue
+        if value is not None:
+            break
+    if value is None:
+        return ""
+    out = ["<h3>How many more labels are needed</h3>"]
+    if hasattr(value, "savefig"):  # a matplotlib Figure
+        out.append(h.figure(_plots.figure_svg(value)))
+    elif hasattr(value, "columns"):
+        out.append(h.table(value))
+    elif isinstance(value, Mapping):
+        out.append(h.kv_table(value.items()))
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        out.append(h.callout(f"Label about {int(value)} more items to narrow the κ confidence "
+                             "interval to the target width."))
+    else:
+        out.append(h.callout(str(value)))
+    return "".join(out)
+
+
+def _coordination(ev: Any, max_worst: int) -> str:
+    out = []
+    hm = getattr(ev, "handoff_matrix", None)
+    ps = getattr(ev, "pair_stats", None)
+    plot = ""
+    if hm is not None and len(hm):
+        plot = h.figure(_plots.heatmap_svg(
+            hm.values, list(hm.index), list(hm.columns), title="Handoffs by agent pair",
+            xlabel="to agent", ylabel="from agent"), "Number of handoffs from each agent "
+            "(rows) to each agent (columns).")
+    if plot or ps is not None:
+        tbl = h.table(ps, ["from_agent", "to_agent", "handoffs", "facts", "retained", "lost",
+                           "contradicted", "retention_rate", "context_complete"],
+                      empty="No handoffs.") if ps is not None else ""
+        out.append(f'<div class="grid2"><div>{plot}</div><div><h3 style="margin-top:4px">'
+                   f"Agent pairs</h3>{tbl}</div></div>")
+
+    # Worst conversations
+    pc = ev.per_conversation
+    if max_worst and len(pc) and "composite" in pc.columns:
+        worst = pc.nsmallest(max_worst, "composite")
+        traces = {t.conversation_id: t for t in (getattr(ev, "traces", None) or [])}
+        ledger = getattr(ev, "ledger", None)
+        by_conv: dict[str, list[dict[str, Any]]] = {}
+        for r in _records(ledger):
+            by_conv.setdefault(str(r.get("conversation_id")), []).append(r)
+        out.append(f"<h3>The {len(worst)} conversations with the lowest composite score</h3>")
+        for i, r in enumerate(_records(worst)):
+            cid = str(r["conversation_id"])
+            meta = [f"composite {h.fmt(r.get('composite'))}"]
+            for col, word in (("n_handoffs", "handoffs"), ("lost", "lost"),
+                              ("contradicted", "contradicted"), ("n_loops", "loops"),
+                              ("contract_violations", "contract violations")):
+                v = _num(r.get(col))
+                if v:
+                    meta.append(f"{int(v)} {word}")
+            facts = by_conv.get(cid, [])
+            body = [h.records_table([r], [c for c in (
+                "composite", "handoff_quality", "information_retention", "routing_quality",
+                "target_accuracy", "reason_accuracy", "context_completeness", "retention_rate",
+                "routing_exact", "n_loops", "contract_violations") if c in r])]
+            if facts:
+                body.append(h.records_table(facts, ["handoff_index", "from_agent", "to_agent",
+                                                    "fact", "label", "rationale"]))
+            trace = traces.get(cid)
+            if trace is not None:
+                fact_list = [{"fact_id": f.get("fact_id"), "handoff_index": f.get("handoff_index"),
+                              "text": str(f.get("fact", ""))} for f in facts
+                             if f.get("fact_id") is not None]
+                verdicts = {str(f["item_id"]): f.get("label") for f in facts
+                            if f.get("item_id") is not None}
+                body.append(_render_trace(trace, fact_list, verdicts))
+            else:
+                body.append('<p class="empty">Trace not included in the evaluation result.</p>')
+            out.append(h.details(cid, "".join(body), meta=" · ".join(meta), open=i == 0))
+
+    loops = getattr(ev, "loops", None) or []
+    out.append("<h3>Circular handoffs</h3>")
+    loop_rows = [{"conversation_id": lp.get("conversation_id"), "kind": lp.get("kind"),
+                  "agents": " → ".join(map(str, lp.get("agents") or [])),
+                  "turn_indices": lp.get("turn_indices"),
+                  "handoff_indices": lp.get("handoff_indices")} for lp in loops]
+    out.append(h.records_table(loop_rows, empty="No circular handoffs found."))
+
+    viols = getattr(ev, "violations", None) or []
+    out.append("<h3>Contract violations</h3>")
+    preferred = ["conversation_id", "handoff_index", "from_agent", "to_agent", "contract",
+                 "kind", "key", "message"]
+    cols = None
+    if viols:
+        keys = list(dict.fromkeys(k for v in viols for k in v))
+        cols = [c for c in preferred if c in keys] or keys
+    out.append(h.records_table(list(viols), cols, max_rows=500,
+                               empty="No contract violations (or no contracts given)."))
+
+    ledger = getattr(ev, "ledger", None)
+    out.append("<h3>Per-fact retention ledger</h3>")
+    recs = _records(ledger)
+    if recs:
+        counts: dict[str, int] = {}
+        for r in recs:
+            lab = r.get("label")
+            key = "judge error" if lab is None or (isinstance(lab, float) and math.isnan(lab)) \
+                else str(lab)
+            counts[key] = counts.get(key, 0) + 1
+        out.append('<p class="note">' + h.esc(" · ".join(f"{k}: {v}" for k, v in counts.items()))
+                   + f" ({len(recs)} facts)</p>")
+        cols = ["item_id", "from_agent", "to_agent", "fact", "label", "rationale", "evidence",
+                "error"]
+        bad = [r for r in recs if r.get("label") != "retained"]
+        if bad:
+            out.append(h.details("Facts not retained (lost, contradicted or not judged)",
+                                 h.records_table(bad, [c for c in cols if c in bad[0]]),
+                                 meta=f"{len(bad)} facts", scroll=True))
+        out.append(h.details("Full ledger", h.records_table(recs, [c for c in cols
+                                                                    if c in recs[0]]),
+                             meta=f"{len(recs)} facts", scroll=True))
+    else:
+        out.append('<p class="empty">No retention items.</p>')
+    return "".join(out)
+
+
+def _provenance(ev: Any, labeled_set: Any, judge_card: Any, now: str) -> str:
+    from maev_kit import __version__
+
+    prov = dict(getattr(ev, "provenance", None) or {})
+    pairs: list[tuple[str, Any]] = [("report generated", now), ("maev-kit version", __version__)]
+    for k, v in prov.items():
+        if k == "judge_card" and judge_card is not None:
+            continue
+        if k == "labeled_set" and labeled_set is not None:
+            continue
+        pairs.append((k.replace("_", " "), v))
+    judge = getattr(ev, "judge", None)
+    if judge:
+        pairs.append(("judge", judge))
+    if labeled_set is not None:
+        info: dict[str, Any] = {}
+        for attr in ("name", "version", "content_hash", "labels_hash"):
+            v = getattr(labeled_set, attr, None)
+            if callable(v):
+                v = v()
+            if v is not None:
+                info[attr] = v
+        if not info:
+            info = _as_dict(labeled_set) or {}
+        pairs.append(("labeled set", info))
+    if judge_card is not None:
+        pairs.append(("judge card", _as_dict(judge_card)))
+    if getattr(ev, "weights", None):
+        pairs.append(("composite weights", ev.weights))
+    return h.kv_table(pairs)
+
+
+# --------------------------------------------------------------------------- entry point
+def report(
+    evaluation: Any,
+    *,
+    calibration: Any = None,
+    title: str = "maev-kit coordination report",
+    labeled_set: Any = None,
+    judge_card: Any = None,
+    max_worst: int = 5,
+) -> Report:
+    """Build the self-contained HTML report of an evaluation (and, optionally, a calibration).
+
+    The page has four sections — summary (composite and components with CIs, routing against
+    the 90 % and 95 % targets), judge calibration (leaderboard, κ with the human ceiling,
+    confusion matrices, labels still needed), coordination (agent-pair heatmap, the worst
+    conversations with their traces, loops, contract violations, the per-fact ledger) and
+    provenance. It loads nothing from the network (inline CSS, inline SVG, no scripts), and
+    every piece of text is HTML-escaped.
+
+    Parameters
+    ----------
+    evaluation : EvaluationResult
+        What :func:`maev_kit.evaluate` returns.
+    calibration : CalibrationResult, optional
+        Leaderboard, human ceiling, confusion matrices, disagreements, recommendation.
+    title : str
+    labeled_set : LabeledSet, optional
+        Shown in the provenance (name, version, hashes).
+    judge_card : JudgeCard or dict, optional
+        Shown in the provenance.
+    max_worst : int, default 5
+        How many of the lowest-scoring conversations to show with their traces.
+
+    Returns
+    -------
+    Report
+        ``.html`` (str), ``.save(path)``, and a notebook display.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from maev_kit.evaluation import EvaluationResult
+    >>> ev = EvaluationResult(
+    ...     per_conversation=pd.DataFrame({"conversation_id": ["c-1"], "composite": [0.8]}),
+    ...     aggregates=pd.DataFrame({"metric": ["composite"], "mean": [0.8], "ci_low": [0.7],
+    ...                              "ci_high": [0.9], "n": [1]}),
+    ...     handoff_matrix=pd.DataFrame(), pair_stats=pd.DataFrame(), ledger=pd.DataFrame(),
+    ...     loops=[], violations=[], routing={}, judge={"name": "heuristic"}, provenance={})
+    >>> r = report(ev, title="Demo <1>")
+    >>> "Demo &lt;1&gt;" in r.html, "<script" in r.html
+    (True, False)
+    """
+    missing = [a for a in _REQUIRED if not hasattr(evaluation, a)]
+    if missing:
+        raise TypeError("`evaluation` must be an EvaluationResult (what maev_kit.evaluate "
+                        f"returns); got {type(evaluation).__name__} without "
+                        f"{', '.join(missing)}")
+    if isinstance(max_worst, bool) or not isinstance(max_worst, int) or max_worst < 0:
+        raise ValueError(f"`max_worst` must be a non-negative int, got {max_worst!r}")
+    if not isinstance(title, str):
+        raise TypeError(f"`title` must be a str, got {type(title).__name__}")
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    from maev_kit import __version__
+
+    judge = getattr(evaluation, "judge", None) or {}
+    sub = [f"{len(evaluation.per_conversation)} conversations"]
+    if judge.get("name"):
+        jv = f" {judge.get('version')}" if judge.get("version") else ""
+        sub.append(f"judge {judge['name']}{jv}")
+    ls_name = getattr(labeled_set, "name", None) or \
+        ((getattr(evaluation, "provenance", None) or {}).get("labeled_set") or {}).get("name")
+    if ls_name:
+        sub.append(f"labeled set {ls_name}")
+    sub.append(f"generated {now}")
+
+    body = [
+        h.section("summary", "Summary", _summary(evaluation)),
+        h.section("calibration", "Judge calibration", _calibration(calibration)),
+        h.section("coordination", "Coordination", _coordination(evaluation, max_worst)),
+        h.section("provenance", "Provenance",
+                  _provenance(evaluation, labeled_set, judge_card, now)),
+    ]
+    nav = [("summary", "Summary"), ("calibration", "Judge calibration"),
+           ("coordination", "Coordination"), ("provenance", "Provenance")]
+    page = h.page(title, " · ".join(sub), nav, "".join(body),
+                  f"maev-kit {__version__} · self-contained report: no scripts, no external "
+                  "resources")
+    return Report(page, title)

@@ -1,0 +1,49 @@
+"""``maev serve-fake``: run the local OpenAI-compatible server until stopped."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+import click
+
+__all__ = ["serve_fake"]
+
+
+@click.command("serve-fake")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on (0 picks a free one and prints it).")
+@click.option("--latency", default=0.0, show_default=True, type=click.FloatRange(min=0.0),
+              help="Seconds to wait before each reply.")
+def serve_fake(host: str, port: int, latency: float) -> None:
+    """Serve POST /v1/chat/completions locally, answering the retention prompt with the heuristic
+    judge, until Ctrl-C.
+
+    Point a judge at it with ``LiteLLMBackend("openai/fake", api_base=URL, api_key="x")`` or
+    ``OpenAIClientBackend(AsyncOpenAI(base_url=URL, api_key="x"), "fake")``.
+    """
+    from maev_kit.testing._server import FakeOpenAIServer
+
+    server = FakeOpenAIServer(latency=latency, host=host, port=port)
+    try:
+        server.start()
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}; "
+                                   "pick another --port (0 chooses a free one)") from exc
+    # SIGTERM stops as cleanly as Ctrl-C.
+    signal.signal(signal.SIGTERM, lambda *_: server._stopping.set())
+    click.echo(f"Fake OpenAI-compatible server at {server.base_url} (latency {latency:g} s); "
+               "Ctrl-C to stop", err=False)
+    sys.stdout.flush()
+    try:
+        server.serve_until_stopped()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        click.echo(f"stopped after {len(server.requests)} request(s)")
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m maev_kit.testing._cli`
+    serve_fake()
