@@ -2,7 +2,7 @@
 
     python tools/build_labeled_sets.py                      # writes labeled_sets/support_desk and
                                                             # labeled_sets/snli_calibration
-    python tools/build_labeled_sets.py --out /tmp/sets      # somewhere else
+    python tools/build_labeled_sets.py --out OTHER_DIR       # somewhere else
     python tools/build_labeled_sets.py --snli PATH          # another copy of the SNLI subset
 
 ``support_desk`` is authored here, from templates, with a seeded ``random.Random``: the same seed
@@ -425,7 +425,7 @@ def make_fact(kind: str, rng: random.Random, c: dict[str, Any]) -> Fact:
     if kind == "appointment":
         day = c.get("day") or rng.choice(DAYS[:5])
         wday = c.get("wrong_day") or rng.choice([d for d in DAYS[:5] if d != day])
-        t, tpara = rng.choice(TIMES)
+        t, tpara = c.get("time") or rng.choice(TIMES)
         v, w = f"{day} at {t}", f"{wday} at {t}"
         return Fact(
             kind, v, w, f"{day} {tpara}",
@@ -485,7 +485,7 @@ def make_fact(kind: str, rng: random.Random, c: dict[str, Any]) -> Fact:
         v, w = f"{model} ({os_})", f"{PHONE_WRONG[model]} ({os_})"
         return Fact(
             kind, v, w, f"your {os_.split()[0]} device",
-            f"The customer is using a {model} on {os_}.",
+            f"The customer's device is the {model}, running {os_}.",
             user=[f"I'm on a {model} with {os_}.", f"{model}, {os_}.", f"my {model}"],
             retain=[f"On a {model} with {os_} the fix is a bit different.",
                     f"For the {model}, here's what to do."],
@@ -589,14 +589,14 @@ def make_fact(kind: str, rng: random.Random, c: dict[str, Any]) -> Fact:
             user=[f"I got an alert about a login from {v}.", f"someone signed in from {v}",
                   f"There's a sign-in from {city} I didn't do, at {t}."],
             retain=[f"I can see the sign-in from {v} and I've ended that session.",
-                    f"The {v} login is not you, so I've revoked it."],
+                    f"The sign-in from {v} wasn't you, so I've revoked it."],
             retain_para=[f"That overnight {city} session has been signed out.",
                          f"The {city} sign-in came from a new device; I've blocked it."],
             reask=["Where was the suspicious sign-in from?", "Can you tell me what the alert said?"],
             ignore=["I don't see anything unusual in your recent sign-ins.",
                     "Your sign-in history looks normal to me."],
             contra=[f"I can see the sign-in from {w} and I've ended that session.",
-                    f"The {w} login is not you, so I've revoked it."],
+                    f"The sign-in from {w} wasn't you, so I've revoked it."],
             resupply=[f"{v}. It's in the alert I mentioned.", f"{v}."],
             correct=[f"It said {city}, not {CITY_WRONG[city]}.", f"{v}."],
             context_key="login_location", context_value=v)
@@ -829,19 +829,21 @@ ISSUES = [
 ]
 ISSUE_BY_KEY = {i.key: i for i in ISSUES}
 
+SALUTE = ["Hi{n}!", "Hello{n}.", "Hey{n}!", "Hi{n}.", "Thanks for waiting{n}.",
+          "Good to meet you{n}."]
 GREETING = {
-    "billing": ["Hi{n}, you're through to Billing.", "Hello{n}, billing specialist here.",
-                "Hi{n}! Billing here — thanks for waiting.", "Good to meet you{n}, I handle billing."],
-    "technical_support": ["Hi{n}, Technical Support here.", "Hello{n}, I'm with the tech team.",
-                          "Hey{n}, tech support here — let's get this sorted.",
-                          "Hi{n}, thanks for holding. I'm a support engineer."],
-    "account_security": ["Hi{n}, this is Account Security.", "Hello{n}, security team here.",
-                         "Hi{n}. I'm from account protection — I'll help you lock things down."],
-    "general_faq": ["Hi{n}! I can help with general questions.", "Hello{n}, help desk here.",
-                    "Hi{n}, happy to answer that."],
-    "human_escalation": ["Hi{n}, my name is Dana and I'm a team lead here.",
-                         "Hello{n}, this is Sam from customer care — a real person, promise.",
-                         "Hi{n}, I'm Jordan, a senior agent. I've read through the chat so far."],
+    "billing": ["You're through to Billing.", "Billing specialist here.",
+                "Billing here — thanks for your patience.", "I handle billing questions."],
+    "technical_support": ["Technical Support here.", "I'm with the tech team.",
+                          "Tech support here — let's get this sorted.",
+                          "I'm one of the support engineers."],
+    "account_security": ["This is Account Security.", "Security team here.",
+                         "I'm from account protection — I'll help you lock things down."],
+    "general_faq": ["I can help with general questions.", "Help desk here.",
+                    "Happy to answer that."],
+    "human_escalation": ["My name is Dana and I'm a team lead here.",
+                         "This is Sam from customer care — a real person, promise.",
+                         "I'm Jordan, a senior agent. I've read through the chat so far."],
 }
 TRIAGE_HELLO = ["Hi! Thanks for contacting Kestrel support. {ask}",
                 "Hello, I'm the Kestrel virtual assistant. {ask}",
@@ -867,10 +869,10 @@ ROUTE = {
            "Let me get {team} for you."],
 }
 BOUNCE = {
-    "billing": ["This looks like a technical fault rather than a billing problem.",
-                "I can't see anything wrong with the billing itself; it seems technical."],
-    "technical_support": ["The service itself is working, so this sounds like a billing matter.",
-                          "Technically everything checks out — the issue is on the account side."],
+    "billing": ["This doesn't look like a billing problem to me.",
+                "I can't see anything wrong with the billing itself."],
+    "technical_support": ["The service itself is working, so this isn't a technical fault.",
+                          "Technically everything checks out on our side."],
     "account_security": ["The account itself looks secure, so this isn't really a security case.",
                          "There's no sign of a security problem, this is about something else."],
     "general_faq": ["That's beyond what I can answer from the help centre.",
@@ -924,19 +926,28 @@ CONTRACTS = [
     {"from_agent": "*", "to_agent": "general_faq", "reason": None,
      "required_context_keys": ["issue_summary"],
      "value_types": {"issue_summary": "str"}},
-    {"from_agent": "*", "to_agent": "human_escalation", "reason": "escalation",
-     "required_context_keys": ["account_number", "issue_summary", "attempted_steps"],
-     "value_types": {"account_number": "str", "issue_summary": "str", "attempted_steps": "list"}},
+    {"from_agent": "*", "to_agent": "human_escalation", "reason": None,
+     "required_context_keys": ["account_number", "issue_summary"],
+     "value_types": {"account_number": "str", "issue_summary": "str"}},
     {"from_agent": "triage", "to_agent": "billing", "reason": None,
      "required_context_keys": ["account_number", "issue_summary", "customer_name"],
      "value_types": {"account_number": "str", "issue_summary": "str", "customer_name": "str"}},
+    {"from_agent": "*", "to_agent": "*", "reason": "escalation",
+     "required_context_keys": ["issue_summary", "attempted_steps"],
+     "value_types": {"issue_summary": "str", "attempted_steps": "list"}},
 ]
 
 
-def required_keys(from_agent: str, to_agent: str) -> list[str]:
+def required_keys(from_agent: str, to_agent: str, reason: str | None = None) -> list[str]:
+    """Context keys the contracts require of a ``from_agent → to_agent`` handoff with ``reason``.
+
+    A contract applies when its agents match (``"*"`` matches any) and its ``reason`` is null or
+    equals the handoff's reason (the semantics of ``maev_kit.metrics.check_handoff_contracts``).
+    """
     keys: list[str] = []
     for c in CONTRACTS:
-        if c["to_agent"] == to_agent and c["from_agent"] in ("*", from_agent):
+        if (c["to_agent"] in ("*", to_agent) and c["from_agent"] in ("*", from_agent)
+                and c["reason"] in (None, reason)):
             keys += [k for k in c["required_context_keys"] if k not in keys]
     return keys
 
@@ -974,6 +985,7 @@ class Conversation:
         self.n_fact = 0
         self.outcome_bias: dict[str, float] = {}
         self.forced: dict[tuple[int, str], str] = {}
+        self.expected: list[dict[str, Any]] = []  # the ideal handoffs (expectations.jsonl)
 
     # -- timeline ---------------------------------------------------------------------------
     def user(self, text: str) -> None:
@@ -1003,7 +1015,7 @@ class Conversation:
     # -- handoffs ---------------------------------------------------------------------------
     def context_for(self, from_agent: str, hop: Hop) -> dict[str, Any]:
         ctx: dict[str, Any] = {}
-        req = required_keys(from_agent, hop.to)
+        req = required_keys(from_agent, hop.to, hop.reason)
         for k in self.known:
             f = self.facts[k]
             if f.context_key and (f.context_key in req or self.rng.random() < 0.6):
@@ -1029,13 +1041,15 @@ class Conversation:
         if (h, kind) in self.forced:
             return self.forced[(h, kind)]
         r = self.rng.random()
-        p_lost = 0.22 + self.outcome_bias.get("lost", 0.0)
-        p_con = 0.14 + self.outcome_bias.get("contradicted", 0.0)
+        p_lost = 0.24 + self.outcome_bias.get("lost", 0.0)
+        p_con = 0.12 + self.outcome_bias.get("contradicted", 0.0)
         if to == "human_escalation":
             p_lost -= 0.08  # the human reads the transcript
         if r < p_con:
             return "contradict"
         if r < p_con + p_lost:
+            if kind == "customer_name":  # an agent "ignoring" a name is not visible; it asks
+                return "reask"
             return "reask" if self.rng.random() < 0.5 else "ignore"
         return "verbatim" if self.rng.random() < 0.45 else "paraphrase"
 
@@ -1066,16 +1080,20 @@ class Conversation:
                 ) -> list[tuple[Fact, str]]:
         """The receiving agent's first turn, rendering each fact by its outcome."""
         rng = self.rng
-        name_kinds = {f.kind for f, _ in plan}
-        n = "" if "customer_name" in name_kinds or rng.random() < 0.35 else f" {self.first}"
-        parts = [rng.choice(GREETING[agent]).format(n=n)]
+        name_outcome = {f.kind: o for f, o in plan}.get("customer_name")
+        n = "" if name_outcome or rng.random() < 0.35 else f" {self.first}"
+        salute = rng.choice(SALUTE).format(n=n)
+        if name_outcome in ("verbatim", "paraphrase", "contradict"):
+            who = {"verbatim": f"{self.first} {self.last}", "paraphrase": self.first,
+                   "contradict": self.facts["customer_name"].wrong}[name_outcome]
+            salute = rng.choice(["Hi {n}!", "Hello {n}.", "Thanks for waiting, {n}.",
+                                 "Good to meet you, {n}."]).format(n=who)
+        parts = [salute, rng.choice(GREETING[agent])]
         asks = []
         for f, outcome in plan:
             if f.kind == "customer_name":
-                line = rng.choice({"verbatim": f.retain, "paraphrase": f.retain_para,
-                                   "reask": f.reask, "ignore": f.ignore,
-                                   "contradict": f.contra}[outcome])
-                parts[0] = line + " " + parts[0].replace(f" {self.first}", "")
+                if outcome in ("reask", "ignore"):
+                    asks.append(rng.choice(f.reask))
                 continue
             if outcome == "reask":
                 asks.append(rng.choice(f.reask))
@@ -1176,6 +1194,8 @@ def build_conversation(cid: str, rng: random.Random, issue: Issue, scenario: str
         nxt = route[h + 1] if not last else None
         if hop.mode == "delegate":
             conv.receive(hop.to, plan)
+            if any(o == "reask" for _, o in plan):
+                conv.customer_reply(plan)
             conv.say(hop.to, rng.choice(["Identity verified; passing the result back.",
                                          "Verification done — returning to my colleague.",
                                          "Checked. Handing back now."]))
@@ -1216,19 +1236,24 @@ def build_conversation(cid: str, rng: random.Random, issue: Issue, scenario: str
         # transfer message of the current receiver
         nteam = rng.choice(TEAM[nxt.to])
         rkey = nxt.reason if nxt.reason in ROUTE else None
-        if nxt.bounce and hop.to in BOUNCE:
+        if nxt.mode == "delegate":
+            text = rng.choice(["Before I change anything I need {team} to verify your identity — one moment.",
+                               "I'm asking {team} to run a quick identity check; I'll stay with you.",
+                               "Let me have {team} confirm it's really you first."]).format(team=nteam)
+        elif nxt.bounce and hop.to in BOUNCE:
             text = rng.choice(BOUNCE[hop.to]) + " " + rng.choice(ROUTE["fallback"]).format(
                 team=nteam, Team=_cap(nteam))
         else:
             text = rng.choice(ROUTE[rkey]).format(team=nteam, Team=_cap(nteam))
         conv.say(hop.to, text)
         current = hop.to
-    conv.expected = expected or []  # type: ignore[attr-defined]
+    conv.expected = list(expected or [])
     return conv
 
 
 def _issue_kinds(rng: random.Random, issue: Issue) -> list[str]:
-    kinds = ["account_number"] if rng.random() < 0.9 else []
+    # customers of the general help desk often write without an account number
+    kinds = ["account_number"] if issue.owner != "general_faq" or rng.random() < 0.5 else []
     extra = list(issue.kinds)
     rng.shuffle(extra)
     if "display_name_xss" in issue.kinds:
@@ -1261,7 +1286,7 @@ def _reason(rng: random.Random, expected: str | None, *, p_null: float = 0.2,
 
 def _exp(target: str, reason: str | None, from_agent: str = "triage") -> dict[str, Any]:
     return {"expected_target": target, "expected_reason": reason,
-            "required_context_keys": required_keys(from_agent, target)}
+            "required_context_keys": required_keys(from_agent, target, reason)}
 
 
 def plan_support_desk(rng: random.Random) -> list[dict[str, Any]]:
@@ -1279,7 +1304,7 @@ def plan_support_desk(rng: random.Random) -> list[dict[str, Any]]:
     plans.append(dict(scenario="clean", issue=ISSUE_BY_KEY["technician_visit"],
                       route=[Hop("technical_support", "specialization")],
                       expected=[_exp("technical_support", "specialization")],
-                      fixed={"day": "Tuesday", "wrong_day": "Thursday"},
+                      fixed={"day": "Tuesday", "wrong_day": "Thursday", "time": TIMES[1]},
                       forced={(0, "appointment"): "contradict"},
                       first_kinds=["account_number", "appointment", "router"]))
     plans.append(dict(scenario="clean", issue=ISSUE_BY_KEY["duplicate_charge"],
@@ -1356,7 +1381,7 @@ def plan_support_desk(rng: random.Random) -> list[dict[str, Any]]:
         owner = ["billing", "account_security", "human_escalation"][k % 3]
         iss = issue_for(owner) if owner != "human_escalation" else ISSUE_BY_KEY["complaint"]
         exp_reason = "escalation" if owner == "human_escalation" else "specialization"
-        req = required_keys("triage", owner)
+        req = required_keys("triage", owner, exp_reason)
         drop = ["account_number"] if k < 6 else [rng.choice([r for r in req if r != "account_number"])]
         route = [Hop(owner, _reason(rng, exp_reason), drop=drop, int_account=(k == 7))]
         expected = [_exp(owner, exp_reason)]
@@ -1457,7 +1482,7 @@ def _support_desk_files(convs: list[Conversation], rng: random.Random) -> dict[s
                                     "channel": "chat", "product": "Kestrel"}})
         first = c.users[0]["content"]
         exps.append({"conversation_id": c.cid,
-                     "handoffs": c.expected,  # type: ignore[attr-defined]
+                     "handoffs": c.expected,
                      "key_facts": c.key_facts,
                      "routing": [{"user_input": first, "correct_agent": c.issue.owner,
                                   "acceptable_agents": list(c.issue.acceptable),
@@ -1629,18 +1654,21 @@ that reports and widgets can be checked for escaping. They must always show up a
   `<conversation_id>/h<handoff_index>/<fact_id>`, `annotator` is `maev-authors`, `source` is
   `reference`, and `note` says how the fact was treated (for example
   `appointment: stated a conflicting value (Thursday at 10:00 am for Tuesday at 10:00 am)`).
+  `created_at` is a fixed timestamp (the build of version 1.0.0) so rebuilds are identical.
 - `manifest.json` — name, version, description, `agents` (id → role), `labels`, `splits`,
   `contracts`, `labelers`, and these extra keys: `agent_descriptions` (what each agent does),
   `generator` (script and seed), `license`, `counts` (the numbers in this README).
 
 ### Handoff contracts (`manifest.json › contracts`)
 
-Each contract says what a handoff into `to_agent` (from `from_agent`, `"*"` = any agent) must
+Each contract says what a handoff from `from_agent` to `to_agent` (`"*"` = any agent) must
 carry: the keys of `context_passed` in `required_context_keys`, each of the JSON type given in
-`value_types` (`str`, `int`, `float`, `bool`, `list`, `dict`). `reason` is the reason the handoff
-must record, or `null` when any reason (or none) is acceptable. Several contracts can apply to
-one handoff; all of them must hold. Handoffs into `human_escalation` must record the reason
-`escalation`.
+`value_types` (`str`, `int`, `float`, `bool`, `list`, `dict`). `reason` narrows the contract to
+handoffs recorded with that reason; `null` means it applies whatever the reason (as in
+`maev_kit.metrics.check_handoff_contracts`). Several contracts can apply to one handoff; all of
+them must hold. For example, every handoff into `billing` needs `account_number` and
+`issue_summary`, one from `triage` also `customer_name`, and every `escalation` handoff needs
+`attempted_steps` (a list).
 
 ## How it was made and who labeled it
 
@@ -1800,9 +1828,9 @@ premises are Flickr30k image captions, as in SNLI.
 ## How the items were made
 
 Input: `retention_snli_subset.jsonl` (the first rows of the official SNLI 1.0 dev and test
-files, pairs without a 3-of-5 majority already removed). Taken from it: the first
-{s['splits']['dev']} `dev` rows and the first {s['splits']['test']} `test` rows that carry all
-five crowd labels, in file order (so the three hypotheses written for one premise stay together).
+files, pairs without a 3-of-5 majority already removed). Taken from it, in file order: the
+first {s['splits']['dev']} `dev` rows and the first {s['splits']['test']} `test` rows that carry
+all five crowd labels (so the three hypotheses written for one premise stay together).
 `tools/build_labeled_sets.py` converts each pair into one trace:
 
 | turn_index | speaker | text |
@@ -1840,6 +1868,9 @@ fact the intake agent stated retained by what the responder says?"):
 - `gold` (`source: "gold"`): SNLI's gold label, the label given by at least 3 of the 5.
   Compare a judge with each slot, and slots with each other; don't compare judge-vs-gold with
   human-vs-human, since gold is a majority vote that includes those humans.
+
+`created_at` is a fixed timestamp (the build of version 1.0.0 of this folder), not the time of
+the original annotation, so that rebuilding gives identical files.
 
 ## Numbers (measured on this folder)
 

@@ -32,9 +32,9 @@ _Z = {0.90: 1.6448536269514722, 0.95: 1.959963984540054, 0.99: 2.575829303548900
 def _z(confidence: float) -> float:
     if confidence in _Z:
         return _Z[confidence]
-    from scipy.stats import norm
+    from statistics import NormalDist
 
-    return float(norm.ppf(0.5 + confidence / 2))
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
 
 
 def landis_koch(kappa: float) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,7 +24,10 @@ ERROR_KINDS: tuple[str, ...] = ("rate_limit", "server", "timeout", "connection",
                                 "unparseable", "auth", "bad_request", "other")
 _RETRYABLE = frozenset({"rate_limit", "server", "timeout", "connection", "bad_response",
                         "unparseable"})
-_MAX_RETRY_AFTER = 120.0  # seconds: a server asking for longer gets this much
+_MAX_RETRY_AFTER = 120.0
+# How litellm words an unreadable 200 body that it re-raises as a 500.
+_JSON_ERROR = re.compile(r"JSONDecodeError|Invalid response object|Expecting (value|property name"
+                         r"|'.' delimiter)|Unterminated string|Extra data")  # seconds: a server asking for longer gets this much
 
 
 @dataclass(frozen=True)
@@ -162,8 +166,7 @@ def classify_error(exc: BaseException) -> BackendError:
     if isinstance(status, int) and status >= 400:
         kind = _kind_for_status(status)
         # litellm reports an unreadable 200 body as a 500 "Invalid response object" / JSON error.
-        if kind == "server" and ("JSONDecodeError" in text or "Invalid response object" in text
-                                 or "Expecting" in text and "delimiter" in text):
+        if kind == "server" and _JSON_ERROR.search(text):
             kind = "bad_response"
         try:
             retry_after = retry_after_from_headers(dict(headers.items()) if headers else None)

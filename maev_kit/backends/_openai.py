@@ -18,6 +18,12 @@ _OWNED_BY_RUNNER = {"timeout": "timeout", "max_retries": "max_retries"}
 _SYNC_THREADS = 256  # threads for a sync client are made on demand, up to this many
 
 
+def _is_async_client(client: Any) -> bool:
+    if any(t.__name__.startswith("Async") for t in type(client).__mro__):
+        return True  # AsyncOpenAI, AsyncAzureOpenAI (their create is wrapped, not a coroutine fn)
+    return inspect.iscoroutinefunction(client.chat.completions.create)
+
+
 class OpenAIClientBackend:
     """Send requests with an ``openai`` client: ``client.chat.completions.create(model=..., ...)``.
 
@@ -57,7 +63,7 @@ class OpenAIClientBackend:
         self.client = with_options(max_retries=0) if callable(with_options) else client
         self.model = model
         self.params = dict(params)
-        self.is_async = inspect.iscoroutinefunction(self.client.chat.completions.create)
+        self.is_async = _is_async_client(client)
         self._executor: ThreadPoolExecutor | None = None
 
     def __repr__(self) -> str:

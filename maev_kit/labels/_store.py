@@ -170,7 +170,8 @@ class LabelStore:
             if fcntl is not None:
                 fcntl.flock(fd, fcntl.LOCK_EX)
             try:
-                self._cut_torn_tail(fd)
+                if self._cut_torn_tail(fd):
+                    self.torn_last_line = None
                 for data in lines:
                     written = os.write(fd, data)
                     if written != len(data):  # pragma: no cover - disk full and the like
@@ -191,17 +192,18 @@ class LabelStore:
         return (json.dumps(d, ensure_ascii=False) + "\n").encode("utf-8")
 
     @staticmethod
-    def _cut_torn_tail(fd: int) -> None:
+    def _cut_torn_tail(fd: int) -> bool:
         """If the file does not end with a newline, cut the unacknowledged torn fragment."""
         size = os.fstat(fd).st_size
         if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-            return
+            return False
         end = size
         while end > 0:  # look back for the last newline, 64 KiB at a time
             start = max(0, end - 65536)
             cut = os.pread(fd, end - start, start).rfind(b"\n")
             if cut >= 0:
                 os.ftruncate(fd, start + cut + 1)
-                return
+                return True
             end = start
         os.ftruncate(fd, 0)
+        return True

@@ -284,6 +284,8 @@ def _json_type_name(value: Any) -> str:
 
 
 def _as_contracts(contracts: Any) -> list[HandoffContract]:
+    if type(contracts) is list and all(type(c) is HandoffContract for c in contracts):
+        return contracts
     if isinstance(contracts, (str, os.PathLike)):
         return load_contracts(contracts)
     if isinstance(contracts, HandoffContract):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -12,7 +13,8 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_WEIGHTS", "coordination_score", "weight_sensitivity"]
 
 #: The article's weights of the three components.
-DEFAULT_WEIGHTS: Mapping[str, float] = {"handoff": 0.3, "retention": 0.4, "routing": 0.3}
+DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {"handoff": 0.3, "retention": 0.4, "routing": 0.3})
 _COMPONENTS = ("handoff", "retention", "routing")
 
 
@@ -62,7 +64,7 @@ def coordination_score(
     penalty = _check_penalty(contradiction_penalty)
     for arg, value in (("handoff_report", handoff_report), ("retention_report", retention_report),
                        ("routing_report", routing_report)):
-        if not isinstance(value, Mapping):
+        if type(value) is not dict and not isinstance(value, Mapping):
             raise TypeError(f"`{arg}` must be a mapping (the dict a score_* function returns), "
                             f"got {type(value).__name__}")
     h, r, ro = _components(handoff_report, retention_report, routing_report, penalty)
@@ -168,6 +170,8 @@ def _get(report: Mapping[str, Any], key: str) -> float:
     value = report.get(key)
     if value is None:
         return 0.0
+    if type(value) is float or type(value) is int:
+        return float(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         try:
             return float(value)  # numpy scalars

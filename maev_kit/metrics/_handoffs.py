@@ -7,12 +7,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from maev_kit.expectations import HandoffExpectation
-from maev_kit.traces._model import Handoff, MultiAgentTrace
+from maev_kit.traces._model import Handoff, HandoffReason, MultiAgentTrace
 
 __all__ = ["score_handoff_accuracy"]
 
 Matching = Literal["aligned", "positional"]
 _MATCHINGS = ("aligned", "positional")
+# Enum ``.value`` is a slow descriptor; this runs once per handoff.
+_REASON_VALUE: dict[object, str] = {r: r.value for r in HandoffReason}
 
 
 def score_handoff_accuracy(
@@ -126,23 +128,23 @@ def score_handoff_accuracy(
         details.append({
             "expected_index": i,
             "expected_target": exp.expected_target,
-            "expected_reason": None if want_reason is None else want_reason.value,
+            "expected_reason": _REASON_VALUE.get(want_reason, want_reason),
             "actual_index": j,
             "actual_target": None if h is None else h.to_agent,
-            "actual_reason": None if h is None or h.reason is None else h.reason.value,
+            "actual_reason": None if h is None else _REASON_VALUE.get(h.reason, h.reason),
             "target_correct": target_ok,
             "reason_correct": reason_ok,
             "context_complete": context_ok,
             "missing_context_keys": missing_keys,
         })
 
-    used = {j for j in pairs if j is not None}
+    used = set(pairs)
     unexpected = [j for j in range(n_act) if j not in used]
     return {
         "target_accuracy": round(n_target / n_exp, 3),
         "reason_accuracy": round(n_reason / n_exp, 3),
         "context_completeness": round(n_context / n_exp, 3),
-        "missing_handoffs": sum(j is None for j in pairs),
+        "missing_handoffs": pairs.count(None),
         "unexpected_handoffs": len(unexpected),
         "matching": matching,
         "handoff_details": details,
@@ -204,6 +206,8 @@ def _align(expected: list[str], actual: list[str]) -> list[int | None]:
 def _as_handoffs(value: Sequence[Handoff] | MultiAgentTrace) -> list[Handoff]:
     if isinstance(value, MultiAgentTrace):
         return value.handoffs
+    if type(value) is list and all(type(h) is Handoff for h in value):  # the fast, common case
+        return value
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise TypeError("`actual_handoffs` must be a list of Handoff objects or a "
                         f"MultiAgentTrace, got {type(value).__name__}")
@@ -219,6 +223,8 @@ def _as_handoffs(value: Sequence[Handoff] | MultiAgentTrace) -> list[Handoff]:
 
 
 def _as_expectations(value: Sequence[HandoffExpectation]) -> list[HandoffExpectation]:
+    if type(value) is list and all(type(e) is HandoffExpectation for e in value):
+        return value
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise TypeError("`expected` must be a list of HandoffExpectation objects, "
                         f"got {type(value).__name__}")

@@ -213,6 +213,8 @@ def _check_zero_division(value: Any) -> float:
 
 
 def _as_cases(value: Sequence[RoutingTestCase]) -> list[RoutingTestCase]:
+    if type(value) is list and all(type(c) is RoutingTestCase for c in value):
+        return value
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise TypeError("`test_cases` must be a list of RoutingTestCase objects, "
                         f"got {type(value).__name__}")
@@ -229,6 +231,8 @@ def _as_cases(value: Sequence[RoutingTestCase]) -> list[RoutingTestCase]:
 
 
 def _as_routes(value: Sequence[str | None]) -> list[str | None]:
+    if type(value) is list and all(r is None or type(r) is str for r in value):
+        return value
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise TypeError("`actual_routes` must be a list of agent ids (str, or None for "
                         f"unrouted), got {type(value).__name__}")

@@ -56,16 +56,25 @@ svg.plot{max-width:100%;height:auto;display:block}
 .tbl-wrap{overflow-x:auto;max-width:100%;margin:4px 0 10px}
 table.t{border-collapse:collapse;font-size:12.5px;font-variant-numeric:tabular-nums;
  min-width:40%}
-table.t th,table.t td{border-bottom:1px solid #eaeef2;padding:4px 10px;text-align:left;
+table.t th,table.t td{border-bottom:1px solid #eaeef2;padding:4px 8px;text-align:left;
  vertical-align:top}
+table.t td{white-space:nowrap}
 table.t th{background:var(--soft);font-weight:600;border-bottom:1px solid var(--line);
  white-space:nowrap;position:sticky;top:0}
 table.t td.num,table.t th.num{text-align:right;white-space:nowrap}
 table.t td.txt{max-width:420px;overflow-wrap:anywhere;white-space:pre-wrap}
 table.t tr:hover td{background:#f3f8fd}
 table.t tr.best td{background:#eaf7f1}
-table.kv th{width:220px;text-align:left;white-space:nowrap}
-table.kv td{overflow-wrap:anywhere}
+table.kv{width:100%}
+table.kv th{width:230px;text-align:left;white-space:nowrap;background:transparent;
+ border-bottom:1px solid #eaeef2;position:static}
+table.kv td{overflow-wrap:anywhere;white-space:normal}
+table.kv table.kv{margin:0;font-size:12px}table.kv table.kv th{width:150px;color:var(--muted)}
+table.kv .tbl-wrap{margin:0}
+.chips{display:flex;flex-wrap:wrap;gap:6px;margin:2px 0 8px}
+.mchip{border:1px solid var(--line);border-radius:12px;padding:1px 9px;font-size:12px;
+ background:var(--soft);font-variant-numeric:tabular-nums}
+.mchip b{font-weight:650}
 .lab{display:inline-block;padding:0 7px;border-radius:9px;font-size:11.5px;color:#fff}
 .lab-ret{background:#0072B2}.lab-lost{background:#E69F00;color:#1f2328}
 .lab-con{background:#D55E00}.lab-skip{background:#8c959f}
@@ -78,6 +87,8 @@ details.blk>summary .meta{font-weight:400;color:var(--muted);font-size:12.5px;ma
 details.blk[open]>summary{border-bottom:1px solid var(--line);background:var(--soft)}
 details.blk>.body{padding:8px 12px 12px}
 .scroll{max-height:560px;overflow:auto}
+.scroll-y{max-height:420px;overflow:auto;border-bottom:1px solid var(--line)}
+.scroll-y .tbl-wrap{overflow:visible;margin:0}
 .empty{color:var(--muted);font-style:italic}
 pre.json{background:var(--soft);border:1px solid var(--line);border-radius:4px;padding:8px 10px;
  font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;max-height:420px;overflow:auto}
@@ -226,13 +237,21 @@ def kv_table(pairs: Iterable[tuple[str, Any]]) -> str:
     """A two-column key/value table; nested dicts and lists are shown as indented JSON."""
     rows = []
     for k, v in pairs:
-        if isinstance(v, (Mapping, list)) and v:
+        if isinstance(v, Mapping) and v and _depth(v) <= 2:
+            body = kv_table(v.items())
+        elif isinstance(v, (Mapping, list)) and v:
             body = (f'<pre class="json">'
                     f'{esc(json.dumps(v, indent=2, default=str, ensure_ascii=False))}</pre>')
         else:
             body = esc(fmt(v))
         rows.append(f"<tr><th>{esc(k)}</th><td>{body}</td></tr>")
     return f'<div class="tbl-wrap"><table class="t kv"><tbody>{"".join(rows)}</tbody></table></div>'
+
+
+def _depth(v: Any) -> int:
+    if isinstance(v, Mapping):
+        return 1 + max((_depth(x) for x in v.values()), default=0)
+    return 0
 
 
 def section(anchor: str, title: str, body: str) -> str:

@@ -51,6 +51,19 @@ def _label(value: Any, limit: int = 36) -> str:
     return s.replace("\\", "\\\\").replace("$", r"\$")
 
 
+def _margins(fig: Any, *, left: float, right: float, top: float, bottom: float) -> None:
+    """Set the axes margins in inches (cheaper than ``bbox_inches="tight"``: one draw)."""
+    w, h = fig.get_size_inches()
+    fig.subplots_adjust(left=min(left / w, 0.7), right=1 - right / w, top=1 - top / h,
+                        bottom=min(bottom / h, 0.6))
+
+
+def _text_width(labels: Sequence[str], size: float = 9) -> float:
+    """Rough width in inches of the longest label at ``size`` points."""
+    longest = max((len(s) for s in labels), default=0)
+    return longest * size * 0.55 / 72
+
+
 def figure_svg(fig: Any) -> str:
     """A matplotlib figure as an inline ``<svg>`` element (no XML prolog, no metadata).
 
@@ -66,7 +79,7 @@ def figure_svg(fig: Any) -> str:
 
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "maev-kit"}):
-        fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
+        fig.savefig(buf, format="svg", metadata={"Date": None})
     svg = buf.getvalue()
     svg = svg[svg.index("<svg"):]
     svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
@@ -120,8 +133,13 @@ def forest_svg(
     import matplotlib
 
     n = max(len(rows), 1)
+    ylabels = [_label(r[0]) for r in rows]
+    has_legend = bool(refs) or band is not None
+    top = (0.3 if title else 0.1) + (0.22 if has_legend else 0.0)
+    bottom = 0.32 + (0.2 if xlabel else 0.0)
     with matplotlib.rc_context(_RC):
-        fig = Figure(figsize=(width, 0.9 + 0.34 * n))
+        fig = Figure(figsize=(width, top + bottom + 0.3 * n + 0.15))
+        _margins(fig, left=_text_width(ylabels) + 0.2, right=0.15, top=top, bottom=bottom)
         ax = fig.add_subplot()
         ys = list(range(n))[::-1]
         lows: list[float] = []
@@ -145,9 +163,9 @@ def forest_svg(
                 highs.append(hi_f)
             lows.append(v)
             highs.append(v)
-            text_x = float(hi) if _finite(hi) else v
-            ax.text(text_x, y, f"  {v:.3f}", va="center", ha="left", fontsize=8,
-                    color="#1f2328", zorder=5)
+            text_x = max(float(hi), v) if _finite(hi) else v
+            ax.annotate(f"{v:.3f}", (text_x, y), xytext=(5, 0), textcoords="offset points",
+                        va="center", ha="left", fontsize=8, color="#1f2328", zorder=5)
         if band is not None and all(_finite(b) for b in band[:3]):
             c, lo_b, hi_b, blabel = band
             ax.axvspan(float(lo_b), float(hi_b), color=OKABE_ITO[2], alpha=0.18, lw=0,
@@ -161,7 +179,7 @@ def forest_svg(
                        ls=styles[i % 3], lw=1.4, label=_label(rlabel, 60))
             lows.append(float(x))
             highs.append(float(x))
-        ax.set_yticks(ys, [_label(r[0]) for r in rows] if rows else [])
+        ax.set_yticks(ys, ylabels)
         if xlim is None:
             lo_x = min([0.0, *lows]) if lows else 0.0
             hi_x = max([1.0, *highs]) if highs else 1.0
@@ -173,12 +191,12 @@ def forest_svg(
         ax.grid(axis="x", color="#d0d7de", lw=0.6)
         ax.set_axisbelow(True)
         if title:
-            ax.set_title(_label(title, 90), loc="left")
+            ax.set_title(_label(title, 90), loc="left", pad=16 if has_legend else 6)
         if xlabel:
             ax.set_xlabel(_label(xlabel, 90))
-        if refs or band is not None:
-            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18 if xlabel else -0.1),
-                      ncol=3, frameon=False, fontsize=8)
+        if has_legend:
+            ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=3, frameon=False,
+                      fontsize=8, borderaxespad=0.1, handlelength=1.8)
         return figure_svg(fig)
 
 
@@ -196,6 +214,8 @@ def heatmap_svg(
 ) -> str:
     """An annotated heatmap (confusion matrix, handoff counts).
 
+    ``size`` is the (width, height) of one cell in inches; the figure grows with its labels.
+
     >>> svg = heatmap_svg([[3, 1], [0, 2]], ["a", "b"], ["a", "b"], title="t")
     >>> svg.count("<text") >= 4
     True
@@ -208,14 +228,24 @@ def heatmap_svg(
     if m.ndim != 2:
         raise ValueError(f"`matrix` must be 2-D, got shape {m.shape}")
     nr, nc = m.shape
-    if size is None:
-        size = (max(2.8, 1.4 + 0.62 * nc), max(2.2, 1.1 + 0.45 * nr))
+    rlabels = [_label(r, 22) for r in row_labels]
+    clabels = [_label(c, 18) for c in col_labels]
+    rotate = nc > 3 or _text_width(clabels, 9) > 0.62
+    left = _text_width(rlabels) + 0.15 + (0.25 if ylabel else 0.0)
+    bottom = ((_text_width(clabels) * 0.6 + 0.2) if rotate else 0.3) + (0.22 if xlabel else 0.0)
+    top = 0.3 if title else 0.1
+    cell_w, cell_h = (0.62, 0.42) if size is None else size
     with matplotlib.rc_context(_RC):
-        fig = Figure(figsize=size)
+        fig = Figure(figsize=(left + 0.15 + cell_w * nc, top + bottom + cell_h * nr))
+        _margins(fig, left=left, right=0.15, top=top, bottom=bottom)
         ax = fig.add_subplot()
         finite = m[np.isfinite(m)]
         vmax = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
-        ax.imshow(np.nan_to_num(m), cmap=cmap, vmin=0, vmax=vmax, aspect="auto")
+        # Vector cells (pcolormesh), not imshow: no embedded raster image.
+        ax.pcolormesh(np.arange(nc + 1) - 0.5, np.arange(nr + 1) - 0.5, np.nan_to_num(m),
+                      cmap=cmap, vmin=0, vmax=vmax, edgecolors="#ffffff", linewidth=1.0)
+        ax.set_xlim(-0.5, nc - 0.5)
+        ax.set_ylim(nr - 0.5, -0.5)
         for i in range(nr):
             for j in range(nc):
                 v = m[i, j]
@@ -228,9 +258,10 @@ def heatmap_svg(
                 dark = np.isfinite(v) and v > 0.55 * vmax
                 ax.text(j, i, txt, ha="center", va="center", fontsize=8,
                         color="#ffffff" if dark else "#1f2328")
-        ax.set_xticks(range(nc), [_label(c, 18) for c in col_labels],
-                      rotation=35 if nc > 3 else 0, ha="right" if nc > 3 else "center")
-        ax.set_yticks(range(nr), [_label(r, 22) for r in row_labels])
+        ax.set_xticks(range(nc), clabels, rotation=35 if rotate else 0,
+                      ha="right" if rotate else "center",
+                      rotation_mode="anchor" if rotate else "default")
+        ax.set_yticks(range(nr), rlabels)
         for spine in ax.spines.values():
             spine.set_visible(False)
         ax.tick_params(length=0)

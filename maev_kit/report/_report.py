@@ -33,6 +33,22 @@ METRIC_NAMES = {
     "routing_acceptable": "· routing acceptable",
 }
 
+LEADERBOARD_HEADERS = {
+    "kappa": "κ", "kappa_low": "κ low", "kappa_high": "κ high", "delta_kappa": "Δκ",
+    "p_value": "p", "ac1": "AC1", "accuracy": "accuracy", "parse_failure_rate": "parse fail",
+    "recall_contradicted": "recall contra.", "cost": "cost $", "latency_p50": "lat. p50 s",
+    "latency_p95": "lat. p95 s", "cache_hits": "cache hits"}
+
+CHIP_NAMES = {"composite": "composite", "handoff_quality": "handoff quality",
+              "information_retention": "information retention",
+              "routing_quality": "routing quality", "target_accuracy": "target accuracy",
+              "reason_accuracy": "reason accuracy", "context_completeness": "context complete",
+              "retention_rate": "retention rate", "routing_exact": "routing exact",
+              "n_loops": "loops", "contract_violations": "contract violations"}
+
+PAIR_HEADERS = {"from_agent": "from", "to_agent": "to", "contradicted": "contra.",
+                "retention_rate": "retention", "context_complete": "context ok"}
+
 ROUTING_TARGETS = ((0.90, "90 % target"), (0.95, "95 % target"))
 
 _REQUIRED = ("per_conversation", "aggregates")
@@ -272,6 +288,11 @@ def _calibration(cal: Any) -> str:
         if "p_value" in lb.columns:
             lb["p_value"] = [("<0.001" if (v := _num(x)) is not None and v < 0.001
                               else h.fmt(x)) for x in lb["p_value"]]
+        if "kappa_low" in lb.columns and "kappa_high" in lb.columns:
+            ci = [f"{h.fmt(lo)} – {h.fmt(hi)}" for lo, hi in zip(lb["kappa_low"],
+                                                                 lb["kappa_high"])]
+            at = list(lb.columns).index("kappa_low")
+            lb.insert(at, "κ 95 % CI", ci)
         recs = _records(lb)
         best = None
         kappas = [_num(r.get("kappa")) for r in recs]
@@ -279,8 +300,9 @@ def _calibration(cal: Any) -> str:
             best = max(range(len(recs)), key=lambda i: -math.inf if kappas[i] is None
                        else kappas[i])
         out.append("<h3>Leaderboard</h3>")
+        shown = [c for c in lb.columns if c not in ("kappa_low", "kappa_high")]
         out.append(h.records_table(
-            recs, formats={"cost": "{:.4f}"},
+            recs, shown, formats={"cost": "{:.4f}"}, headers=LEADERBOARD_HEADERS,
             row_class=["best" if i == best else None for i in range(len(recs))]))
         out.append('<p class="note">κ: Cohen\'s kappa of the judge against the human labels, '
                    "with a bootstrap CI; Δκ and p compare with the best judge; AC1: Gwet's "
@@ -318,7 +340,7 @@ def _calibration(cal: Any) -> str:
                 continue
             figs.append(h.figure(_plots.heatmap_svg(
                 df.values, list(df.index), list(df.columns), title=_key_label(key),
-                xlabel="judge", ylabel="human", size=(3.3, 2.7))))
+                xlabel="judge", ylabel="human", size=(0.7, 0.5))))
         out.append('<div class="gridm">' + "".join(figs) + "</div>")
         if len(items) > 12:
             out.append(f'<p class="note">{len(items) - 12} more confusion matrices not shown.</p>')
@@ -371,9 +393,8 @@ def _coordination(ev: Any, max_worst: int) -> str:
     if plot or ps is not None:
         tbl = h.table(ps, ["from_agent", "to_agent", "handoffs", "facts", "retained", "lost",
                            "contradicted", "retention_rate", "context_complete"],
-                      empty="No handoffs.") if ps is not None else ""
-        out.append(f'<div class="grid2"><div>{plot}</div><div><h3 style="margin-top:4px">'
-                   f"Agent pairs</h3>{tbl}</div></div>")
+                      headers=PAIR_HEADERS, empty="No handoffs.") if ps is not None else ""
+        out.append(f'{plot}<h3>Agent pairs</h3><div class="scroll-y">{tbl}</div>')
 
     # Worst conversations
     pc = ev.per_conversation
@@ -395,10 +416,13 @@ def _coordination(ev: Any, max_worst: int) -> str:
                 if v:
                     meta.append(f"{int(v)} {word}")
             facts = by_conv.get(cid, [])
-            body = [h.records_table([r], [c for c in (
+            chips = [(CHIP_NAMES.get(c, c), r[c]) for c in (
                 "composite", "handoff_quality", "information_retention", "routing_quality",
                 "target_accuracy", "reason_accuracy", "context_completeness", "retention_rate",
-                "routing_exact", "n_loops", "contract_violations") if c in r])]
+                "routing_exact", "n_loops", "contract_violations") if c in r]
+            body = ['<div class="chips">' + "".join(
+                f'<span class="mchip"><b>{h.esc(h.fmt(v))}</b> {h.esc(k)}</span>'
+                for k, v in chips) + "</div>"]
             if facts:
                 body.append(h.records_table(facts, ["handoff_index", "from_agent", "to_agent",
                                                     "fact", "label", "rationale"]))
@@ -420,7 +444,8 @@ def _coordination(ev: Any, max_worst: int) -> str:
                   "agents": " → ".join(map(str, lp.get("agents") or [])),
                   "turn_indices": lp.get("turn_indices"),
                   "handoff_indices": lp.get("handoff_indices")} for lp in loops]
-    out.append(h.records_table(loop_rows, empty="No circular handoffs found."))
+    out.append(_maybe_collapsed(h.records_table(loop_rows, empty="No circular handoffs found."),
+                                len(loop_rows), "loops"))
 
     viols = getattr(ev, "violations", None) or []
     out.append("<h3>Contract violations</h3>")
@@ -430,8 +455,9 @@ def _coordination(ev: Any, max_worst: int) -> str:
     if viols:
         keys = list(dict.fromkeys(k for v in viols for k in v))
         cols = [c for c in preferred if c in keys] or keys
-    out.append(h.records_table(list(viols), cols, max_rows=500,
-                               empty="No contract violations (or no contracts given)."))
+    out.append(_maybe_collapsed(h.records_table(
+        list(viols), cols, max_rows=1000, empty="No contract violations (or no contracts given)."),
+        len(viols), "violations"))
 
     ledger = getattr(ev, "ledger", None)
     out.append("<h3>Per-fact retention ledger</h3>")
@@ -460,17 +486,26 @@ def _coordination(ev: Any, max_worst: int) -> str:
     return "".join(out)
 
 
+def _maybe_collapsed(body: str, n: int, what: str, limit: int = 8) -> str:
+    if n <= limit:
+        return body
+    return h.details(f"Show all {n} {what}", body, meta="collapsed: long list", scroll=True)
+
+
 def _provenance(ev: Any, labeled_set: Any, judge_card: Any, now: str) -> str:
     from maev_kit import __version__
 
     prov = dict(getattr(ev, "provenance", None) or {})
-    pairs: list[tuple[str, Any]] = [("report generated", now), ("maev-kit version", __version__)]
+    pairs: list[tuple[str, Any]] = [("report generated", now),
+                                    ("maev-kit version (report)", __version__)]
+    names = {"maev_kit_version": "maev-kit version (evaluation)", "date": "evaluation date",
+             "n_conversations": "conversations", "n_items": "retention items"}
     for k, v in prov.items():
         if k == "judge_card" and judge_card is not None:
             continue
         if k == "labeled_set" and labeled_set is not None:
             continue
-        pairs.append((k.replace("_", " "), v))
+        pairs.append((names.get(k, k.replace("_", " ")), v))
     judge = getattr(ev, "judge", None)
     if judge:
         pairs.append(("judge", judge))

@@ -379,9 +379,10 @@ def run_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = None, *
 
     Notes
     -----
-    Safe to call from a notebook: inside a running event loop the run happens on a worker
-    thread with its own loop (never ``asyncio.run`` on the notebook's loop). Use
-    :func:`arun_judge` to ``await`` it instead.
+    Safe to call from a notebook: the run happens on one long-lived event loop in a worker
+    thread (never ``asyncio.run`` on the notebook's running loop), the same loop for every
+    call, so an ``AsyncOpenAI`` client can be reused across calls. Ctrl-C cancels the run.
+    Use :func:`arun_judge` to ``await`` it on your own loop instead.
 
     Examples
     --------
@@ -405,45 +406,60 @@ def run_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = None, *
                           max_retries=max_retries, timeout=timeout, cache=cache,
                           progress=progress, retry_backoff=retry_backoff)
 
+    return _run_on_background_loop(make)
+
+
+_loop_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    """One event loop on a daemon thread, shared by every sync call.
+
+    Always the same loop, so an ``AsyncOpenAI`` client (whose connection pool belongs to the
+    loop that first used it) works across repeated ``run_judge`` calls — and a notebook's own
+    running loop is never touched.
+    """
+    global _loop
+    with _loop_lock:
+        if _loop is None or _loop.is_closed():
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="maev-runner-loop",
+                             daemon=True).start()
+            _loop = loop
+        return _loop
+
+
+def _run_on_background_loop(make: Any) -> Any:
+    loop = _background_loop()
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(make())
-    return _run_on_worker_thread(make)
-
-
-def _run_on_worker_thread(make: Any) -> Any:
-    """Run ``make()`` on a fresh event loop in a worker thread and wait (a notebook's loop is busy)."""
+        if asyncio.get_running_loop() is loop:
+            raise RuntimeError("run_judge was called from inside a running judge run; "
+                               "use `await arun_judge(...)` there")
+    except RuntimeError as exc:
+        if "judge run" in str(exc):
+            raise
     box: dict[str, Any] = {}
-    ready = threading.Event()
+    done = threading.Event()
 
-    def target() -> None:
-        loop = asyncio.new_event_loop()
+    async def main() -> None:
         try:
-            task = loop.create_task(make())
-            box["loop"], box["task"] = loop, task
-            ready.set()
-            box["value"] = loop.run_until_complete(task)
+            box["value"] = await make()
         except BaseException as exc:  # re-raised in the caller's thread
             box["error"] = exc
         finally:
-            ready.set()
-            try:
-                loop.run_until_complete(loop.shutdown_asyncgens())
-                loop.run_until_complete(loop.shutdown_default_executor())
-            finally:
-                loop.close()
+            done.set()
 
-    thread = threading.Thread(target=target, name="maev-run-judge", daemon=True)
-    thread.start()
+    def start() -> None:
+        box["task"] = loop.create_task(main())
+
+    loop.call_soon_threadsafe(start)
     try:
-        while thread.is_alive():
-            thread.join(0.1)
-    except KeyboardInterrupt:
-        ready.wait()
-        if "task" in box:
-            box["loop"].call_soon_threadsafe(box["task"].cancel)
-        thread.join()
+        while not done.wait(0.1):
+            pass
+    except KeyboardInterrupt:  # Ctrl-C: cancel the run; finished replies are already cached
+        loop.call_soon_threadsafe(lambda: box["task"].cancel())
+        done.wait(30)
         raise
     if "error" in box:
         raise box["error"]

@@ -153,7 +153,15 @@ class _Handler(BaseHTTPRequestHandler):
         if self.close_connection:
             lines.append("Connection: close")
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        self._done()  # before the write: a client that has its answer sees the request finished
         self.wfile.write(head + body)  # one write: no Nagle/delayed-ACK stall
+
+    def _done(self) -> None:
+        entry = getattr(self, "_entry", None)
+        if entry is not None:
+            self._entry = None
+            entry.finished_at = time.monotonic()
+            self.server.owner._leave()
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
         if self.path.rstrip("/") in ("/v1/models", "/models"):
@@ -173,11 +181,11 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             entry.body = None
         owner._enter(entry)
+        self._entry: LoggedRequest | None = entry
         try:
             self._answer(owner, entry)
         finally:
-            entry.finished_at = time.monotonic()
-            owner._leave()
+            self._done()
 
     def _answer(self, owner: FakeOpenAIServer, entry: LoggedRequest) -> None:
         if entry.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):

@@ -248,13 +248,15 @@ def _events(trace: Any) -> list[tuple[str, Any, int]]:
 def _tool_calls_html(calls: Sequence[Any]) -> str:
     parts = []
     for c in calls:
-        name = c.get("name") or c.get("function", {}).get("name") if isinstance(c, Mapping) \
-            else None
+        name = None
+        if isinstance(c, Mapping):
+            fn = c.get("function")
+            name = c.get("name") or (fn.get("name") if isinstance(fn, Mapping) else None)
         try:
             body = json.dumps(c, indent=1, ensure_ascii=False, default=str)
         except (TypeError, ValueError):
             body = repr(c)
-        parts.append(f'<details class="tool"><summary>🔧 tool call {_e(name or "")}</summary>'
+        parts.append(f'<details class="tool"><summary>tool call {_e(name or "")}</summary>'
                      f"<pre>{_e(body)}</pre></details>")
     return "".join(parts)
 
@@ -390,7 +392,9 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
             f"{len(trace.user_messages)} user messages</span>{legend}</div>")
     if fact_list:
         items = "".join(
-            f"<li>{_e(f.fact_id)} (handoff {_e(f.handoff_index)}): {_e(f.text)}"
+            f"<li>{_e(f.fact_id)}"
+            + (f" (handoff {_e(f.handoff_index)})" if f.handoff_index is not None else "")
+            + f": {_e(f.text)}"
             + (" " + _chip(f.label, LABEL_COLORS.get(f.label, '#6e7781')) if f.label else "")
             + "</li>" for f in fact_list)
         head += f'<ul class="facts">{items}</ul>'

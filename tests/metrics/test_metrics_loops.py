@@ -102,7 +102,7 @@ def test_rejects_non_trace():
         detect_circular_handoffs([Handoff("a", "b")])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from("abcd"), st.sampled_from("abcd")), max_size=12),
        st.integers(0, 8))
 def test_report_is_consistent(pairs, limit):

@@ -120,7 +120,7 @@ def test_conflicting_categories_raise():
         score_routing(cases, ["refunds", "refunds"])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from("abcd"), st.lists(st.sampled_from("abcd"), max_size=2),
                           st.one_of(st.none(), st.sampled_from("abcd")),
                           st.one_of(st.none(), st.sampled_from("xy"))), min_size=1, max_size=20))

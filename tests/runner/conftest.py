@@ -4,7 +4,7 @@ items whose expected labels are known, and backends over real HTTP."""
 from __future__ import annotations
 
 import pytest
-from runner_helpers import EchoJudge, echo_responder
+from runner.runner_helpers import EchoJudge, echo_responder
 
 from maev_kit.testing import FakeOpenAIServer
 

@@ -1,0 +1,173 @@
+"""Import traces from agent frameworks: OpenAI Agents SDK, OTel GenAI, OpenInference, LangGraph,
+AutoGen, CrewAI and generic chat logs.
+
+One call reads an export into :class:`~maev_kit.traces.MultiAgentTrace` objects and says what it
+could not map::
+
+    traces, issues = import_traces("export.json")               # format detected
+    traces, issues = import_traces("log.json", format="chat", speaker_change_handoffs=True)
+
+Importers are pure functions over the JSON: no framework package is needed. See
+``docs/importers.md`` for what each format maps and loses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from maev_kit._jsonl import display_name
+from maev_kit.errors import InputError
+from maev_kit.traces._io import trace_from_dict, trace_to_dict
+from maev_kit.traces.importers._autogen import import_autogen
+from maev_kit.traces.importers._chat import import_chat
+from maev_kit.traces.importers._common import ImportIssue, ImportResult, TraceImportError
+from maev_kit.traces.importers._crewai import import_crewai
+from maev_kit.traces.importers._detect import detect_format
+from maev_kit.traces.importers._langgraph import import_langgraph
+from maev_kit.traces.importers._openai_agents import import_openai_agents
+from maev_kit.traces.importers._openinference import import_openinference
+from maev_kit.traces.importers._otel import import_otel
+
+__all__ = [
+    "FORMATS",
+    "ImportIssue",
+    "ImportResult",
+    "TraceImportError",
+    "detect_format",
+    "import_traces",
+]
+
+_IMPORTERS: dict[str, Callable[..., ImportResult]] = {
+    "openai-agents": import_openai_agents,
+    "otel": import_otel,
+    "openinference": import_openinference,
+    "langgraph": import_langgraph,
+    "autogen": import_autogen,
+    "crewai": import_crewai,
+    "chat": import_chat,
+}
+
+#: The format names :func:`import_traces` accepts (besides ``"auto"``).
+FORMATS: tuple[str, ...] = tuple(_IMPORTERS)
+
+
+def _read(path: Path, name: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{name}: file not found") from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"{name}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise InputError(f"{name}: cannot read the file ({e.strerror})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as first:
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        if len(lines) < 2:
+            raise InputError(f"{name}: not valid JSON: {first.msg} at line {first.lineno} "
+                             f"column {first.colno}") from None
+        values = []
+        for i, ln in enumerate(text.splitlines(), 1):
+            if not ln.strip():
+                continue
+            try:
+                values.append(json.loads(ln))
+            except json.JSONDecodeError as e:
+                raise InputError(f"{name}: neither JSON nor JSON Lines: line {i}: {e.msg} "
+                                 f"at column {e.colno}") from None
+        if all(isinstance(v, dict) and "resourceSpans" in v for v in values):
+            # the OTel collector's file exporter: one export request per line
+            return {"resourceSpans": [rs for v in values for rs in v["resourceSpans"]]}
+        return values
+
+
+def import_traces(source: str | os.PathLike[str] | dict[str, Any] | list[Any],
+                  format: str = "auto", **options: Any) -> ImportResult:
+    """Read a framework export into traces; return ``(traces, issues)``.
+
+    Parameters
+    ----------
+    source : path to a JSON (or JSON Lines) file, or already-parsed JSON.
+    format : ``"auto"`` (detect) or one of :data:`FORMATS`: ``openai-agents``, ``otel``,
+        ``openinference``, ``langgraph``, ``autogen``, ``crewai``, ``chat``.
+    **options : format options; ``chat`` takes ``speaker_change_handoffs`` (bool) and
+        ``user_name`` (str). Unknown options raise :class:`~maev_kit.errors.InputError`.
+
+    Returns
+    -------
+    ImportResult
+        ``traces`` (list of :class:`~maev_kit.traces.MultiAgentTrace`, each with
+        ``metadata["source_format"]`` and the source's ids) and ``warnings`` (list of
+        :class:`ImportIssue`: everything the import could not map or had to infer).
+
+    Raises
+    ------
+    TraceImportError
+        The content does not fit the format tried; the message names the format and the
+        place (``spans[3].span_data.type``).
+    InputError
+        Unreadable file, unknown format or option, undetectable format.
+
+    Examples
+    --------
+    >>> log = [{"role": "user", "content": "My invoice is wrong"},
+    ...        {"name": "triage", "content": "Passing you to billing."},
+    ...        {"name": "billing", "content": "Fixed."}]
+    >>> traces, issues = import_traces(log, format="chat", speaker_change_handoffs=True)
+    >>> [(h.from_agent, h.to_agent) for h in traces[0].handoffs]
+    [('triage', 'billing')]
+    >>> traces[0].metadata["source_format"]
+    'chat'
+    """
+    if not isinstance(format, str) or (format != "auto" and format not in _IMPORTERS):
+        raise InputError(f"unknown `format` {format!r}; use 'auto' or one of: "
+                         f"{', '.join(FORMATS)}")
+    if isinstance(source, (dict, list)):
+        data, name, stem = source, "<data>", "trace"
+    else:
+        path = Path(source)
+        name = display_name(path)
+        stem = path.stem
+        data = _read(path, name)
+    fmt = format
+    if fmt == "auto":
+        fmt = detect_format(data)  # type: ignore[assignment]
+        if fmt is None:
+            raise InputError(f"{name}: cannot detect the format; pass `format` explicitly, one "
+                             f"of: {', '.join(FORMATS)}")
+    try:
+        traces, issues = _IMPORTERS[fmt](data, name=stem, **options)
+    except TraceImportError as e:
+        why = e.reason + (" (format auto-detected; pass `format` to force another)"
+                          if format == "auto" else "")
+        raise TraceImportError(e.format, e.where, why, file=name) from None
+    except RecursionError:
+        raise TraceImportError(fmt, "", "the JSON nests too deeply", file=name) from None
+    traces = _finish(traces, fmt, name)
+    return ImportResult(traces, issues)
+
+
+def _finish(traces: list[Any], fmt: str, name: str) -> list[Any]:
+    """Unique conversation ids, clean metadata, and a check against the JSONL contract."""
+    counts: Counter[str] = Counter()
+    out = []
+    for t in traces:
+        counts[t.conversation_id] += 1
+        if counts[t.conversation_id] > 1:
+            t.conversation_id = f"{t.conversation_id}#{counts[t.conversation_id]}"
+        t.metadata = {k: v for k, v in t.metadata.items() if v is not None}
+        if name != "<data>":
+            t.metadata.setdefault("source_file", name)
+        try:  # the imported trace must satisfy the file contract (JSON-able, valid)
+            trace_from_dict(json.loads(json.dumps(trace_to_dict(t))))
+        except (InputError, TypeError, ValueError) as e:  # pragma: no cover - importer bug
+            raise InputError(f"{name}: the {fmt!r} import produced an invalid trace "
+                             f"{t.conversation_id!r}: {e}") from None
+        out.append(t)
+    return out

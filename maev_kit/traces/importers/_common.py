@@ -46,7 +46,10 @@ class ImportIssue:
 
 
 class ImportResult(NamedTuple):
-    """What :func:`~maev_kit.traces.importers.import_traces` returns: unpack as ``traces, issues``."""
+    """What :func:`~maev_kit.traces.importers.import_traces` returns.
+
+    Unpack it as ``traces, issues = import_traces(...)``.
+    """
 
     traces: list[MultiAgentTrace]
     warnings: list[ImportIssue]
@@ -141,15 +144,30 @@ def parse_python_repr(text: str) -> Any:
 
 def slug(name: str) -> str:
     """``"Billing Specialist"`` → ``"billing_specialist"`` (how SDKs name transfer tools)."""
-    return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
+    return re.sub(r"[^0-9a-z]+", "_", str(name).lower()).strip("_")
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else ``{}`` (for optional nested objects)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else ``[]`` (for optional nested arrays)."""
+    return value if isinstance(value, list) else []
+
+
+def str_or_none(value: Any) -> str | None:
+    """``value`` when it is a non-empty string, else None (ids, names)."""
+    return value if isinstance(value, str) and value else None
 
 
 _TRANSFER = re.compile(r"^(?:transfer_to_|handoff_to_|transfer_back_to_)(.+)$")
 
 
 def transfer_target(tool_name: str) -> str | None:
-    """The target slug of a handoff tool name (``transfer_to_billing`` → ``billing``), else None."""
-    m = _TRANSFER.match(tool_name or "")
+    """The target slug of a handoff tool (``transfer_to_billing`` → ``billing``), else None."""
+    m = _TRANSFER.match(tool_name if isinstance(tool_name, str) else "")
     return m.group(1) if m else None
 
 
@@ -174,9 +192,9 @@ def enum_reason(value: Any) -> HandoffReason | None:
 def tool_call(name: str, arguments: Any = None, *, id: str | None = None,
               output: Any = None) -> dict[str, Any]:
     """The importers' tool-call dict: ``{"name", "arguments", "id"?, "output"?}``."""
-    call: dict[str, Any] = {"name": name, "arguments": parse_jsonish(arguments)
+    call: dict[str, Any] = {"name": str(name), "arguments": parse_jsonish(arguments)
                             if arguments is not None else {}}
-    if id:
+    if isinstance(id, str) and id:
         call["id"] = id
     if output is not None:
         call["output"] = output
@@ -191,7 +209,9 @@ class TraceBuilder:
     so the timeline is the order of the source.
 
     >>> b = TraceBuilder("c-1", "chat")
-    >>> b.user("Hi"); b.turn("triage", "Routing you."); b.handoff("triage", "billing")
+    >>> b.user("Hi")
+    >>> _ = b.turn("triage", "Routing you.")
+    >>> _ = b.handoff("triage", "billing")
     >>> [(type(e).__name__, e.turn_index) for e in b.build().timeline()]
     [('UserMessage', 0), ('AgentTurn', 1), ('Handoff', 2)]
     """
@@ -225,7 +245,8 @@ class TraceBuilder:
         context = dict(context or {})
         if reason is None:
             reason = enum_reason(context.get("reason"))
-        h = Handoff(from_agent, to_agent, reason, context, self._next(), mode)  # type: ignore[arg-type]
+        h = Handoff(from_agent, to_agent, reason, context, self._next(),
+                    mode)  # type: ignore[arg-type]
         self.handoffs.append(h)
         return h
 
@@ -256,3 +277,12 @@ def content_text(content: Any) -> str:
         t = content.get("text", content.get("content"))
         return t if isinstance(t, str) else ""
     return str(content)
+
+
+def check_options(options: dict[str, Any], fmt: str, allowed: tuple[str, ...] = ()) -> None:
+    """Raise :class:`InputError` naming options the format does not take."""
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise InputError(f"unknown option(s) for format {fmt!r}: {', '.join(unknown)}"
+                         + (f"; allowed: {', '.join(allowed)}" if allowed else
+                            "; this format takes no options"))

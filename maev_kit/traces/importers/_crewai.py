@@ -23,6 +23,7 @@ from maev_kit.traces.importers._common import (
     ImportResult,
     Reader,
     TraceBuilder,
+    check_options,
     parse_jsonish,
     slug,
     tool_call,
@@ -31,7 +32,8 @@ from maev_kit.traces.importers._common import (
 FORMAT = "crewai"
 _DELEGATE = {"delegate_work_to_coworker": "task", "ask_question_to_coworker": "question"}
 _REACT = re.compile(
-    r"Action:\s*(?P<tool>[^\n]+?)\s*\n\s*Action Input:\s*(?P<input>\{.*?\})\s*(?=\n\s*Observation|\Z)",
+    r"Action:\s*(?P<tool>[^\n]+?)\s*\n\s*Action Input:\s*(?P<input>\{.*?\})\s*"
+    r"(?=\n\s*Observation|\Z)",
     re.S)
 _HANDLED = {"task_started", "agent_execution_started", "tool_usage_started",
             "tool_usage_finished", "agent_execution_completed"}
@@ -69,6 +71,38 @@ def react_delegations(text: str) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
+_FIELD = r'"{}"\s*:\s*"((?:[^"\\]|\\.)*)"'
+
+
+def _log_field(answer: Any, key: str) -> str | None:
+    """A field of ``formatted_answer`` (a dict, or a JSON string CrewAI may have truncated)."""
+    if isinstance(answer, dict):
+        v = answer.get(key)
+        return v if isinstance(v, str) else None
+    if isinstance(answer, str):
+        m = re.search(_FIELD.format(key), answer)
+        if m:
+            try:
+                return json.loads(f'"{m.group(1)}"')
+            except ValueError:
+                return m.group(1)
+    return None
+
+
+def _delegation_thoughts(events: list[Any]) -> dict[str, list[str]]:
+    """Per agent, the thoughts that led to each delegation, in order."""
+    out: dict[str, list[str]] = {}
+    for ev in events:
+        if isinstance(ev, dict) and ev.get("type") == "agent_logs_execution":
+            answer = parse_jsonish(ev.get("formatted_answer"))
+            tool = _log_field(answer, "tool")
+            thought = _log_field(answer, "thought")
+            role = _role(ev)
+            if role and tool and thought and slug(tool) in _DELEGATE:
+                out.setdefault(role, []).append(thought)
+    return out
+
+
 def _role(ev: dict[str, Any]) -> str | None:
     role = ev.get("agent_role")
     if not role and isinstance(ev.get("agent"), dict):
@@ -78,9 +112,7 @@ def _role(ev: dict[str, Any]) -> str | None:
 
 def import_crewai(data: Any, *, name: str = "crew", **options: Any) -> ImportResult:
     """CrewAI events (``{"events": [...]}`` or a list of events) → (traces, issues)."""
-    from maev_kit.traces.importers._otel import _check_options
-
-    _check_options(options, FORMAT)
+    check_options(options, FORMAT)
     r = Reader(FORMAT)
     if isinstance(data, dict):
         events = r.arr(r.key(data, "events", ""), "events")
@@ -100,6 +132,7 @@ def import_crewai(data: Any, *, name: str = "crew", **options: Any) -> ImportRes
         raise r.fail(root, "no CrewAI agent, task or tool events (types like "
                            "'agent_execution_started', 'tool_usage_started')")
 
+    thoughts = _delegation_thoughts(events)
     crew_id = next((ev.get("source_fingerprint") or ev.get("event_id") for ev in events
                     if ev.get("type") == "crew_kickoff_started"), None)
     b = TraceBuilder(str(crew_id or name), FORMAT, metadata={"crew_event_count": len(events)})
@@ -123,7 +156,8 @@ def import_crewai(data: Any, *, name: str = "crew", **options: Any) -> ImportRes
                 args = parse_jsonish(ev.get("tool_args"))
                 if not isinstance(args, dict):
                     issues.append(ImportIssue(FORMAT, f"{where}.tool_args", "delegation "
-                                              "arguments are not a JSON object; skipped", b.conversation_id))
+                                              "arguments are not a JSON object; skipped",
+                                              b.conversation_id))
                     continue
                 coworker, ctx = _ctx(args, tool)
                 if not coworker or not role:
@@ -131,6 +165,8 @@ def import_crewai(data: Any, *, name: str = "crew", **options: Any) -> ImportRes
                                               "or caller; skipped", b.conversation_id))
                     continue
                 to = next((x for x in roles if x.lower() == coworker.lower()), coworker)
+                if thoughts.get(role):
+                    b.turn(role, thoughts[role].pop(0))
                 b.handoff(role, to, ctx, mode="delegate")
         elif t == "tool_usage_finished":
             tool = str(ev.get("tool_name", ""))
@@ -157,8 +193,8 @@ def import_crewai(data: Any, *, name: str = "crew", **options: Any) -> ImportRes
     if unmapped:
         issues.append(ImportIssue(FORMAT, "", "event types not mapped: " + ", ".join(
             f"{k} ×{v}" for k, v in unmapped.most_common()), b.conversation_id))
-    issues.append(ImportIssue(FORMAT, "", "agent thoughts (agent_logs_execution) are not "
-                              "imported; each agent turn is its final answer",
+    issues.append(ImportIssue(FORMAT, "", "agent thoughts (agent_logs_execution) are imported "
+                              "only before delegations; other turns are final answers",
                               b.conversation_id))
     if isinstance(data, dict) and isinstance(data.get("final_output"), str):
         b.metadata["final_output"] = data["final_output"]

@@ -34,9 +34,13 @@ from maev_kit.traces.importers._common import (
     ImportResult,
     Reader,
     TraceBuilder,
+    as_dict,
+    as_list,
+    check_options,
     content_text,
     parse_jsonish,
     slug,
+    str_or_none,
     tool_call,
     transfer_target,
 )
@@ -57,9 +61,9 @@ def _ns(value: Any) -> int:
 
 def _chat_calls(msg: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
-    for tc in msg.get("tool_calls") or []:
+    for tc in as_list(msg.get("tool_calls")):
         if isinstance(tc, dict):
-            fn = tc.get("function") or {}
+            fn = as_dict(tc.get("function"))
             out.append(tool_call(str(fn.get("name", "")), fn.get("arguments"), id=tc.get("id")))
     return out
 
@@ -86,7 +90,7 @@ class AgentsSpanDialect:
     def llm_io(self, s: Span) -> tuple[list[str], str | None, list[dict[str, Any]]]:
         if self.t(s) == "response":
             return [], None, []
-        inputs = s.attrs.get("input") or []
+        inputs = as_list(s.attrs.get("input"))
         users = [content_text(m.get("content")) for m in inputs
                  if isinstance(m, dict) and m.get("role") == "user"]
         outputs = s.attrs.get("output")
@@ -100,7 +104,7 @@ class AgentsSpanDialect:
         return users, "\n".join(t for t in texts if t), calls
 
     def input_calls(self, s: Span) -> list[dict[str, Any]]:
-        inputs = s.attrs.get("input") or []
+        inputs = as_list(s.attrs.get("input"))
         return [c for m in inputs if isinstance(m, dict) for c in _chat_calls(m)]
 
     def tool_info(self, s: Span) -> dict[str, Any]:
@@ -230,8 +234,7 @@ def _items_to_trace(items: list[Any], where0: str, users: list[str], conv: str,
         typ = r.str_(r.key(item, "type", where), f"{where}.type")
         raw = item.get("raw_item") if isinstance(item.get("raw_item"), dict) else {}
         agent = _agent_name(item.get("agent"))
-        resp = (raw.get("provider_data") or {}).get("response_id") if isinstance(
-            raw.get("provider_data"), dict) else None
+        resp = str_or_none(as_dict(raw.get("provider_data")).get("response_id"))
         if typ in ("message_output_item", "tool_call_item", "handoff_call_item"):
             if agent is None:
                 raise r.fail(f"{where}.agent", "the item names no agent")
@@ -243,11 +246,11 @@ def _items_to_trace(items: list[Any], where0: str, users: list[str], conv: str,
                 call = tool_call(str(raw.get("name", raw.get("type", ""))), raw.get("arguments"),
                                  id=raw.get("call_id"))
                 t.tool_calls.append(call)
-                if raw.get("call_id"):
-                    calls_by_id[raw["call_id"]] = call
-                    seen_call_ids.add(raw["call_id"])
+                if "id" in call:
+                    calls_by_id[call["id"]] = call
+                    seen_call_ids.add(call["id"])
         elif typ == "tool_call_output_item":
-            call = calls_by_id.get(raw.get("call_id", ""))
+            call = calls_by_id.get(str_or_none(raw.get("call_id")) or "")
             if call is not None:
                 call["output"] = parse_jsonish(item.get("output", raw.get("output")))
             after_output = True
@@ -256,7 +259,7 @@ def _items_to_trace(items: list[Any], where0: str, users: list[str], conv: str,
             dst = _agent_name(item.get("target_agent"))
             if not src or not dst:
                 raise r.fail(where, "handoff_output_item needs source_agent and target_agent")
-            call = calls_by_id.get(raw.get("call_id", ""))
+            call = calls_by_id.get(str_or_none(raw.get("call_id")) or "")
             ctx = call.get("arguments") if call else {}
             if call is not None:
                 call["output"] = parse_jsonish(raw.get("output"))
@@ -292,7 +295,7 @@ def _input_users(items: Any) -> list[str]:
     if isinstance(items, str):
         return [items]
     out = []
-    for m in items or []:
+    for m in as_list(items):
         if isinstance(m, dict) and m.get("role") == "user":
             out.append(content_text(m.get("content")))
     return out
@@ -329,16 +332,15 @@ def _run_state(data: dict[str, Any], name: str, r: Reader) -> ImportResult:
         raise r.fail("", "run state has neither session_items nor generated_items")
     items = r.arr(data[key], key)
     spare = []
-    for i, resp in enumerate(r.arr(data.get("model_responses") or [], "model_responses")):
-        for out in (resp or {}).get("output") or []:
+    for resp in r.arr(data.get("model_responses") or [], "model_responses"):
+        for out in as_list(as_dict(resp).get("output")):
             if isinstance(out, dict) and out.get("type") == "function_call":
                 spare.append(tool_call(str(out.get("name", "")), out.get("arguments"),
                                        id=out.get("call_id")))
     conv = data.get("conversation_id") or name
     meta = {"schema_version": data.get("$schemaVersion"),
             "current_agent": _agent_name(data.get("current_agent"))}
-    ctx = (data.get("context") or {}).get("context") if isinstance(data.get("context"),
-                                                                   dict) else None
+    ctx = as_dict(data.get("context")).get("context")
     if ctx:
         meta["run_context"] = ctx
     users = _input_users(data.get("original_input"))
@@ -348,9 +350,7 @@ def _run_state(data: dict[str, Any], name: str, r: Reader) -> ImportResult:
 
 def import_openai_agents(data: Any, *, name: str = "run", **options: Any) -> ImportResult:
     """Any of the four OpenAI Agents SDK shapes (see the module docstring) → (traces, issues)."""
-    from maev_kit.traces.importers._otel import _check_options
-
-    _check_options(options, FORMAT)
+    check_options(options, FORMAT)
     r = Reader(FORMAT)
     if isinstance(data, dict):
         if "spans" in data:

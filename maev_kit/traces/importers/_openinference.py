@@ -24,13 +24,21 @@ from maev_kit.traces.importers._common import (
     ImportResult,
     Reader,
     TraceBuilder,
+    as_list,
+    check_options,
     content_text,
     parse_jsonish,
     tool_call,
     transfer_target,
 )
-from maev_kit.traces.importers._otel import _check_options, _flat_trace
-from maev_kit.traces.importers._otlp import Span, conversation_id, flat_span, group_traces, parse_otlp
+from maev_kit.traces.importers._otel import _flat_trace
+from maev_kit.traces.importers._otlp import (
+    Span,
+    conversation_id,
+    flat_span,
+    group_traces,
+    parse_otlp,
+)
 from maev_kit.traces.importers._spantree import build_trace
 
 FORMAT = "openinference"
@@ -77,7 +85,7 @@ def _value_messages(value: Any) -> list[dict[str, Any]]:
         elif isinstance(v.get("text"), str):
             return [{"role": "assistant", "text": v["text"], "tool_calls": []}]
         elif "generations" in v:
-            gens = [g for row in v["generations"] or [] for g in (row or [])]
+            gens = [g for row in as_list(v["generations"]) for g in as_list(row)]
             return [{"role": "assistant", "text": str(g.get("text", "")), "tool_calls": []}
                     for g in gens if isinstance(g, dict)]
         else:
@@ -110,7 +118,7 @@ def _value_messages(value: Any) -> list[dict[str, Any]]:
             text = content_text(m.get("content"))
             calls = [tool_call((tc.get("function") or {}).get("name", ""),
                                (tc.get("function") or {}).get("arguments"), id=tc.get("id"))
-                     for tc in m.get("tool_calls") or [] if isinstance(tc, dict)]
+                     for tc in as_list(m.get("tool_calls")) if isinstance(tc, dict)]
         out.append({"role": role, "text": text, "tool_calls": calls})
     return out
 
@@ -242,7 +250,7 @@ class OpenInferenceDialect:
 
 def import_openinference(data: Any, *, name: str = "trace", **options: Any) -> ImportResult:
     """OTLP JSON (or one span's flat attribute map) with OpenInference attributes."""
-    _check_options(options, FORMAT)
+    check_options(options, FORMAT)
     r = Reader(FORMAT)
     issues: list[ImportIssue] = []
     d = OpenInferenceDialect()

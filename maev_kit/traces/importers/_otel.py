@@ -16,15 +16,24 @@ from typing import Any
 
 from maev_kit.traces.importers._common import (
     ImportIssue,
+    ImportResult,
     Reader,
     TraceBuilder,
+    as_list,
+    check_options,
     content_text,
     parse_jsonish,
     parse_python_repr,
     tool_call,
     transfer_target,
 )
-from maev_kit.traces.importers._otlp import Span, conversation_id, flat_span, group_traces, parse_otlp
+from maev_kit.traces.importers._otlp import (
+    Span,
+    conversation_id,
+    flat_span,
+    group_traces,
+    parse_otlp,
+)
 from maev_kit.traces.importers._spantree import build_trace
 
 FORMAT = "otel"
@@ -52,7 +61,7 @@ def _parts(msg: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     parts = msg.get("parts")
     if parts is None:  # OpenAI chat-style message
         texts.append(content_text(msg.get("content")))
-        for tc in msg.get("tool_calls") or []:
+        for tc in as_list(msg.get("tool_calls")):
             fn = tc.get("function") or {}
             calls.append(tool_call(fn.get("name", ""), fn.get("arguments"), id=tc.get("id")))
         return "\n".join(t for t in texts if t), calls
@@ -166,18 +175,16 @@ class OtelDialect:
         for m in _messages(s.attrs.get("gen_ai.input.messages", s.attrs.get("gen_ai.prompt"))):
             text, calls = _parts(m)
             if m.get("role") == "tool":
-                for p in m.get("parts") or []:
+                for p in as_list(m.get("parts")):
                     if isinstance(p, dict) and p.get("type") == "tool_call_response":
                         text = str(p.get("response", p.get("result", "")))
             out.append((str(m.get("role")), text, calls))
         return out
 
 
-def import_otel(data: Any, *, name: str = "trace", **options: Any):
+def import_otel(data: Any, *, name: str = "trace", **options: Any) -> ImportResult:
     """OTLP JSON (or one span's flat attribute map) with GenAI conventions → (traces, issues)."""
-    from maev_kit.traces.importers._common import ImportResult
-
-    _check_options(options, FORMAT)
+    check_options(options, FORMAT)
     r = Reader(FORMAT)
     issues: list[ImportIssue] = []
     if isinstance(data, dict) and "resourceSpans" not in data:
@@ -189,6 +196,10 @@ def import_otel(data: Any, *, name: str = "trace", **options: Any):
                                   "times or agent; imported as a one-span trace"))
         return ImportResult(*_flat_trace(spans[0], OtelDialect(), name, issues))
     spans = parse_otlp(data, r)
+    if not any(k.startswith("gen_ai.") for s in spans for k in s.attrs):
+        raise r.fail("resourceSpans", "no span has gen_ai.* attributes"
+                     + ("; it is an OpenInference export (format 'openinference')"
+                        if any("openinference.span.kind" in s.attrs for s in spans) else ""))
     traces = []
     d = OtelDialect()
     for group in group_traces(spans):
@@ -234,13 +245,3 @@ def _flat_trace(s: Span, d: Any, name: str, issues: list[ImportIssue]):
     issues.append(ImportIssue(d.format, "", "no agent name in the span: turns attributed to "
                               "'assistant'", name))
     return [b.build()], issues
-
-
-def _check_options(options: dict[str, Any], fmt: str, allowed: tuple[str, ...] = ()) -> None:
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        from maev_kit.errors import InputError
-
-        raise InputError(f"unknown option(s) for format {fmt!r}: {', '.join(unknown)}"
-                         + (f"; allowed: {', '.join(allowed)}" if allowed else
-                            "; this format takes no options"))

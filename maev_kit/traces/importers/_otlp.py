@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from maev_kit.traces.importers._common import Reader
+from maev_kit.traces.importers._common import Reader, as_dict, as_list
 
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 
@@ -88,10 +88,10 @@ def any_value(v: Any) -> Any:
     if "doubleValue" in v:
         return v["doubleValue"]
     if "arrayValue" in v:
-        return [any_value(x) for x in (v["arrayValue"] or {}).get("values", []) or []]
+        return [any_value(x) for x in as_list(as_dict(v["arrayValue"]).get("values"))]
     if "kvlistValue" in v:
         return {kv.get("key"): any_value(kv.get("value"))
-                for kv in (v["kvlistValue"] or {}).get("values", []) or []}
+                for kv in as_list(as_dict(v["kvlistValue"]).get("values")) if isinstance(kv, dict)}
     if "bytesValue" in v:
         return v["bytesValue"]
     return None
@@ -120,14 +120,14 @@ def parse_otlp(data: Any, r: Reader) -> list[Span]:
     for i, rs in enumerate(r.arr(r.key(data, "resourceSpans", ""), "resourceSpans")):
         w_rs = f"resourceSpans[{i}]"
         rs = r.obj(rs, w_rs)
-        resource = attributes((rs.get("resource") or {}).get("attributes"),
+        resource = attributes(as_dict(rs.get("resource")).get("attributes"),
                               f"{w_rs}.resource.attributes", r)
         scope_key = "scopeSpans" if "scopeSpans" in rs else "instrumentationLibrarySpans"
         for j, ss in enumerate(r.arr(rs.get(scope_key, []), f"{w_rs}.{scope_key}")):
             w_ss = f"{w_rs}.{scope_key}[{j}]"
             ss = r.obj(ss, w_ss)
-            scope = ((ss.get("scope") or ss.get("instrumentationLibrary") or {}).get("name")
-                     or "")
+            scope = str((as_dict(ss.get("scope")) or as_dict(ss.get("instrumentationLibrary")))
+                        .get("name") or "")
             for k, s in enumerate(r.arr(r.key(ss, "spans", w_ss), f"{w_ss}.spans")):
                 w = f"{w_ss}.spans[{k}]"
                 s = r.obj(s, w)

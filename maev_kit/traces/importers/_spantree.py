@@ -153,7 +153,7 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
                         ctx = dict(call["arguments"])
                         break
             if not ctx and hasattr(dialect, "input_calls"):
-                ctx = _from_inputs(group, kinds, dialect, to)
+                ctx = _from_inputs(group, kinds, dialect, to, s.start)
                 if ctx:
                     issues.append(ImportIssue(fmt, s.where, f"context of handoff {frm} → {to} "
                                               "read from a later LLM call's input history",
@@ -197,10 +197,10 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
 
 
 def _from_inputs(group: list[Span], kinds: dict[int, str | None], dialect: Any,
-                 to: str) -> dict[str, Any]:
-    """Arguments of a ``transfer_to_<to>`` call found in any LLM span's input history."""
+                 to: str, after: int) -> dict[str, Any]:
+    """Arguments of a ``transfer_to_<to>`` call in an LLM span's input, after the handoff."""
     for s in group:
-        if kinds[id(s)] != "llm":
+        if kinds[id(s)] != "llm" or s.start < after:
             continue
         for call in dialect.input_calls(s):
             tgt = transfer_target(call.get("name", ""))

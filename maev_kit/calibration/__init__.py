@@ -1,0 +1,27 @@
+"""Calibrate retention judges against human labels and pin the winner in a judge card.
+
+:func:`calibrate` runs every judge × prompt variant on the labeled items and returns a
+:class:`CalibrationResult` (leaderboard with κ and CI, the human ceiling, confusions,
+disagreements, a recommendation). :class:`JudgeCard` records what was calibrated and warns
+when it no longer matches. :func:`next_items_to_label` says where labels help most;
+:func:`corrected_prevalence` corrects a judge's label shares for its known errors.
+"""
+
+from maev_kit.calibration._active import next_items_to_label
+from maev_kit.calibration._calibrate import calibrate
+from maev_kit.calibration._card import JudgeCard, JudgeCardMismatchWarning
+from maev_kit.calibration._human import load_human_labels
+from maev_kit.calibration._prevalence import corrected_prevalence
+from maev_kit.calibration._result import CalibrationResult, JudgeMeta, calibration_from_runs
+
+__all__ = [
+    "CalibrationResult",
+    "JudgeCard",
+    "JudgeCardMismatchWarning",
+    "JudgeMeta",
+    "calibrate",
+    "calibration_from_runs",
+    "corrected_prevalence",
+    "load_human_labels",
+    "next_items_to_label",
+]

@@ -1,0 +1,362 @@
+"""``CalibrationResult``: judges × prompts ranked by agreement with humans, from judge runs."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from maev_kit.agreement import (
+    agreement_report,
+    compare_judges,
+    holm,
+    human_ceiling,
+    judge_vs_humans,
+    labels_needed,
+    majority_labels,
+)
+from maev_kit.agreement._kappa import ac_from_table
+from maev_kit.agreement._labels import LABELS, encode
+from maev_kit.agreement._report import _f
+from maev_kit.calibration._card import JudgeCard
+from maev_kit.calibration._human import load_human_labels
+
+__all__ = ["CalibrationResult", "JudgeMeta", "calibration_from_runs"]
+
+LEADERBOARD_COLUMNS = [
+    "judge", "prompt", "kappa", "kappa_low", "kappa_high", "delta_kappa", "p_value", "ac1",
+    "accuracy", "parse_failure_rate", "recall_contradicted", "n_items", "cost", "tokens",
+    "latency_p50", "latency_p95", "requests", "cache_hits", "judge_version", "key",
+]
+
+
+@dataclass(frozen=True)
+class JudgeMeta:
+    """What a leaderboard row ran: display ``judge`` (model string or offline name), ``prompt``
+    variant (None for offline judges), backend ``params`` and the prompt template's hash."""
+
+    judge: str
+    prompt: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    prompt_hash: str | None = None
+
+
+@dataclass
+class CalibrationResult:
+    """How well each judge × prompt variant agrees with the human labels.
+
+    Attributes
+    ----------
+    leaderboard : DataFrame, best first. ``kappa`` is the judge's mean Cohen κ against each
+        annotator (κ against the one annotator when there is one) with a percentile bootstrap
+        CI (``kappa_low``, ``kappa_high``). ``delta_kappa`` is the paired Δκ to the best row on
+        the items both judged, ``p_value`` its paired-bootstrap p-value (Holm-adjusted over the
+        rows). ``ac1``: mean Gwet AC1 against each annotator; ``accuracy`` and
+        ``recall_contradicted``: over all (item, annotator) label pairs; ``parse_failure_rate``:
+        share of items without a verdict. Cost, tokens, latency, requests and cache hits come
+        from the run.
+    ceiling : Series or None. The human–human row (mean pairwise κ with CI, Fleiss κ, α), or
+        None with a single annotator.
+    confusions : dict key → DataFrame of item counts, rows = human majority label (ties to the
+        more severe label), columns = judge label.
+    disagreements : DataFrame of items where the judge's label differs from the human majority
+        (or it gave none): item_id, human_labels, human_majority, judge_label, error, rationale,
+        fact, after_text.
+    recommendation : str. The best judge whose κ CI lower bound clears ``threshold``, or why
+        none does and what to do next.
+    runs : dict key → JudgeRun.
+    """
+
+    leaderboard: pd.DataFrame
+    ceiling: pd.Series | None
+    confusions: dict[str, pd.DataFrame]
+    disagreements: pd.DataFrame
+    recommendation: str
+    runs: dict[str, Any]
+    recommended: str | None = None
+    threshold: float = 0.6
+    item_ids: tuple[str, ...] = ()
+    annotators: tuple[str, ...] = ()
+    meta: dict[str, JudgeMeta] = field(default_factory=dict, repr=False)
+    labels_hash: str = ""
+    labeled_set: dict[str, Any] = field(default_factory=dict)
+    split: str | None = None
+    confidence: float = 0.95
+    human_ceiling: Any = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        best = self.leaderboard.iloc[0] if len(self.leaderboard) else None
+        head = (f"best {best['key']} κ={best['kappa']:.3f}" if best is not None else "no judges")
+        return (f"CalibrationResult({len(self.leaderboard)} judges on {len(self.item_ids)} items, "
+                f"{len(self.annotators)} annotators; {head})")
+
+    def __str__(self) -> str:
+        cols = ["judge", "prompt", "kappa", "kappa_low", "kappa_high", "delta_kappa", "p_value",
+                "accuracy", "parse_failure_rate"]
+        lines = [self.leaderboard[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}")]
+        if self.ceiling is not None:
+            c = self.ceiling
+            lines.append(f"human–human κ {c['kappa']:.3f} ({c['kappa_low']:.3f} to "
+                         f"{c['kappa_high']:.3f}), {int(c['n_annotators'])} annotators")
+        lines.append(self.recommendation)
+        return "\n".join(lines)
+
+    def card(self, key: str | None = None) -> JudgeCard:
+        """A :class:`JudgeCard` for ``key`` (default: the recommended judge, else the best)."""
+        key = key or self.recommended or (self.leaderboard["key"].iloc[0]
+                                          if len(self.leaderboard) else None)
+        if key not in self.runs:
+            raise KeyError(f"no judge {key!r} in this result; keys: {list(self.runs)}")
+        row = self.leaderboard.set_index("key").loc[key]
+        run, meta = self.runs[key], self.meta.get(key, JudgeMeta(key))
+        return JudgeCard(
+            judge_name=run.judge_name, judge_version=str(run.judge_version), model=run.model,
+            params=meta.params, prompt=meta.prompt, prompt_hash=meta.prompt_hash,
+            labeled_set=self.labeled_set.get("name"),
+            labeled_set_version=self.labeled_set.get("version"),
+            labeled_set_hash=self.labeled_set.get("labels_hash"), labels_hash=self.labels_hash,
+            split=self.split, n_items=int(row["n_items"]), annotators=list(self.annotators),
+            kappa=_f(row["kappa"]), kappa_low=_f(row["kappa_low"]),
+            kappa_high=_f(row["kappa_high"]), confidence=self.confidence,
+            human_kappa=None if self.ceiling is None else _f(self.ceiling["kappa"]),
+            threshold=self.threshold)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly summary (NaN → None)."""
+        def recs(df: pd.DataFrame) -> list[dict[str, Any]]:
+            return [{k: _f(v) for k, v in r.items()} for r in df.to_dict("records")]
+        return {
+            "leaderboard": recs(self.leaderboard),
+            "ceiling": None if self.ceiling is None else {k: _f(v) for k, v in
+                                                          self.ceiling.to_dict().items()},
+            "confusions": {k: {"labels": list(df.index), "counts": df.astype(int).values.tolist()}
+                           for k, df in self.confusions.items()},
+            "disagreements": recs(self.disagreements.drop(columns=["human_labels"])),
+            "recommendation": self.recommendation, "recommended": self.recommended,
+            "threshold": self.threshold, "n_items": len(self.item_ids),
+            "annotators": list(self.annotators), "labels_hash": self.labels_hash,
+            "labeled_set": dict(self.labeled_set), "split": self.split,
+            "confidence": self.confidence,
+        }
+
+
+def labels_hash(human: Mapping[str, Mapping[str, str]], item_ids: Sequence[str]) -> str:
+    """sha256 of the sorted ``item_id\\tannotator\\tlabel`` lines used."""
+    h = hashlib.sha256()
+    for iid in sorted(item_ids):
+        for ann, lab in sorted(human.get(iid, {}).items()):
+            h.update(f"{iid}\t{ann}\t{lab}\n".encode())
+    return h.hexdigest()
+
+
+def _after_text(item: Any) -> str:
+    return "\n".join(f"{m.speaker}: {m.content}" for m in getattr(item, "after", ()))
+
+
+def _stat(stats: Mapping[str, Any], key: str) -> Any:
+    v = stats.get(key)
+    return np.nan if v is None else v
+
+
+def _recommend(board: pd.DataFrame, ceiling: pd.Series | None, threshold: float,
+               marginals: np.ndarray, n_items: int, prompts_tried: set[str]) -> tuple[str, str | None]:
+    ok = board[board["kappa_low"] >= threshold]
+    if len(ok):
+        row = ok.iloc[0]
+        text = (f"Use {row['key']}: κ = {row['kappa']:.3f} (95% CI {row['kappa_low']:.3f} to "
+                f"{row['kappa_high']:.3f}), whose lower bound clears the threshold {threshold}.")
+        if ceiling is not None:
+            text += f" Humans agree with each other at κ = {ceiling['kappa']:.3f}."
+        return text, str(row["key"])
+    if not len(board) or board["kappa"].isna().all():
+        return ("No judge is trustworthy yet: no judge's κ could be computed (too few labeled "
+                "items, or a single class). Label more items, covering every label."), None
+    best = board.iloc[0]
+    k, lo = float(best["kappa"]), float(best["kappa_low"])
+    text = (f"No judge is trustworthy yet: the best, {best['key']}, has κ = {k:.3f} (95% CI "
+            f"{lo:.3f} to {best['kappa_high']:.3f}), whose lower bound is below {threshold}.")
+    todo = []
+    if k > threshold and marginals.sum() > 0 and (marginals > 0).sum() >= 2:
+        need = labels_needed(target_halfwidth=k - threshold, kappa=min(k, 0.999),
+                             marginals=marginals)
+        more = max(need - n_items, 0)
+        if more > 0:
+            todo.append(f"label ~{more} more items (about {need} in all) to narrow the CI")
+    if ceiling is not None and not math.isnan(ceiling["kappa"]) and ceiling["kappa"] < threshold:
+        todo.append(f"note the humans themselves agree only at κ = {ceiling['kappa']:.3f}: "
+                    "sharpen the labeling guidelines before expecting a judge to do better")
+    if "v2" not in prompts_tried:
+        todo.append("try prompt v2 (label definitions and examples): prompts=['v1', 'v2']")
+    if k <= threshold:
+        todo.append("try a stronger judge model")
+    if todo:
+        text += " Next: " + "; ".join(todo) + "."
+    return text, None
+
+
+def calibration_from_runs(
+    runs: Mapping[str, Any],
+    human_labels: Any,
+    *,
+    items: Sequence[Any] | None = None,
+    meta: Mapping[str, JudgeMeta] | None = None,
+    labels: Sequence[str] = LABELS,
+    threshold: float = 0.6,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    labeled_set: Mapping[str, Any] | None = None,
+    split: str | None = None,
+) -> CalibrationResult:
+    """Build a :class:`CalibrationResult` from judge runs already made.
+
+    :func:`calibrate` runs the judges and calls this; call it directly with runs you already
+    have (anything with ``verdicts``, ``judge_name``, ``judge_version``, ``model``, ``stats``).
+
+    Parameters
+    ----------
+    runs : mapping key → JudgeRun (the key names the leaderboard row).
+    human_labels : see :func:`~maev_kit.calibration.load_human_labels`.
+    items : the retention items (for texts in ``disagreements`` and to restrict the items
+        scored); by default, the items the runs hold, else every human-labeled item.
+    meta : mapping key → :class:`JudgeMeta` (display name, prompt, params, prompt hash).
+    """
+    if not runs:
+        raise ValueError("`runs` is empty: pass at least one judge run")
+    labels = tuple(labels)
+    human = load_human_labels(human_labels)
+    by_id: dict[str, Any] = {}
+    for run in runs.values():
+        for it in getattr(run, "items", ()) or ():
+            by_id.setdefault(it.item_id, it)
+    if items is not None:
+        by_id = {it.item_id: it for it in items}
+        candidates = list(by_id)
+    else:
+        candidates = list(dict.fromkeys(v.item_id for r in runs.values() for v in r.verdicts))
+    item_ids = [iid for iid in candidates if human.get(iid)]
+    if not item_ids:
+        raise ValueError("no judged item has a human label: check that `human_labels` uses the "
+                         "same item ids as the items (<conversation_id>/h<i>/<fact_id>)")
+    annotators = sorted({a for iid in item_ids for a in human[iid]})
+    by_ann = {a: [human[iid].get(a) for iid in item_ids] for a in annotators}
+    for a, labs in by_ann.items():
+        encode(labs, labels, name=f"human labels of {a!r}")
+    single = len(annotators) == 1
+    majority = majority_labels(by_ann, labels=labels)
+    meta = dict(meta or {})
+    ceiling_obj = None
+    ceiling = None
+    if not single:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ceiling_obj = human_ceiling(by_ann, labels=labels, n_resamples=n_resamples,
+                                        confidence=confidence, seed=seed)
+        ceiling = pd.Series({"judge": "human–human", "prompt": None, "kappa": ceiling_obj.kappa,
+                             "kappa_low": ceiling_obj.ci[0], "kappa_high": ceiling_obj.ci[1],
+                             "fleiss_kappa": ceiling_obj.fleiss_kappa,
+                             "krippendorff_alpha": ceiling_obj.krippendorff_alpha,
+                             "n_annotators": len(annotators), "n_items": len(item_ids)})
+    q = len(labels)
+    idx = {lab: i for i, lab in enumerate(labels)}
+    rows, confusions, disagreements, judge_labels = [], {}, [], {}
+    for key, run in runs.items():
+        got = {v.item_id: v for v in run.verdicts}
+        jl = [got[i].label if i in got else None for i in item_ids]
+        judge_labels[key] = jl
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if single:
+                rep = agreement_report(by_ann[annotators[0]], jl, labels=labels,
+                                       n_resamples=n_resamples, confidence=confidence, seed=seed)
+                kappa, ci = rep.kappa, rep.ci
+            else:
+                jv = judge_vs_humans(jl, by_ann, labels=labels, n_resamples=n_resamples,
+                                     confidence=confidence, seed=seed)
+                kappa, ci = jv.judge_kappa, jv.judge_ci
+        pooled = np.zeros((q, q))
+        ac1s = []
+        for a in annotators:
+            t = np.zeros((q, q))
+            for h, j in zip(by_ann[a], jl):
+                if h is not None and j is not None:
+                    t[idx[h], idx[j]] += 1
+            pooled += t
+            if t.sum():
+                ac1s.append(float(ac_from_table(t, np.eye(q))))
+        conf = np.zeros((q, q))
+        for h, j in zip(majority, jl):
+            if h is not None and j is not None:
+                conf[idx[h], idx[j]] += 1
+        confusions[key] = pd.DataFrame(conf.astype(int), index=pd.Index(labels, name="human"),
+                                       columns=pd.Index(labels, name="judge"))
+        c_row = pooled[idx["contradicted"]] if "contradicted" in idx else None
+        judged = [got[i] for i in item_ids if i in got]
+        n_err = sum(1 for i in item_ids if i not in got or got[i].label is None)
+        m = meta.setdefault(key, JudgeMeta(judge=key))
+        stats = dict(getattr(run, "stats", {}) or {})
+        rows.append({
+            "judge": m.judge, "prompt": m.prompt, "kappa": kappa, "kappa_low": ci[0],
+            "kappa_high": ci[1], "delta_kappa": np.nan, "p_value": np.nan,
+            "ac1": float(np.mean(ac1s)) if ac1s else np.nan,
+            "accuracy": np.trace(pooled) / pooled.sum() if pooled.sum() else np.nan,
+            "parse_failure_rate": n_err / len(item_ids),
+            "recall_contradicted": (c_row[idx["contradicted"]] / c_row.sum()
+                                    if c_row is not None and c_row.sum() else np.nan),
+            "n_items": len(judged) - sum(1 for v in judged if v.label is None),
+            "cost": _stat(stats, "cost"), "tokens": _stat(stats, "tokens"),
+            "latency_p50": _stat(stats, "latency_p50"), "latency_p95": _stat(stats, "latency_p95"),
+            "requests": _stat(stats, "requests"), "cache_hits": _stat(stats, "cache_hits"),
+            "judge_version": str(run.judge_version), "key": key})
+        for iid, h_major, j in zip(item_ids, majority, jl):
+            if j == h_major:
+                continue
+            v = got.get(iid)
+            it = by_id.get(iid)
+            disagreements.append({
+                "judge": key, "item_id": iid, "human_labels": dict(human[iid]),
+                "human_label_text": ", ".join(f"{a}={lab}" for a, lab in sorted(human[iid].items())),
+                "human_majority": h_major, "judge_label": j,
+                "error": None if v is None else v.error,
+                "rationale": "" if v is None else v.rationale,
+                "fact": getattr(it, "fact", None), "after_text": _after_text(it) if it else None})
+    board = pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
+    board = board.sort_values("kappa", ascending=False, na_position="last", kind="stable")
+    board = board.reset_index(drop=True)
+    if len(board) > 1 and not math.isnan(board.loc[0, "kappa"]):
+        best = board.loc[0, "key"]
+        raw_p, deltas = [], []
+        human_arg = by_ann[annotators[0]] if single else by_ann
+        for key in board["key"].iloc[1:]:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cmp = compare_judges(human_arg, judge_labels[key], judge_labels[best],
+                                     names=["this", "best"], labels=labels,
+                                     n_resamples=n_resamples, confidence=confidence, seed=seed)
+            deltas.append(cmp.delta)
+            raw_p.append(float(cmp.pairs.iloc[0]["p_value"]))
+        board.loc[0, "delta_kappa"] = 0.0
+        board.loc[1:, "delta_kappa"] = deltas
+        p_ok = [1.0 if math.isnan(p) else p for p in raw_p]
+        board.loc[1:, "p_value"] = [np.nan if math.isnan(r) else a
+                                    for r, a in zip(raw_p, holm(p_ok))]
+    marg = np.array([sum(1 for x in majority if x == lab) for lab in labels], dtype=float)
+    tried = {m.prompt for m in meta.values() if m.prompt}
+    has_llm = any(m.prompt for m in meta.values())
+    text, recommended = _recommend(board, ceiling, threshold, marg, len(item_ids),
+                                   tried if has_llm else {"v2"})
+    dis_cols = ["judge", "item_id", "human_labels", "human_label_text", "human_majority",
+                "judge_label", "error", "rationale", "fact", "after_text"]
+    return CalibrationResult(
+        leaderboard=board, ceiling=ceiling, confusions=confusions,
+        disagreements=pd.DataFrame(disagreements, columns=dis_cols), recommendation=text,
+        runs=dict(runs), recommended=recommended, threshold=threshold, item_ids=tuple(item_ids),
+        annotators=tuple(annotators), meta=meta, labels_hash=labels_hash(human, item_ids),
+        labeled_set=dict(labeled_set or {}), split=split, confidence=confidence,
+        human_ceiling=ceiling_obj)

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+import pytest
+
+from maev_kit.testing import FakeOpenAIServer
+
+MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "ping"}]
+
+
+@pytest.fixture(scope="session")
+def litellm_module():
+    """litellm imported once per test session (the import takes seconds)."""
+    from maev_kit.backends._litellm import import_litellm
+
+    return import_litellm()
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAIServer(responder=lambda body: "pong") as s:
+        yield s

@@ -1,0 +1,89 @@
+"""Judge cards: saved as JSON, loaded back, and loud when the judge or labels changed."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+
+from maev_kit.calibration import JudgeCard, JudgeCardMismatchWarning, calibration_from_runs
+from maev_kit.judges import RetentionJudge
+
+from ._fakes import corrupt, label_dicts, make_items, run_of, truth
+
+
+def _card(**kw):
+    base = dict(judge_name="retention-v1", judge_version=RetentionJudge("v1").version,
+                model="gpt-4o-mini", params={"temperature": 0}, prompt="v1",
+                labeled_set="support_desk", labeled_set_version="1.0.0",
+                labeled_set_hash="abc", labels_hash="f" * 64, kappa=0.72, kappa_low=0.65,
+                kappa_high=0.79, n_items=300)
+    base.update(kw)
+    return JudgeCard(**base)
+
+
+class _Set:
+    name, version, labels_hash = "support_desk", "1.0.0", "abc"
+
+
+def test_save_load_roundtrip(tmp_path):
+    card = _card()
+    path = tmp_path / "judge_card.json"
+    card.save(path)
+    data = json.loads(path.read_text())
+    assert data["schema_version"] == 1 and data["created_at"].endswith("Z")
+    assert {"model", "params", "judge_name", "judge_version", "prompt_hash", "labeled_set",
+            "labeled_set_version", "labels_hash", "kappa", "kappa_low", "kappa_high",
+            "created_at"} <= set(data)
+    assert JudgeCard.load(path) == card
+
+
+def test_unknown_fields_and_future_schema_are_refused(tmp_path):
+    with pytest.raises(ValueError):
+        JudgeCard(judge_name="x", judge_version="1", surprise=1)
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps({**_card().model_dump(), "schema_version": 2}))
+    with pytest.raises(ValueError, match="schema_version 2"):
+        JudgeCard.load(path)
+
+
+def test_matching_judge_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _card().check(RetentionJudge("v1"), model="gpt-4o-mini", labeled_set=_Set()) == []
+
+
+def test_changed_prompt_warns_loudly():
+    with pytest.warns(JudgeCardMismatchWarning, match="JUDGE CARD MISMATCH") as rec:
+        problems = _card().check(RetentionJudge("v2"), model="gpt-4o-mini")
+    assert any("judge name" in p for p in problems)
+    assert any("judge version" in p for p in problems)
+    assert "retention-v2" in str(rec[0].message)
+
+
+def test_changed_model_or_labeled_set_warns():
+    class NewSet(_Set):
+        labels_hash = "def"
+
+    with pytest.warns(JudgeCardMismatchWarning):
+        assert _card().check(RetentionJudge("v1"), model="gpt-4o")
+    with pytest.warns(JudgeCardMismatchWarning, match="labels_hash"):
+        _card().check(RetentionJudge("v1"), model="gpt-4o-mini", labeled_set=NewSet())
+    with pytest.warns(JudgeCardMismatchWarning, match="params"):
+        _card().check(RetentionJudge("v1"), model="gpt-4o-mini", params={"temperature": 1})
+
+
+def test_card_from_a_calibration_checks_against_its_run():
+    items = make_items(50)
+    gold = truth(50)
+    run = run_of(items, corrupt(gold, {1, 2}), "heuristic")
+    res = calibration_from_runs({"heuristic": run}, label_dicts(items, gold, "ana"),
+                                n_resamples=200)
+    card = res.card("heuristic")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert card.check(run) == []
+    run.judge_version = "2"
+    with pytest.warns(JudgeCardMismatchWarning, match="judge version"):
+        card.check(run)

@@ -1,0 +1,180 @@
+"""Malformed input, per format: a TraceImportError naming the format tried and the place."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from maev_kit.errors import InputError
+from maev_kit.traces.importers import TraceImportError, import_traces
+from maev_kit.traces.importers._cli import import_command
+
+
+def _raises(data, fmt, where, match=None):
+    with pytest.raises(TraceImportError) as info:
+        import_traces(data, format=fmt)
+    e = info.value
+    assert isinstance(e, InputError)  # the CLI exits 2 on it
+    assert e.format == fmt
+    assert e.where == where, str(e)
+    assert f"as {fmt!r}" in str(e) and where in str(e)
+    if match:
+        assert match in str(e)
+    return e
+
+
+def test_openai_agents_span_type_null(load_sample):
+    data = load_sample("openai_agents_real/openai_agents_chat_spans.json")
+    data["spans"][3]["span_data"]["type"] = None
+    _raises(data, "openai-agents", "spans[3].span_data.type", "expected a string, got null")
+
+
+def test_openai_agents_ingest_payload_wrong_object(load_sample):
+    data = load_sample("openai_agents_trace.json")
+    data[0]["data"][2]["object"] = "banana"
+    _raises(data, "openai-agents", "[0].data[2].object", "'banana'")
+
+
+def test_openai_agents_run_item_without_agent(load_sample):
+    data = load_sample("openai_agents_real/openai_agents_chat_nofilter_run_items.json")
+    del data["new_items"][2]["agent"]
+    _raises(data, "openai-agents", "new_items[2].agent", "names no agent")
+
+
+def test_openai_agents_unknown_shape():
+    _raises({"hello": 1}, "openai-agents", "", "span exports")
+
+
+def test_otel_bad_span_id(load_sample):
+    data = load_sample("otel_genai_spans.json")
+    data["resourceSpans"][0]["scopeSpans"][0]["spans"][4]["spanId"] = "not-an-id"
+    _raises(data, "otel", "resourceSpans[0].scopeSpans[0].spans[4].spanId",
+            "neither 16 hex digits nor base64")
+
+
+def test_otel_attributes_not_a_list(load_sample):
+    data = load_sample("otel_genai_spans.json")
+    data["resourceSpans"][0]["scopeSpans"][0]["spans"][1]["attributes"] = {"a": 1}
+    _raises(data, "otel", "resourceSpans[0].scopeSpans[0].spans[1].attributes",
+            "expected an array, got object")
+
+
+def test_otel_missing_resource_spans():
+    _raises({"foo": []}, "otel", "", "gen_ai")
+
+
+def test_openinference_missing_trace_id(load_sample):
+    data = load_sample("openinference_spans.json")
+    del data["resourceSpans"][0]["scopeSpans"][0]["spans"][2]["traceId"]
+    _raises(data, "openinference", "resourceSpans[0].scopeSpans[0].spans[2].traceId",
+            "required field is missing")
+
+
+def test_openinference_on_a_genai_export(load_sample):
+    _raises(load_sample("otel_genai_spans.json"), "openinference", "resourceSpans",
+            "format 'otel'")
+
+
+def test_langgraph_unknown_message_type(load_sample):
+    data = load_sample("langgraph_swarm_messages.json")
+    data["messages"][2]["type"] = "alien"
+    _raises(data, "langgraph", "messages[2].type", "unknown message type 'alien'")
+
+
+def test_langgraph_tool_call_without_name(load_sample):
+    data = load_sample("langgraph_swarm_messages.json")
+    del data["messages"][1]["data"]["tool_calls"][0]["name"]
+    _raises(data, "langgraph", "messages[1].tool_calls[0].name")
+
+
+def test_langgraph_run_without_outputs(load_sample):
+    data = load_sample("langgraph_real/langsmith_run_tree_langgraph_swarm.json")
+    data[0]["outputs"] = {}
+    _raises(data, "langgraph", "outputs.messages", "no output messages")
+
+
+def test_autogen_message_without_source(load_sample):
+    data = load_sample("autogen_swarm_messages.json")
+    del data["messages"][1]["source"]
+    _raises(data, "autogen", "messages[1].source", "required field is missing")
+
+
+def test_autogen_handoff_without_target(load_sample):
+    data = load_sample("autogen_swarm_messages.json")
+    del data["messages"][3]["target"]
+    _raises(data, "autogen", "messages[3].target")
+
+
+def test_crewai_event_without_type(load_sample):
+    data = load_sample("crewai_events.json")
+    del data["events"][3]["type"]
+    _raises(data, "crewai", "events[3].type", "required field is missing")
+
+
+def test_crewai_no_crew_events():
+    _raises({"events": [{"type": "something_else"}]}, "crewai", "events", "no CrewAI")
+
+
+def test_chat_message_without_role_or_name():
+    _raises([{"role": "user", "content": "hi"}, {"content": "who am I"}], "chat", "[1]",
+            "'role' or 'name'")
+
+
+def test_chat_message_without_content():
+    _raises({"messages": [{"role": "user"}]}, "chat", "messages[0].content")
+
+
+def test_auto_detection_error_says_so(load_sample):
+    data = load_sample("autogen_swarm_messages.json")
+    del data["messages"][1]["source"]
+    data["messages"][0]["source"] = "user"
+    with pytest.raises(TraceImportError, match="auto-detected"):
+        import_traces(data)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("{not json", "not valid JSON"),
+    ("", "not valid JSON"),
+    ('{"a": 1}\n{oops\n', "neither JSON nor JSON Lines: line 2"),
+])
+def test_unreadable_files(tmp_path, text, match):
+    p = tmp_path / "bad.json"
+    p.write_text(text)
+    with pytest.raises(InputError, match=match):
+        import_traces(p)
+
+
+def test_missing_file_and_undetectable(tmp_path):
+    with pytest.raises(InputError, match="file not found"):
+        import_traces(tmp_path / "nope.json")
+    p = tmp_path / "x.json"
+    p.write_text(json.dumps({"what": "ever"}))
+    with pytest.raises(InputError, match="cannot detect the format; pass `format`"):
+        import_traces(p)
+
+
+def test_unknown_format_and_option(load_sample):
+    with pytest.raises(InputError, match="unknown `format` 'zipkin'"):
+        import_traces([], format="zipkin")
+    with pytest.raises(InputError, match="unknown option.*speaker_change_handoffs"):
+        import_traces(load_sample("otel_genai_spans.json"), format="otel",
+                      speaker_change_handoffs=True)
+
+
+def test_cli_bad_input_raises_input_error(tmp_path, samples):
+    bad = tmp_path / "bad.json"
+    data = json.loads((samples / "otel_genai_spans.json").read_text())
+    broken = copy.deepcopy(data)
+    broken["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"] = 7
+    bad.write_text(json.dumps(broken))
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(import_command, ["otel", str(bad), "-o", str(out)])
+    assert isinstance(result.exception, TraceImportError)
+    assert "bad.json" in str(result.exception) and "traceId" in str(result.exception)
+    assert not out.exists()
+    result = CliRunner().invoke(import_command, ["nosuch", str(bad), "-o", str(out)])
+    assert isinstance(result.exception, InputError)
+    assert "unknown FORMAT 'nosuch'" in str(result.exception)

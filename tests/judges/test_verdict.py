@@ -1,0 +1,32 @@
+import pytest
+
+from maev_kit.judges import Verdict
+
+
+def test_evidence_becomes_a_tuple_and_round_trips():
+    v = Verdict("c/h0/f1", "retained", "quoted", evidence=["a", "b"])
+    assert v.evidence == ("a", "b")
+    assert Verdict.from_dict(v.to_dict()) == v
+    assert v.to_dict() == {"item_id": "c/h0/f1", "label": "retained", "rationale": "quoted",
+                           "evidence": ["a", "b"], "error": None, "raw": None}
+
+
+def test_error_verdict_has_no_label():
+    v = Verdict("c/h0/f1", None, error="no JSON", raw="hello")
+    assert not v.ok and v.label is None
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"label": "maybe"}, "must be one of"),
+    ({"label": None}, "no `error` says why"),
+    ({"label": "lost", "error": "boom"}, "has no label"),
+])
+def test_invalid_verdicts_are_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Verdict("c/h0/f1", **kwargs)
+
+
+def test_verdict_is_frozen():
+    v = Verdict("c/h0/f1", "lost")
+    with pytest.raises(AttributeError):
+        v.label = "retained"  # type: ignore[misc]

@@ -1,0 +1,51 @@
+"""Open the report in headless Chromium: nothing runs, nothing is fetched, XSS shows as text."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from maev_kit.report import report
+
+from ._factories import make_calibration, make_evaluation
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs /usr/bin/chromium"),
+]
+
+
+def test_report_in_a_real_browser(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    path = report(make_evaluation(), calibration=make_calibration()).save(tmp_path / "r.html")
+    requests: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"])
+        try:
+            page = browser.new_page()
+            page.on("request", lambda r: requests.append(r.url))
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(path.as_uri(), wait_until="load")
+            # Open every collapsed block so the trace text is laid out too.
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+            page.wait_for_timeout(200)
+            assert page.evaluate("window.__pwned") is None
+            assert page.evaluate("document.scripts.length") == 0
+            assert page.evaluate("document.images.length") == 0
+            body = page.inner_text("body")
+            assert '<img src=x onerror="window.__pwned=2">' in body
+            assert "<script>window.__pwned=1</script>" in body
+            assert page.evaluate("document.querySelectorAll('svg').length") == 8
+            # Sections laid out: the page is long, and wider content scrolls inside its box.
+            assert page.evaluate("document.body.scrollHeight") > 2000
+            assert not errors
+        finally:
+            browser.close()
+    assert requests == [path.as_uri()], requests
