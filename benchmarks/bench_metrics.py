@@ -3,7 +3,9 @@
 Generates seeded synthetic traces (default 10,000 conversations of ~20 agent turns and ~3
 handoffs each), writes them with ``maev_kit.save_traces``, then prints:
 
-- load time (``maev_kit.traces.load_traces``, validation included);
+- load time (``maev_kit.traces.load_traces``, validation included), beside the time of bare
+  ``json.loads`` on every line (the floor for any JSONL loader; its ratio to load time is
+  stable when the machine is busy, unlike the absolute times);
 - time for all deterministic metrics over all traces: handoff accuracy (aligned and
   positional), circular handoffs, handoff contracts, routing (score + confusion frame), the
   composite score per conversation and one weight-sensitivity frame;
@@ -73,7 +75,7 @@ CONTRACTS = [
 
 
 def _text(rng: random.Random, n_words: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(n_words)).capitalize() + "."
+    return " ".join(rng.choices(WORDS, k=n_words)).capitalize() + "."
 
 
 def _context(rng: random.Random, target: str) -> dict[str, Any]:
@@ -225,6 +227,15 @@ def main(argv: list[str] | None = None) -> None:
     traces = load_traces(path)
     load_s, load_cpu = time.perf_counter() - t0, time.process_time() - c0
     rss_load = _peak_rss_mb()
+
+    # The floor for any JSONL loader: json.loads of every line, nothing built or validated.
+    import json
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    with open(path, "rb") as f:
+        for line in f:
+            json.loads(line)
+    json_s, json_cpu = time.perf_counter() - t0, time.process_time() - c0
     n_turns = sum(len(t.turns) for t in traces)
     n_handoffs = sum(len(t.handoffs) for t in traces)
 
@@ -244,6 +255,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"file              {size_mb:>10.1f} MB   (generated and saved in {gen_s:.2f} s)")
     print(f"load_traces       {load_s:>10.3f} s    {len(traces) / load_s:>10,.0f} traces/s"
           f"   (CPU {load_cpu:.3f} s; aim < 3 s for 10,000)")
+    print(f"  json.loads only {json_s:>10.3f} s    (CPU {json_cpu:.3f} s; the floor: load_traces is "
+          f"{load_cpu / json_cpu:.1f}× this in CPU time)")
     print(f"all metrics       {metrics_s:>10.3f} s    {len(traces) / metrics_s:>10,.0f} traces/s"
           f"   (CPU {metrics_cpu:.3f} s; aim < 2 s for 10,000)")
     print(f"peak RSS          {rss_metrics:>10.0f} MB   (before load {rss_before:.0f} MB, "

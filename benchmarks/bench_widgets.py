@@ -22,6 +22,7 @@ Aims (issue 5): build < 0.5 s; click-to-disk < 50 ms. Nothing here asserts a tim
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -57,20 +58,23 @@ def make_trace(n_turns: int, seed: int = 0) -> MultiAgentTrace:
     return MultiAgentTrace("bench", turns=turns, handoffs=handoffs, user_messages=users)
 
 
-def timed(fn, repeat: int) -> list[float]:
-    out = []
+def timed(fn, repeat: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds of each of ``repeat`` calls."""
+    wall, cpu = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fn()
-        out.append(time.perf_counter() - t0)
-    return out
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return wall, cpu
 
 
-def fmt(ts: list[float]) -> str:
-    ts = sorted(ts)
+def fmt(res: tuple[list[float], list[float]]) -> str:
+    ts, cpu = sorted(res[0]), res[1]
     p95 = ts[min(len(ts) - 1, int(round(0.95 * (len(ts) - 1))))]
-    return (f"median {statistics.median(ts) * 1000:7.1f} ms   p95 {p95 * 1000:7.1f} ms   "
-            f"max {ts[-1] * 1000:7.1f} ms   (n={len(ts)})")
+    return (f"wall median {statistics.median(ts) * 1000:6.1f} ms  p95 {p95 * 1000:6.1f} ms  "
+            f"max {ts[-1] * 1000:6.1f} ms | CPU median {statistics.median(cpu) * 1000:6.1f} ms"
+            f"  (n={len(ts)})")
 
 
 def main() -> None:
@@ -80,6 +84,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--dir", default=None, help="folder for labels.jsonl (default: a temp dir)")
     args = ap.parse_args()
+    print("load average: " + " ".join(f"{x:.2f}" for x in os.getloadavg()) +
+          f" on {os.cpu_count()} CPUs")
 
     t0 = time.perf_counter()
     import ipywidgets  # noqa: F401
@@ -100,16 +106,16 @@ def main() -> None:
           f"{len(trace.user_messages)} user messages = {n_events} events")
 
     TraceViewer(trace)  # warm up
-    print("TraceViewer(trace) build            ", fmt(timed(lambda: TraceViewer(trace),
+    print("TraceViewer(trace) build              ", fmt(timed(lambda: TraceViewer(trace),
                                                               args.repeat)))
     print("TraceViewer(+facts,verdicts,contracts)", fmt(timed(
         lambda: TraceViewer(trace, facts=facts, verdicts=verdicts, contracts=contracts),
         args.repeat)))
     v = TraceViewer(trace, facts=facts, verdicts=verdicts, contracts=contracts)
-    print("next page click                     ", fmt(timed(
+    print("next page click                       ", fmt(timed(
         lambda: (v.next_button.click() if v.page < v.n_pages - 1 else v.show_page(0)),
         args.repeat)))
-    print("trace._repr_html_() (all events)    ", fmt(timed(trace._repr_html_, args.repeat)))
+    print("trace._repr_html_() (all events)      ", fmt(timed(trace._repr_html_, args.repeat)))
 
     folder = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="maev-bench-"))
     path = folder / "labels.jsonl"
@@ -125,9 +131,9 @@ def main() -> None:
     clicks = timed(lambda: lab.buttons[names[next(k) % 3]].click(), args.clicks)
     n_lines = sum(1 for _ in open(path))
     print(f"\nlabels file: {path.name} in a temp folder; {n_lines} lines written")
-    print("click → line fsync-ed (Labeler)     ", fmt(clicks))
+    print("click → line fsync-ed (Labeler)       ", fmt(clicks))
     store = LabelStore(folder / "store-only.jsonl")
-    print("LabelStore.add (write + fsync)      ", fmt(timed(
+    print("LabelStore.add (write + fsync)        ", fmt(timed(
         lambda: store.add("x/h0/f1", "lost", annotator="bench"), args.clicks)))
 
 

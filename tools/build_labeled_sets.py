@@ -1625,7 +1625,7 @@ Handoff reasons recorded in the traces: {reasons} (`None` = the framework record
 What happens to each key fact after a handoff:
 
 - **retained**: the receiving agent restates it (`I've pulled up ACCT-4471`) or keeps it in
-  other words or by clearly using it (`the account ending in 71`, `your Tuesday morning visit`,
+  other words or by clearly using it (`the account ending in 71`, `Your Tuesday visit stays on the calendar`,
   `that forty-nine ninety-nine charge`). Paraphrases are deliberate: a judge that only looks for
   the literal value will miss some.
 - **lost**: the receiving agent asks for it again (the customer then repeats it, often

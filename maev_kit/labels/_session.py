@@ -71,10 +71,10 @@ class LabelingSession:
         Where labels go (``labels.jsonl``); shared by every annotator.
     annotator : str
         Who is labeling. Labels by others in the same store are not shown.
-    order : "random", "given" or a list of item ids
+    order : "random", "given", a list of item ids or a DataFrame with ``item_id``
         ``"random"`` shuffles with ``seed`` (the same order for everyone with the same seed);
-        ``"given"`` keeps the order of ``items``; a list of ids (e.g. from
-        ``next_items_to_label``) labels those items in that order.
+        ``"given"`` keeps the order of ``items``; a list of ids, or the DataFrame returned by
+        :func:`~maev_kit.calibration.next_items_to_label`, labels those items in that order.
     seed : int
         Seed of the random order.
     verdicts : list of Verdict, JudgeRun or dict item_id -> label, optional
@@ -163,7 +163,11 @@ class LabelingSession:
                 return out
             raise ValueError(f"`order` must be 'random', 'given' or a list of item ids; got "
                              f"{order!r}")
-        out = list(order)
+        if hasattr(order, "columns"):  # a DataFrame, e.g. from next_items_to_label
+            if "item_id" not in order.columns:
+                raise ValueError("`order` is a DataFrame without an `item_id` column")
+            order = order["item_id"]
+        out = [str(x) for x in order]
         known = set(ids)
         unknown = [i for i in out if i not in known]
         if unknown:

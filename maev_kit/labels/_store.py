@@ -150,7 +150,8 @@ class LabelStore:
         for arg, value in (("item_id", item_id), ("annotator", annotator)):
             if not isinstance(value, str) or not value.strip():
                 raise ValueError(f"`{arg}` must be a non-blank string, got {value!r}")
-        record = LabelRecord(item_id=item_id, annotator=annotator, label=label,  # type: ignore[arg-type]
+        record = LabelRecord(item_id=item_id, annotator=annotator,
+                             label=label,  # type: ignore[arg-type]
                              note=note or "", created_at=_now(), source=source)
         self.append(record)
         return record

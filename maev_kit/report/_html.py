@@ -166,7 +166,7 @@ def _is_num(value: Any) -> bool:
 
 def _cell(col: str, value: Any, spec: str | None) -> str:
     text = fmt(value, spec)
-    if col in ("label", "human", "judge_label", "human_label") and isinstance(value, str) \
+    if col in ("label", "human", "judge_label", "human_label", "human_majority") and isinstance(value, str) \
             and value in _LABEL_CLASSES:
         return f'<td><span class="lab {_LABEL_CLASSES[value]}">{esc(text)}</span></td>'
     if _is_num(value):

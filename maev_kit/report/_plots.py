@@ -211,6 +211,7 @@ def heatmap_svg(
     fmt: str = "{:.0f}",
     cmap: str = "Blues",
     size: tuple[float, float] | None = None,
+    vmax: float | None = None,
 ) -> str:
     """An annotated heatmap (confusion matrix, handoff counts).
 
@@ -240,7 +241,8 @@ def heatmap_svg(
         _margins(fig, left=left, right=0.15, top=top, bottom=bottom)
         ax = fig.add_subplot()
         finite = m[np.isfinite(m)]
-        vmax = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+        if vmax is None:
+            vmax = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
         # Vector cells (pcolormesh), not imshow: no embedded raster image.
         ax.pcolormesh(np.arange(nc + 1) - 0.5, np.arange(nr + 1) - 0.5, np.nan_to_num(m),
                       cmap=cmap, vmin=0, vmax=vmax, edgecolors="#ffffff", linewidth=1.0)
@@ -251,7 +253,7 @@ def heatmap_svg(
                 v = m[i, j]
                 if not np.isfinite(v):
                     txt = "–"
-                elif v == 0:
+                elif v == 0 and fmt == "{:.0f}":
                     txt = "·"
                 else:
                     txt = fmt.format(v)

@@ -49,6 +49,9 @@ CHIP_NAMES = {"composite": "composite", "handoff_quality": "handoff quality",
 PAIR_HEADERS = {"from_agent": "from", "to_agent": "to", "contradicted": "contra.",
                 "retention_rate": "retention", "context_complete": "context ok"}
 
+DIS_HEADERS = {"human_label_text": "human labels", "human_majority": "human majority",
+               "judge_label": "judge label", "after_text": "after the handoff"}
+
 ROUTING_TARGETS = ((0.90, "90 % target"), (0.95, "95 % target"))
 
 _REQUIRED = ("per_conversation", "aggregates")
@@ -60,7 +63,7 @@ class Report:
 
     >>> r = Report("<!DOCTYPE html><html><body>hi</body></html>", title="t")
     >>> r
-    Report('t', 42 characters)
+    Report('t', 43 characters)
     """
 
     html: str
@@ -155,6 +158,17 @@ def _key_label(key: Any) -> str:
     return str(key)
 
 
+def _plural(n: int, word: str) -> str:
+    """``n word`` with an English plural.
+
+    >>> _plural(1, "loop"), _plural(2, "loop"), _plural(2, "lost")
+    ('1 loop', '2 loops', '2 lost')
+    """
+    if n == 1 or word in ("lost", "contradicted"):
+        return f"{n} {word}"
+    return f"{n} {word}s"
+
+
 def _transcript_html(trace: Any) -> str:
     """A plain escaped transcript (used when the widgets' renderer is not available)."""
     parts = []
@@ -240,17 +254,17 @@ def _summary(ev: Any) -> str:
         rrows = []
         for key, name in (("exact_routing_accuracy", "exact"),
                           ("acceptable_routing_accuracy", "acceptable"),
-                          ("category_routing_accuracy", "category")):
+                          ("category_routing_accuracy", "right category")):
             v = _num(routing.get(key))
             if v is not None:
-                nn = int(routing.get("category_cases") or n) if name == "category" else n
+                nn = int(routing.get("category_cases") or n) if key.startswith("category") else n
                 lo, hi = _wilson(v, nn)
                 rrows.append((name, v, lo, hi))
         for cat, d in (routing.get("per_category") or {}).items():
             v = _num((d or {}).get("exact_routing_accuracy"))
             if v is not None:
                 lo, hi = _wilson(v, int(d.get("total_cases") or d.get("cases") or 0))
-                rrows.append((f"{cat} (exact)", v, lo, hi))
+                rrows.append((f"{cat} · exact", v, lo, hi))
         svg = _plots.forest_svg(rrows, title="Routing accuracy", refs=ROUTING_TARGETS,
                                 width=5.2)
         plots.append(h.figure(svg, f"Pooled over {n} routing cases; whiskers are 95 % Wilson "
@@ -300,7 +314,8 @@ def _calibration(cal: Any) -> str:
             best = max(range(len(recs)), key=lambda i: -math.inf if kappas[i] is None
                        else kappas[i])
         out.append("<h3>Leaderboard</h3>")
-        shown = [c for c in lb.columns if c not in ("kappa_low", "kappa_high")]
+        hidden = {"kappa_low", "kappa_high"} | ({"key"} if "judge" in lb.columns else set())
+        shown = [c for c in lb.columns if c not in hidden]
         out.append(h.records_table(
             recs, shown, formats={"cost": "{:.4f}"}, headers=LEADERBOARD_HEADERS,
             row_class=["best" if i == best else None for i in range(len(recs))]))
@@ -327,8 +342,16 @@ def _calibration(cal: Any) -> str:
         out.append(h.kv_table([("human–human κ", ceiling[0]),
                                ("95 % CI", f"{h.fmt(ceiling[1])} – {h.fmt(ceiling[2])}")]))
     if ceiling:
+        extra = ""
+        cd = _as_dict(getattr(cal, "ceiling", None)) or {}
+        more = [f"{name} {h.fmt(cd[k])}" for k, name in (
+            ("fleiss_kappa", "Fleiss κ"), ("krippendorff_alpha", "Krippendorff α"),
+            ("n_annotators", "annotators"), ("n_items", "items")) if _num(cd.get(k)) is not None]
+        if more:
+            extra = "; " + ", ".join(more)
         out.append(f'<p class="note">Human ceiling κ = {h.esc(h.fmt(ceiling[0]))} '
-                   f"(95 % CI {h.esc(h.fmt(ceiling[1]))} – {h.esc(h.fmt(ceiling[2]))}).</p>")
+                   f"(95 % CI {h.esc(h.fmt(ceiling[1]))} – {h.esc(h.fmt(ceiling[2]))})"
+                   f"{h.esc(extra)}.</p>")
 
     confusions = getattr(cal, "confusions", None) or {}
     if confusions:
@@ -349,9 +372,16 @@ def _calibration(cal: Any) -> str:
 
     dis = getattr(cal, "disagreements", None)
     if dis is not None and hasattr(dis, "columns"):
+        recs = _records(dis)
+        cols = [c for c in dis.columns
+                if not any(isinstance(r.get(c), Mapping) for r in recs[:50])]
+        order = ["judge", "item_id", "human_label_text", "human_majority", "judge_label",
+                 "fact", "rationale", "error", "after_text"]
+        cols = [c for c in order if c in cols] + [c for c in cols if c not in order]
         out.append(h.details("Disagreements between judges and humans",
-                             h.table(dis, max_rows=300, empty="No disagreements."),
-                             meta=f"{len(dis)} rows", scroll=True))
+                             h.records_table(recs, cols, max_rows=300, headers=DIS_HEADERS,
+                                             empty="No disagreements."),
+                             meta=f"{len(dis)} items", scroll=True))
     return "".join(out)
 
 
@@ -364,7 +394,7 @@ def _labels_needed(cal: Any) -> str:
         if value is not None:
             break
     if value is None:
-        return ""
+        return _labels_needed_estimate(cal)
     out = ["<h3>How many more labels are needed</h3>"]
     if hasattr(value, "savefig"):  # a matplotlib Figure
         out.append(h.figure(_plots.figure_svg(value)))
@@ -380,6 +410,43 @@ def _labels_needed(cal: Any) -> str:
     return "".join(out)
 
 
+def _labels_needed_estimate(cal: Any) -> str:
+    """Items to label for a narrower κ CI of the best judge (κ model, its label shares)."""
+    lb = getattr(cal, "leaderboard", None)
+    confusions = getattr(cal, "confusions", None) or {}
+    if lb is None or not len(lb) or not confusions:
+        return ""
+    recs = _records(lb)
+    best = max(recs, key=lambda r: -math.inf if _num(r.get("kappa")) is None
+               else _num(r.get("kappa")))
+    kappa = _num(best.get("kappa"))
+    conf = confusions.get(best.get("key")) if best.get("key") is not None else None
+    if conf is None:
+        conf = next(iter(confusions.values()))
+    if kappa is None or conf is None or not len(conf):
+        return ""
+    marginals = [float(x) for x in conf.sum(axis=1)]
+    n_now = _num(best.get("n_items")) or float(sum(marginals))
+    from maev_kit.agreement import labels_needed
+
+    rows = []
+    for half in (0.10, 0.05):
+        try:
+            need = labels_needed(target_halfwidth=half, kappa=min(kappa, 0.999),
+                                 marginals=marginals)
+        except ValueError:
+            return ""
+        rows.append({"target 95 % CI": f"κ ± {half:.2f}", "items in all": need,
+                     "labeled now": int(n_now), "more to label": max(need - int(n_now), 0)})
+    lo, hi = _num(best.get("kappa_low")), _num(best.get("kappa_high"))
+    now = f" (now ± {(hi - lo) / 2:.3f})" if lo is not None and hi is not None else ""
+    return ("<h3>How many more labels are needed</h3>"
+            f'<p class="note">For the best judge, {h.esc(_key_label((best.get("judge"), best.get("prompt")) if best.get("prompt") else best.get("judge")))}'
+            f", κ = {h.esc(h.fmt(kappa))}{h.esc(now)}: labeled items needed for a 95 % CI of "
+            "the given half-width (Fleiss–Cohen–Everitt variance under the κ model, with "
+            "the human label shares seen so far).</p>" + h.records_table(rows))
+
+
 def _coordination(ev: Any, max_worst: int) -> str:
     out = []
     hm = getattr(ev, "handoff_matrix", None)
@@ -390,6 +457,13 @@ def _coordination(ev: Any, max_worst: int) -> str:
             hm.values, list(hm.index), list(hm.columns), title="Handoffs by agent pair",
             xlabel="to agent", ylabel="from agent"), "Number of handoffs from each agent "
             "(rows) to each agent (columns).")
+        rate = _pair_rates(hm, ps)
+        if rate is not None:
+            plot = '<div class="gridm">' + plot + h.figure(_plots.heatmap_svg(
+                rate.values, list(rate.index), list(rate.columns),
+                title="Retention rate by agent pair", xlabel="to agent", ylabel="from agent",
+                fmt="{:.2f}", vmax=1.0), "Share of judged facts retained across each handoff "
+                "(– : no facts judged).") + "</div>"
     if plot or ps is not None:
         tbl = h.table(ps, ["from_agent", "to_agent", "handoffs", "facts", "retained", "lost",
                            "contradicted", "retention_rate", "context_complete"],
@@ -409,12 +483,12 @@ def _coordination(ev: Any, max_worst: int) -> str:
         for i, r in enumerate(_records(worst)):
             cid = str(r["conversation_id"])
             meta = [f"composite {h.fmt(r.get('composite'))}"]
-            for col, word in (("n_handoffs", "handoffs"), ("lost", "lost"),
-                              ("contradicted", "contradicted"), ("n_loops", "loops"),
-                              ("contract_violations", "contract violations")):
+            for col, word in (("n_handoffs", "handoff"), ("lost", "lost"),
+                              ("contradicted", "contradicted"), ("n_loops", "loop"),
+                              ("contract_violations", "contract violation")):
                 v = _num(r.get(col))
                 if v:
-                    meta.append(f"{int(v)} {word}")
+                    meta.append(_plural(int(v), word))
             facts = by_conv.get(cid, [])
             chips = [(CHIP_NAMES.get(c, c), r[c]) for c in (
                 "composite", "handoff_quality", "information_retention", "routing_quality",
@@ -424,8 +498,11 @@ def _coordination(ev: Any, max_worst: int) -> str:
                 f'<span class="mchip"><b>{h.esc(h.fmt(v))}</b> {h.esc(k)}</span>'
                 for k, v in chips) + "</div>"]
             if facts:
-                body.append(h.records_table(facts, ["handoff_index", "from_agent", "to_agent",
-                                                    "fact", "label", "rationale"]))
+                body.append(h.details(
+                    "Facts and the judge's rationales",
+                    h.records_table(facts, ["handoff_index", "from_agent", "to_agent", "fact",
+                                            "label", "rationale", "evidence", "error"]),
+                    meta=_plural(len(facts), "fact")))
             trace = traces.get(cid)
             if trace is not None:
                 fact_list = [{"fact_id": f.get("fact_id"), "handoff_index": f.get("handoff_index"),
@@ -484,6 +561,24 @@ def _coordination(ev: Any, max_worst: int) -> str:
     else:
         out.append('<p class="empty">No retention items.</p>')
     return "".join(out)
+
+
+def _pair_rates(hm: Any, ps: Any) -> Any:
+    """Retention rate per (from, to), laid out like the handoff matrix; None without data."""
+    if ps is None or not len(ps) or "retention_rate" not in ps.columns:
+        return None
+    import numpy as np
+    import pandas as pd
+
+    rate = pd.DataFrame(np.nan, index=hm.index, columns=hm.columns, dtype=float)
+    found = False
+    for r in _records(ps):
+        v = _num(r.get("retention_rate"))
+        fa, ta = r.get("from_agent"), r.get("to_agent")
+        if v is not None and fa in rate.index and ta in rate.columns:
+            rate.loc[fa, ta] = v
+            found = True
+    return rate if found else None
 
 
 def _maybe_collapsed(body: str, n: int, what: str, limit: int = 8) -> str:

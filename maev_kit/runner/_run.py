@@ -182,8 +182,8 @@ def _percentile(sorted_values: list[float], q: float) -> float | None:
 def _backoff(err: BackendError, attempt: int, base: float) -> float:
     """Wait before retry ``attempt + 1``: the server's Retry-After if it gave one, else
     exponential backoff with jitter (half fixed, half random)."""
-    if err.retry_after is not None:
-        return err.retry_after
+    if err.retry_after is not None:  # at least what the server asked, plus up to 10 % so
+        return err.retry_after * random.uniform(1.0, 1.1)  # clients told the same don't collide
     step = min(_MAX_BACKOFF, base * 2 ** attempt)
     return step / 2 + random.uniform(0, step / 2)
 
@@ -227,7 +227,14 @@ async def arun_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = 
     backend = _resolve_backend(judge, backend)
     if backend is None:
         return _run_offline(judge, items, progress)
+    bar = _progress(len(items), f"{judge.name} · {backend.model}", progress)
+    return await _arun(judge, items, backend, max_concurrency, max_retries, timeout, cache,
+                       retry_backoff, bar)
 
+
+async def _arun(judge: Any, items: list[RetentionItem], backend: Any, max_concurrency: int,
+                max_retries: int, timeout: float, cache: Any, retry_backoff: float,
+                bar: Any) -> JudgeRun:
     stats = _Stats(len(items), 0)
     groups = _group(items)
     stats.handoffs = len(groups)
@@ -237,8 +244,11 @@ async def arun_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = 
     judge_tag = f"{judge.name}@{judge.version}"
     results: list[list[Verdict] | None] = [None] * len(groups)
     error_kinds: dict[str, str] = {}
-    store = _open_cache(cache) if groups else None
-    bar = _progress(len(items), f"{judge.name} · {backend.model}", progress)
+    try:
+        store = _open_cache(cache) if groups else None
+    except BaseException:
+        bar.close()
+        raise
 
     async def one(i: int) -> list[Verdict]:
         group, messages = groups[i], requests[i]
@@ -401,10 +411,18 @@ def run_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = None, *
     (['retained', 'retained'], 1, 0)
     """
 
+    items = list(items)
+    _check_args(judge, items, max_concurrency, max_retries, timeout, retry_backoff)
+    resolved = _resolve_backend(judge, backend)
+    if resolved is None:
+        return _run_offline(judge, items, progress)
+    # The bar is made here, in the caller's thread: in a notebook it then shows under the cell
+    # that ran this (the run itself happens on the background loop's thread).
+    bar = _progress(len(items), f"{judge.name} · {resolved.model}", progress)
+
     def make() -> Any:
-        return arun_judge(judge, items, backend, max_concurrency=max_concurrency,
-                          max_retries=max_retries, timeout=timeout, cache=cache,
-                          progress=progress, retry_backoff=retry_backoff)
+        return _arun(judge, items, resolved, max_concurrency, max_retries, timeout, cache,
+                     retry_backoff, bar)
 
     return _run_on_background_loop(make)
 

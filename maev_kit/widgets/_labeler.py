@@ -219,10 +219,8 @@ class Labeler(widgets.VBox):
         self.undo_button.disabled = not s.can_undo
         target = self._reveal_target()
         self.reveal_button.disabled = target is None or not s.has_verdict(target)
-        if target is not None and self.reveal_button.disabled is False:
-            self.reveal_button.description = f"reveal judge verdict ({target})"[:60]
-        else:
-            self.reveal_button.description = "reveal judge verdict"
+        self.reveal_button.tooltip = (f"show the judge's verdict on {target}" if target else
+                                      "shown only after you label the item")
         if self._revealed is not None:
             v = s.verdict(self._revealed)
             if v is None:
@@ -237,7 +235,8 @@ class Labeler(widgets.VBox):
                 self.verdict_view.value = (
                     f'<div style="font-size:12.5px;border-left:4px solid {color};'
                     f'padding:3px 8px">{html.escape(self._revealed)}: judge says '
-                    f'<b style="color:{color}">{html.escape(v.label or "error: " + (v.error or ""))}'
+                    f'<b style="color:{color}">'
+                    f'{html.escape(v.label or "error: " + (v.error or ""))}'
                     f"</b>{agree}<br>{html.escape(v.rationale)}</div>")
         else:
             self.verdict_view.value = ""

@@ -421,7 +421,8 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
 def _message_html(m: Any, colors: Mapping[str, str], terms: Sequence[tuple[str, str]]) -> str:
     if m.is_user:
         return (f'<div class="ev user"><span class="who">user</span>'
-                f'<span class="ti">#{_e(m.turn_index)}</span>\n{_highlight(m.content, terms)}</div>')
+                f'<span class="ti">#{_e(m.turn_index)}</span>\n'
+                f"{_highlight(m.content, terms)}</div>")
     color = colors.get(m.speaker, "#999")
     return (f'<div class="ev turn" style="border-left-color:{color}">'
             f'<span class="who" style="color:{color}">{_e(m.speaker)}</span>'

@@ -16,9 +16,19 @@ function render({ model, el }) {
   function root() {
     return el.closest(".maev-labeler");
   }
-  // Make the whole labeler focusable, so a click anywhere in it gives it the keyboard.
-  const r0 = root();
-  if (r0 && !r0.hasAttribute("tabindex")) r0.setAttribute("tabindex", "0");
+  // Make the whole labeler focusable, so a click anywhere in it gives it the keyboard. The
+  // view may not be in the page yet when render runs: retry for a few frames.
+  let tries = 0;
+  function makeFocusable() {
+    const r = root();
+    if (r) {
+      if (!r.hasAttribute("tabindex")) r.setAttribute("tabindex", "0");
+      r.style.outline = "none";
+    } else if (tries++ < 120) {
+      requestAnimationFrame(makeFocusable);
+    }
+  }
+  makeFocusable();
 
   function onKeydown(event) {
     const r = root();

@@ -46,7 +46,7 @@ def same(x, y, tol=1e-12):
     return (math.isnan(x) and math.isnan(y)) or abs(x - y) <= tol
 
 
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FAST
@@ -90,7 +90,7 @@ def test_invariant_to_item_order(ab, rnd):
     assert same(k1, k2)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(paired(min_size=2, max_size=60, missing=True), st.integers(0, 2**32 - 1))
 def test_report_ci_contains_estimate_and_is_bounded(ab, seed):
     a, b = ab

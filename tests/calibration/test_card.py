@@ -87,3 +87,16 @@ def test_card_from_a_calibration_checks_against_its_run():
     run.judge_version = "2"
     with pytest.warns(JudgeCardMismatchWarning, match="judge version"):
         card.check(run)
+
+
+def test_import_is_light_and_all_is_sorted():
+    import subprocess
+    import sys
+
+    import maev_kit.calibration as calibration
+
+    assert calibration.__all__ == sorted(calibration.__all__)
+    code = ("import sys, maev_kit.calibration; print(sorted(m for m in ('sklearn', 'scipy', "
+            "'litellm', 'krippendorff', 'ipywidgets', 'matplotlib') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -266,3 +266,61 @@ def test_importers_stay_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]"
+
+
+@pytest.mark.parametrize("rel, fmt", [
+    ("autogen_real/otlp_autogen_native_genai.json", "otel"),
+    ("autogen_real/otlp_openinference_autogen_swarm.json", "openinference"),
+])
+def test_autogen_spans_without_message_payloads_give_structure(load_sample, rel, fmt):
+    data = load_sample(rel)
+    for rs in data["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for span in ss["spans"]:
+                span["attributes"] = [kv for kv in span.get("attributes", [])
+                                      if kv["key"] not in ("message", "output.value")]
+    traces, issues = import_traces(data, format=fmt)
+    t = traces[0]
+    assert "text_source" not in t.metadata
+    assert t.metadata["text_unavailable"] is True
+    assert t.agents_involved() == ["triage_agent", "billing_specialist", "technical_support"]
+    assert [(h.from_agent, h.to_agent) for h in t.handoffs] == [
+        ("triage_agent", "billing_specialist"), ("billing_specialist", "technical_support")]
+    assert any("no text" in i.message for i in issues)
+
+
+def test_autogen_spans_with_message_payloads_give_text(load_sample):
+    traces, issues = import_traces(load_sample("autogen_real/otlp_autogen_native_genai.json"))
+    t = traces[0]
+    assert t.metadata["text_source"] == "AutoGen chat messages in span attributes"
+    assert t.turns[-1].message.startswith("Your API access is restored")
+    assert any("12 AutoGen chat messages" in i.message for i in issues)
+
+
+def test_public_names_are_pinned():
+    import maev_kit.traces.importers as importers
+
+    assert sorted(importers.__all__) == ["FORMATS", "ImportIssue", "ImportResult",
+                                         "TraceImportError", "detect_format", "import_traces"]
+    assert importers.FORMATS == ("openai-agents", "otel", "openinference", "langgraph",
+                                 "autogen", "crewai", "chat")
+
+
+def test_cli_chat_options(tmp_path):
+    from click.testing import CliRunner
+
+    from maev_kit.traces import load_traces
+    from maev_kit.traces.importers._cli import import_command
+
+    src = tmp_path / "chat.json"
+    src.write_text(json.dumps(CHAT))
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(import_command, ["chat", str(src), "-o", str(out),
+                                                 "--speaker-change-handoffs"])
+    assert result.exit_code == 0, result.output
+    assert "2 handoffs" in result.output.splitlines()[0]
+    assert [(h.from_agent, h.to_agent) for h in load_traces(out)[0].handoffs] == [
+        ("triage", "billing"), ("billing", "technical")]
+    # without the option the log names no handoff, and the CLI says how to get them
+    result = CliRunner().invoke(import_command, ["chat", str(src), "-o", str(out)])
+    assert "0 handoffs" in result.output and "speaker_change_handoffs=True" in result.output

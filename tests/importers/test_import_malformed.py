@@ -178,3 +178,48 @@ def test_cli_bad_input_raises_input_error(tmp_path, samples):
     result = CliRunner().invoke(import_command, ["nosuch", str(bad), "-o", str(out)])
     assert isinstance(result.exception, InputError)
     assert "unknown FORMAT 'nosuch'" in str(result.exception)
+
+
+def _paths(o, path=()):
+    yield path
+    if isinstance(o, dict):
+        for k, v in o.items():
+            yield from _paths(v, (*path, k))
+    elif isinstance(o, list):
+        for i, v in enumerate(o):
+            yield from _paths(v, (*path, i))
+
+
+def test_mutated_samples_fail_with_located_input_errors(samples):
+    """Seeded fuzz: any value replaced by a wrong type gives an import or an InputError.
+
+    An error must come from the importers' own checks, not from the last-resort net that turns
+    an unanticipated TypeError/KeyError into an input error ("unexpected content").
+    """
+    import random
+
+    from importers.importer_samples import sample_files
+
+    rng = random.Random(20261129)
+    files = sample_files()
+    junk = [None, 5, "x", [], {}, True, '{"a":', [1], {"type": None}]
+    formats = ["auto", "auto", "openai-agents", "otel", "openinference", "langgraph",
+               "autogen", "crewai", "chat"]
+    for _ in range(250):
+        rel = rng.choice(files)
+        data = json.loads((samples / rel).read_text())
+        paths = [p for p in _paths(data) if p]
+        for _ in range(rng.choice([1, 1, 2, 3])):
+            p = rng.choice(paths)
+            node = data
+            try:
+                for k in p[:-1]:
+                    node = node[k]
+                node[p[-1]] = rng.choice(junk)
+            except (KeyError, IndexError, TypeError):
+                pass  # an earlier mutation removed this path
+        fmt = rng.choice(formats)
+        try:
+            import_traces(copy.deepcopy(data), format=fmt)
+        except InputError as e:
+            assert "unexpected content" not in str(e), (rel, fmt, str(e))

@@ -116,62 +116,89 @@ def test_a_reply_full_of_braces_is_cheap_and_safe(three_items):
 
 
 # --- 10,000 generated malformed replies -------------------------------------------------------
+# Hypothesis draws a seed and a mutation; replies are built from them with a seeded generator,
+# ten per example: 1,000 examples x 10 = 10,000 replies. (Hypothesis itself costs ~1.5 ms per
+# example on this machine and composite strategies ~8 ms, too slow for 10,000 examples.)
+REPLIES_PER_EXAMPLE = 10
 
 ITEMS = [make_item(f"fact {i}", "said", fact_id=f"f{i}") for i in range(1, 4)]
-_keys = st.sampled_from(["F1", "F2", "F3", "f1", " F2 ", "F4", "F0", "status", "facts", "",
-                         "F1 ", "1"]) | st.text(max_size=5)
-_labels = st.sampled_from([*LABELS, "RETAINED", "Lost ", "retain", "unknown", "", "null",
-                           "partially retained"]) | st.text(max_size=8)
-_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | _labels
-_values = st.recursive(
-    _scalars,
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(st.sampled_from(["status", "label", "reason", "evidence"]) | st.text(
-        max_size=4), inner, max_size=3),
-    max_leaves=6)
-_objects = st.dictionaries(_keys, _values | st.fixed_dictionaries(
-    {"status": _labels}, optional={"reason": _scalars, "evidence": _values}), max_size=5)
+KEYS = ["F1", "F2", "F3", "f1", " F2 ", "F4", "F0", "status", "facts", "", "F1 ", "1", "F\u0131"]
+LABEL_WORDS = [*LABELS, "RETAINED", "Lost ", "retain", "unknown", "", "null", "partially retained",
+               "contradicted.", "lost\n"]
+JUNK = ['"', ":", ",", "}", "{", "[", "]", "\\", "```", "\n", "\u0000", "\ud800", "F1", "NaN"]
 
 
-@st.composite
-def malformed_replies(draw):
-    base = draw(st.one_of(
-        _objects.map(json.dumps),
-        _values.map(lambda v: json.dumps(v)),
-        st.text(max_size=60),
-        st.just(json.dumps({"F1": "retained", "F2": "lost", "F3": "contradicted"})),
-    ))
-    how = draw(st.sampled_from(["plain", "fence", "prose", "truncate", "double", "junk",
-                                "single_quotes"]))
-    if how == "fence":
-        base = f"```{draw(st.sampled_from(['json', '', 'JSON ', 'py']))}\n{base}\n" + \
-            draw(st.sampled_from(["```", "", "``"]))
-    elif how == "prose":
-        base = f"{draw(st.text(max_size=30))} {base} {draw(st.text(max_size=30))}"
-    elif how == "truncate":
-        base = base[:draw(st.integers(0, max(0, len(base))))]
-    elif how == "double":
-        base = base + draw(st.sampled_from(["\n", " and ", "```"])) + draw(
-            _objects.map(json.dumps))
-    elif how == "junk":
-        base = base.replace(draw(st.sampled_from(['"', ":", ",", "}", "{"])),
-                            draw(st.sampled_from(["", "'", ";", "{{", "}}"])), 1)
-    elif how == "single_quotes":
+def _value(rng, depth=0):
+    r = rng.random()
+    if r < 0.35:
+        return rng.choice(LABEL_WORDS)
+    if r < 0.45:
+        return rng.choice([None, True, 0, -1.5, float("inf"), 10**30])
+    if depth >= 2 or r < 0.55:
+        return "".join(rng.choice(JUNK + ["a", " ", "é"]) for _ in range(rng.randint(0, 6)))
+    if r < 0.65:
+        return [_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    keys = ["status", "label", "reason", "evidence", "x"]
+    return {rng.choice(keys): _value(rng, depth + 1) for _ in range(rng.randint(0, 3))}
+
+
+def malformed_reply(seed, how):
+    import random
+
+    rng = random.Random(seed)
+    kind = rng.random()
+    if kind < 0.6:
+        obj = {rng.choice(KEYS): _value(rng) for _ in range(rng.randint(0, 5))}
+        if rng.random() < 0.5:
+            obj.update({k: {"status": rng.choice(LABEL_WORDS)} for k in ("F1", "F2", "F3")
+                        if rng.random() < 0.7})
+        base = json.dumps(obj, allow_nan=True)
+    elif kind < 0.8:
+        base = json.dumps(_value(rng), allow_nan=True)
+    else:
+        base = "".join(rng.choice(JUNK + LABEL_WORDS + KEYS) for _ in range(rng.randint(0, 12)))
+    if how == 1:
+        base = f"```{rng.choice(['json', '', 'JSON ', 'py'])}\n{base}\n" + rng.choice(
+            ["```", "", "``"])
+    elif how == 2:
+        base = f"Here is my answer: {base} {rng.choice(['', 'Thanks!', '{', '}'])}"
+    elif how == 3:
+        base = base[:rng.randint(0, len(base))]
+    elif how == 4:
+        base = base + rng.choice(["\n", " and ", "```"]) + malformed_reply(seed + 1, 0)
+    elif how == 5:
+        for _ in range(rng.randint(1, 3)):
+            base = base.replace(rng.choice(JUNK), rng.choice(JUNK + [""]), 1)
+    elif how == 6:
         base = base.replace('"', "'")
+    elif how == 7:
+        pos = rng.randint(0, len(base))
+        base = base[:pos] + rng.choice(JUNK) + base[pos:]
     return base
 
 
-@settings(max_examples=10_000, deadline=None, database=None, derandomize=True,
+@settings(max_examples=1_000, deadline=None, database=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
-@given(reply=malformed_replies())
-def test_ten_thousand_malformed_replies_never_raise_and_never_invent(reply):
-    verdicts = parse_retention_reply(reply, ITEMS)
-    assert [v.item_id for v in verdicts] == [it.item_id for it in ITEMS]
-    low = reply.lower()
-    for i, v in enumerate(verdicts, start=1):
-        if v.label is None:
-            assert v.error and v.raw == reply
-        else:
-            assert v.label in LABELS and v.error is None
-            # a label only when the reply states it, next to the fact's id
-            assert v.label in low and f"f{i}" in low
+@given(seed=st.integers(0, 2**32 - 1), how=st.integers(0, 7))
+def test_ten_thousand_malformed_replies_never_raise_and_never_invent(seed, how):
+    for k in range(REPLIES_PER_EXAMPLE):
+        reply = malformed_reply(seed * REPLIES_PER_EXAMPLE + k, (how + k) % 8)
+        verdicts = parse_retention_reply(reply, ITEMS)
+        assert [v.item_id for v in verdicts] == [it.item_id for it in ITEMS]
+        low = reply.lower()
+        for i, v in enumerate(verdicts, start=1):
+            if v.label is None:
+                assert v.error and v.raw == reply
+            else:
+                assert v.label in LABELS and v.error is None
+                # a label only when the reply states it, next to the fact's id
+                assert v.label in low and f"f{i}" in low
+
+
+def test_the_generator_makes_varied_replies():
+    replies = [malformed_reply(s, s % 8) for s in range(400)]
+    verdicts = [v for r in replies for v in parse_retention_reply(r, ITEMS)]
+    labeled = sum(v.label is not None for v in verdicts)
+    # both outcomes occur, so the property above is exercised on each side
+    assert 0 < labeled < len(verdicts)
+    assert len(set(replies)) > 300

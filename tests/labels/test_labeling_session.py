@@ -177,3 +177,14 @@ def test_session_imports_no_widget_library():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_order_from_a_dataframe_of_item_ids(tmp_path):
+    import pandas as pd
+
+    items = make_items(4)
+    df = pd.DataFrame({"item_id": ["c3/h0/f1", "c0/h0/f1"], "vote_entropy": [1.0, 0.5]})
+    s = LabelingSession(items, tmp_path / "l.jsonl", annotator="a", order=df)
+    assert s.order == ["c3/h0/f1", "c0/h0/f1"]
+    with pytest.raises(ValueError, match="without an `item_id` column"):
+        LabelingSession(items, tmp_path / "l.jsonl", annotator="a", order=df[["vote_entropy"]])

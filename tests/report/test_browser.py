@@ -42,7 +42,7 @@ def test_report_in_a_real_browser(tmp_path):
             body = page.inner_text("body")
             assert '<img src=x onerror="window.__pwned=2">' in body
             assert "<script>window.__pwned=1</script>" in body
-            assert page.evaluate("document.querySelectorAll('svg').length") == 8
+            assert page.evaluate("document.querySelectorAll('svg').length") == 9
             # Sections laid out: the page is long, and wider content scrolls inside its box.
             assert page.evaluate("document.body.scrollHeight") > 2000
             assert not errors

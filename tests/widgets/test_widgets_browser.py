@@ -50,6 +50,9 @@ items = [
     RetentionItem("c-002/h0/f1", "c-002", 0, "f1", "Order is #5512", before,
                   (Message("shipping", "Order #5512 left the depot.", 3),),
                   "triage", "shipping"),
+    RetentionItem("c-003/h0/f1", "c-003", 0, "f1", "Name is Dana Smith", before,
+                  (Message("billing", "Thanks Dana, what is your name again?", 3),),
+                  "triage", "billing"),
 ]
 labeler = Labeler(items, LabelStore("labels.jsonl"), annotator="ana", order="given",
                   verdicts={{"c-001/h0/f1": "lost"}})
@@ -211,7 +214,16 @@ def test_label_with_mouse_and_keyboard_in_jupyterlab(jupyterlab):
             page.get_by_text("saved ✓ c-001/h0/f1 → contradicted").wait_for(timeout=30_000)
             page.get_by_text("Card ends 9921", exact=True).wait_for(timeout=30_000)
 
-            page.keyboard.press("1")  # focus is on the button just clicked, inside the labeler
+            # blind: the judge's verdict on item 1 shows only now, and only when asked for
+            assert "judge says" not in labeler.inner_text()
+            labeler.get_by_role("button", name="reveal judge verdict").click()
+            page.get_by_text("judge says").wait_for(timeout=30_000)
+            assert "you said contradicted" in labeler.inner_text()
+            labeler.get_by_text("before the handoff").click()  # open the collapsed messages
+            labeler.get_by_text("My account is ACCT-4471, card ends 9921.").wait_for()
+            labeler.screenshot(path=str(ARTIFACTS / "labeler-widget.png"))
+
+            page.keyboard.press("1")  # the focus is on a button inside the labeler
             lines = _wait_lines(labels, 2)
             assert [(x["item_id"], x["label"], x["annotator"]) for x in lines] == [
                 ("c-001/h0/f1", "contradicted", "ana"), ("c-001/h0/f2", "retained", "ana")]
@@ -222,9 +234,27 @@ def test_label_with_mouse_and_keyboard_in_jupyterlab(jupyterlab):
             assert cell_type == "code"
             assert page.evaluate("() => typeof window.__xss") == "undefined"
 
-            page.get_by_role("button", name="reveal judge verdict").first.wait_for()
+            # a click anywhere in the labeler (here: the fact) gives it the keyboard
+            page.get_by_text("Order is #5512", exact=True).click()
+            page.keyboard.press("s")
+            lines = _wait_lines(labels, 3)
+            assert (lines[2]["item_id"], lines[2]["label"]) == ("c-002/h0/f1", "skip")
+            page.get_by_text("Name is Dana Smith", exact=True).wait_for(timeout=30_000)
             page.screenshot(path=str(ARTIFACTS / "labeler.png"))
-            labeler.screenshot(path=str(ARTIFACTS / "labeler-widget.png"))
+
+            # digits typed into the note are text, not shortcuts
+            note = labeler.get_by_placeholder("optional note")
+            note.click()
+            note.press_sequentially("asked 1 2 3")
+            labeler.get_by_role("button", name="lost", exact=True).click()
+            lines = _wait_lines(labels, 4)
+            assert (lines[3]["item_id"], lines[3]["label"], lines[3]["note"]) == (
+                "c-003/h0/f1", "lost", "asked 1 2 3")
+            page.get_by_text("All 4 items are labeled", exact=False).wait_for(timeout=30_000)
+            assert len(_wait_lines(labels, 4)) == 4
+            assert page.evaluate(
+                "() => window.jupyterapp.shell.currentWidget.content.widgets.length") == 1
+            assert page.evaluate("() => typeof window.__xss") == "undefined"
         finally:
             browser.close()
     if os.environ.get("MAEV_UPDATE_DOCS_SCREENSHOT"):

@@ -1,4 +1,4 @@
-"""CalibrationDashboard over a real CalibrationResult: leaderboard, κ plot, confusions, drill-down."""
+"""CalibrationDashboard on a real CalibrationResult: leaderboard, κ plot, confusions, drill-down."""
 
 from __future__ import annotations
 

@@ -87,13 +87,13 @@ def _read(path: Path, name: str) -> Any:
         return values
 
 
-def import_traces(source: str | os.PathLike[str] | dict[str, Any] | list[Any],
+def import_traces(path: str | os.PathLike[str] | dict[str, Any] | list[Any],
                   format: str = "auto", **options: Any) -> ImportResult:
     """Read a framework export into traces; return ``(traces, issues)``.
 
     Parameters
     ----------
-    source : path to a JSON (or JSON Lines) file, or already-parsed JSON.
+    path : path to a JSON (or JSON Lines) file, or already-parsed JSON.
     format : ``"auto"`` (detect) or one of :data:`FORMATS`: ``openai-agents``, ``otel``,
         ``openinference``, ``langgraph``, ``autogen``, ``crewai``, ``chat``.
     **options : format options; ``chat`` takes ``speaker_change_handoffs`` (bool) and
@@ -128,13 +128,12 @@ def import_traces(source: str | os.PathLike[str] | dict[str, Any] | list[Any],
     if not isinstance(format, str) or (format != "auto" and format not in _IMPORTERS):
         raise InputError(f"unknown `format` {format!r}; use 'auto' or one of: "
                          f"{', '.join(FORMATS)}")
-    if isinstance(source, (dict, list)):
-        data, name, stem = source, "<data>", "trace"
+    if isinstance(path, (dict, list)):
+        data, name, stem = path, "<data>", "trace"
     else:
-        path = Path(source)
         name = display_name(path)
-        stem = path.stem
-        data = _read(path, name)
+        stem = Path(path).stem
+        data = _read(Path(path), name)
     fmt = format
     if fmt == "auto":
         fmt = detect_format(data)  # type: ignore[assignment]
@@ -149,6 +148,12 @@ def import_traces(source: str | os.PathLike[str] | dict[str, Any] | list[Any],
         raise TraceImportError(e.format, e.where, why, file=name) from None
     except RecursionError:
         raise TraceImportError(fmt, "", "the JSON nests too deeply", file=name) from None
+    except InputError:
+        raise
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as e:
+        # a structure no check above anticipated: still an input error, never a traceback
+        raise TraceImportError(fmt, "", f"unexpected content ({type(e).__name__}: {e}); the "
+                               f"file does not fit the {fmt!r} format", file=name) from e
     traces = _finish(traces, fmt, name)
     return ImportResult(traces, issues)
 

@@ -113,3 +113,50 @@ def import_autogen(data: Any, *, name: str = "task", **options: Any) -> ImportRe
         issues.append(ImportIssue(FORMAT, root, "message types not mapped: " + ", ".join(
             f"{k} ×{v}" for k, v in unmapped.most_common()), name))
     return ImportResult([b.build()], issues)
+
+
+def autogen_messages_in_spans(spans: list[Any]) -> list[dict[str, Any]]:
+    """AgentChat messages carried as JSON in span attributes, deduplicated, in time order.
+
+    AutoGen's runtime spans (``message``) and the OpenInference team span (``output.value``)
+    hold the chat messages themselves; with them an OTLP export keeps its text.
+    """
+    found: dict[str, dict[str, Any]] = {}
+
+    def visit(v: Any, depth: int = 0) -> None:
+        if depth > 8:
+            return
+        if isinstance(v, dict):
+            if (isinstance(v.get("source"), str) and isinstance(v.get("type"), str)
+                    and isinstance(v.get("id"), str) and "content" in v):
+                found.setdefault(v["id"], v)
+            for x in v.values():
+                visit(x, depth + 1)
+        elif isinstance(v, list):
+            for x in v:
+                visit(x, depth + 1)
+
+    for s in spans:
+        for key in ("message", "output.value"):
+            value = s.attrs.get(key)
+            if isinstance(value, str) and '"source"' in value:
+                visit(parse_jsonish(value))
+    msgs = sorted(found.values(), key=lambda m: str(m.get("created_at", "")))
+    return msgs if any(m["source"] != "user" for m in msgs) else []
+
+
+def spans_via_messages(group: list[Any], fmt: str, conv: str, meta: dict[str, Any],
+                       issues: list[ImportIssue]):
+    """The trace of an OTLP group rebuilt from AutoGen message payloads, or None."""
+    msgs = autogen_messages_in_spans(group)
+    if not msgs:
+        return None
+    traces, found = import_autogen(msgs, name=conv)
+    t = traces[0]
+    t.metadata = {**t.metadata, **meta, "source_format": fmt,
+                  "text_source": "AutoGen chat messages in span attributes"}
+    issues.extend(ImportIssue(fmt, i.where, i.message, conv) for i in found)
+    issues.append(ImportIssue(fmt, "", f"conversation read from the {len(msgs)} AutoGen chat "
+                              "messages the spans carry as JSON (agent spans hold no text)",
+                              conv))
+    return t

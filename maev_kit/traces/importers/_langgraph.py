@@ -20,7 +20,6 @@ those delegations: kept as tool calls, not as separate handoffs.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from maev_kit.traces.importers._common import (
@@ -37,6 +36,7 @@ from maev_kit.traces.importers._common import (
     str_or_none,
     tool_call,
     transfer_target,
+    type_name,
 )
 
 FORMAT = "langgraph"
@@ -211,9 +211,14 @@ def _stream_messages(items: list[Any], r: Reader) -> list[tuple[str, Any]]:
     """Messages of ``stream_mode="updates"`` chunks; root-graph updates preferred."""
     root, sub = [], []
     for i, item in enumerate(items):
-        ns, upd = (item[0], item[1]) if isinstance(item, list) else ([], item)
+        if isinstance(item, list):
+            if len(item) != 2:
+                raise r.fail(f"[{i}]", "expected a [namespace, update] pair")
+            ns, upd = item
+        else:
+            ns, upd = [], item
         if not isinstance(upd, dict):
-            raise r.fail(f"[{i}]", f"expected an update object, got {json.dumps(upd)[:40]}")
+            raise r.fail(f"[{i}]", f"expected an update object, got {type_name(upd)}")
         for node, u in upd.items():
             for j, m in enumerate(as_list(as_dict(u).get("messages"))):
                 (sub if ns else root).append((f"[{i}].{node}.messages[{j}]", m))

@@ -39,6 +39,7 @@ from maev_kit.traces.importers._otlp import (
     group_traces,
     parse_otlp,
 )
+from maev_kit.traces.importers._autogen import spans_via_messages
 from maev_kit.traces.importers._spantree import build_trace
 
 FORMAT = "openinference"
@@ -271,7 +272,11 @@ def import_openinference(data: Any, *, name: str = "trace", **options: Any) -> I
         conv = conversation_id(group, group[0].trace_id)
         meta = {"trace_ids": sorted({s.trace_id for s in group}),
                 "service_name": group[0].resource.get("service.name")}
-        t = build_trace(group, d, conv, issues, meta)
+        found: list[ImportIssue] = []
+        t = spans_via_messages(group, FORMAT, conv, meta, found)
+        if t is None:
+            t = build_trace(group, d, conv, found, meta)
+        issues.extend(found)
         if t is not None:
             traces.append(t)
     return ImportResult(traces, issues)

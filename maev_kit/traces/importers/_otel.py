@@ -34,6 +34,7 @@ from maev_kit.traces.importers._otlp import (
     group_traces,
     parse_otlp,
 )
+from maev_kit.traces.importers._autogen import spans_via_messages
 from maev_kit.traces.importers._spantree import build_trace
 
 FORMAT = "otel"
@@ -206,7 +207,11 @@ def import_otel(data: Any, *, name: str = "trace", **options: Any) -> ImportResu
         conv = conversation_id(group, group[0].trace_id)
         meta = {"trace_ids": sorted({s.trace_id for s in group}),
                 "service_name": group[0].resource.get("service.name")}
-        t = build_trace(group, d, conv, issues, meta)
+        found: list[ImportIssue] = []
+        t = spans_via_messages(group, FORMAT, conv, meta, found)
+        if t is None:
+            t = build_trace(group, d, conv, found, meta)
+        issues.extend(found)
         if t is not None:
             traces.append(t)
     return ImportResult(traces, issues)
@@ -216,12 +221,13 @@ def _flat_trace(s: Span, d: Any, name: str, issues: list[ImportIssue]):
     """One flat span: its input history and output as a conversation with agent 'assistant'."""
     b = TraceBuilder(name, d.format, metadata={"flat_attributes": True})
     kind = d.kind(s)
+    agent = d.own_agent(s) or "assistant"
     history = d.history(s) if hasattr(d, "history") else []
     for role, text, calls in history:
         if role == "user":
             b.user(text)
         elif role == "assistant":
-            b.turn("assistant", text, calls)
+            b.turn(agent, text, calls)
         elif role == "tool" and b.turns:
             for c in b.turns[-1].tool_calls:
                 if "output" not in c:
@@ -232,16 +238,17 @@ def _flat_trace(s: Span, d: Any, name: str, issues: list[ImportIssue]):
         if not history:
             for u in users:
                 b.user(u)
-        b.turn("assistant", text or "", calls)
+        b.turn(agent, text or "", calls)
         if text is None and not calls:
             b.metadata["text_unavailable"] = True
     elif kind == "tool":
-        b.turn("assistant", "", [d.tool_info(s)])
+        b.turn(agent, "", [d.tool_info(s)])
         b.metadata["text_unavailable"] = True
         issues.append(ImportIssue(d.format, "", "a lone tool span: imported as a turn with no "
                                   "text holding the tool call"))
     else:
         raise d.reader.fail("", f"flat span of kind {kind!r} holds no LLM or tool call")
-    issues.append(ImportIssue(d.format, "", "no agent name in the span: turns attributed to "
-                              "'assistant'", name))
+    if agent == "assistant":
+        issues.append(ImportIssue(d.format, "", "no agent name in the span: turns "
+                                  "attributed to 'assistant'", name))
     return [b.build()], issues

@@ -15,6 +15,7 @@ from maev_kit.traces.importers._common import (
     TraceBuilder,
     resolve_agent,
     slug,
+    str_or_none,
     transfer_target,
 )
 from maev_kit.traces.importers._otlp import Span
@@ -139,7 +140,7 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
             last_turn[ag] = b.turn(ag, text or "", tools)
         elif k == "handoff":
             frm, to, ctx, mode = dialect.handoff_info(s)
-            frm = frm or owner(s) or "assistant"
+            frm, to = str_or_none(frm) or owner(s) or "assistant", str_or_none(to)
             if not to:
                 issues.append(ImportIssue(fmt, s.where, "handoff span names no target agent; "
                                           "skipped", conv_id))

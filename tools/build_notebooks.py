@@ -1,0 +1,250 @@
+"""Write the notebooks under notebooks/ from the cell sources below (outputs stripped).
+
+Run: python tools/build_notebooks.py. Editing the .ipynb files in JupyterLab is fine too; strip
+outputs before committing (tests check that).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def md(text: str) -> dict:
+    return {"cell_type": "markdown", "metadata": {}, "source": text.strip("\n")}
+
+
+def code(text: str) -> dict:
+    return {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+            "source": text.strip("\n")}
+
+
+NOTEBOOKS = {
+    "01_explore_traces": [
+        md("""
+# 1 · Explore multi-agent traces
+
+Load a labeled set (traces + expectations + labels), look at a conversation, and run the
+deterministic coordination metrics: handoff accuracy, routing, circular handoffs, contracts.
+Everything here runs offline.
+"""),
+        code("""
+import maev_kit as mk
+
+ls = mk.load_labeled_set("support_desk")   # a bundled set; or a path to your own folder
+ls
+"""),
+        md("Every conversation is a `MultiAgentTrace`. In a notebook it renders as a timeline: one lane per agent, handoff markers with the context passed."),
+        code("""
+trace = max(ls.traces, key=lambda t: t.handoff_count())
+print(trace.conversation_id, trace.agents_involved(), trace.turns_per_agent())
+mk.show(trace)
+"""),
+        md("DataFrames for your own analysis: one row per turn, one per handoff."),
+        code("""
+turns = mk.traces_to_frame(ls.traces)
+handoffs = mk.handoffs_to_frame(ls.traces)
+handoffs.groupby(["from_agent", "to_agent"]).size().unstack(fill_value=0)
+"""),
+        md("## Handoff accuracy\n\nThe default matching aligns actual to expected handoffs in order, so one extra early handoff doesn't mark every later one wrong. `matching=\"positional\"` gives the article's behaviour."),
+        code("""
+exp = ls.expectations[trace.conversation_id]
+aligned = mk.score_handoff_accuracy(trace.handoffs, exp.handoffs)
+positional = mk.score_handoff_accuracy(trace.handoffs, exp.handoffs, matching="positional")
+{k: (aligned[k], positional[k]) for k in ["target_accuracy", "reason_accuracy", "context_completeness", "unexpected_handoffs"]}
+"""),
+        md("## Loops and contracts"),
+        code("""
+loops = [mk.detect_circular_handoffs(t) for t in ls.traces]
+flagged = [r for r in loops if r["should_escalate"]]
+print(f"{len(flagged)} of {len(loops)} conversations should escalate to a human")
+flagged[:2]
+"""),
+        code("""
+contracts = [mk.HandoffContract(**c) for c in ls.manifest.contracts]
+violations = [(t.conversation_id, v) for t in ls.traces for v in mk.check_handoff_contracts(t, contracts)]
+print(len(violations), "contract violations")
+violations[:3]
+"""),
+        md("## Routing\n\nThe triage agent's first handoff is its routing decision."),
+        code("""
+cases, routes = [], []
+for t in ls.traces:
+    for case in ls.expectations[t.conversation_id].routing:
+        cases.append(case)
+        routes.append(t.handoffs[0].to_agent if t.handoffs else None)
+mk.score_routing(cases, routes)
+"""),
+        code("mk.routing_confusion(cases, routes)"),
+        md("## Import from an agent framework\n\nExports of OpenAI Agents SDK, OTel GenAI, OpenInference, LangGraph, AutoGen and CrewAI load with `maev_kit.traces.importers.import_traces(path)`. A generic chat log works too:"),
+        code("""
+import json, tempfile, os
+from maev_kit.traces.importers import import_traces
+
+chat = [{"role": "user", "content": "My invoice is wrong, account ACCT-4471"},
+        {"role": "assistant", "name": "triage", "content": "Sending you to billing."},
+        {"role": "assistant", "name": "billing", "content": "I see account ACCT-4471. Fixing the invoice."}]
+path = os.path.join(tempfile.mkdtemp(), "chat.json")
+with open(path, "w") as f:
+    json.dump(chat, f)
+traces, unmapped = import_traces(path, format="chat", speaker_change_is_handoff=True)
+traces[0].handoffs, unmapped
+"""),
+    ],
+    "02_label_retention": [
+        md("""
+# 2 · Label information retention
+
+For each key fact stated before a handoff: after the handoff, was it **retained**, **lost**
+(ignored or asked again) or **contradicted**? The `Labeler` shows one item at a time and writes
+every click to an append-only `labels.jsonl` (flushed and fsynced before it is acknowledged), so
+a dead kernel loses nothing and you resume where you stopped.
+
+Keys: `1` retained · `2` lost · `3` contradicted · `s` skip · `←`/`→` move · `u` undo.
+Judge verdicts stay hidden until you have labeled an item (blind labeling).
+"""),
+        code("""
+import maev_kit as mk
+from maev_kit.labels import LabelStore
+from maev_kit.widgets import Labeler
+
+ls = mk.load_labeled_set("support_desk")
+items = ls.items_in("dev")[:25]
+store = LabelStore("my_labels.jsonl")   # shared by every annotator; one line per click
+labeler = Labeler(items, store, annotator="me")
+labeler
+"""),
+        md("The widget is a view over a `LabelingSession`, which you can also drive from code (this is what the buttons do):"),
+        code("""
+session = labeler.session
+labeler.buttons["retained"].click()          # same as pressing 1
+session.label("lost", note="agent asked for the account number again")
+session.progress()
+"""),
+        code("""
+store.to_frame().tail()
+"""),
+        md("## How much do two people agree?\n\nLabel the same items as a second annotator, then compare. Here we use the bundled set's reference labels as the second 'annotator' for a quick look."),
+        code("""
+from maev_kit.agreement import agreement_report
+
+mine = {r.item_id: r.label for r in store.latest(annotator="me").values()}
+reference = {d["item_id"]: d["label"] for d in ls.labels()}
+ids = [i for i in mine if i in reference]
+agreement_report([reference[i] for i in ids], [mine[i] for i in ids], n_resamples=2000)
+"""),
+    ],
+    "03_calibrate_judges": [
+        md("""
+# 3 · Calibrate judges before trusting them
+
+A judge's retention labels are worth something only once it agrees with people. `calibrate`
+runs every judge × prompt variant on the same labeled items and ranks them by Cohen's κ with a
+bootstrap CI, next to the human–human ceiling, with a paired test of each judge against the best.
+
+This notebook runs offline: the two offline judges, and the LLM judge's prompt variants served
+by the kit's local OpenAI-compatible server.
+"""),
+        code("""
+import maev_kit as mk
+from maev_kit.calibration import calibrate
+
+ls = mk.load_labeled_set("support_desk")
+cal = calibrate(ls, judges=["heuristic", "tfidf-logreg"], progress=False)
+cal.leaderboard[["judge", "prompt", "kappa", "kappa_low", "kappa_high", "accuracy", "recall_contradicted"]]
+"""),
+        code("print(cal.recommendation)"),
+        code("""
+from maev_kit.widgets import CalibrationDashboard
+CalibrationDashboard(cal)
+"""),
+        md("""
+## Real LLM judges
+
+Any litellm model string is a judge; API keys come from the environment:
+
+```python
+import os
+os.environ["OPENAI_API_KEY"] = "..."          # or ANTHROPIC_API_KEY, …
+cal = calibrate(ls, judges=["heuristic", "gpt-4o-mini", "anthropic/claude-3-5-haiku-20241022"],
+                prompts=["v1", "v2"])
+```
+
+Any OpenAI-compatible server (vLLM, llama.cpp, Ollama's `/v1`, …) works with an `openai/<name>`
+model and `api_base`. Below, the kit's own local server stands in for one, so this runs offline:
+the server answers the retention prompt with the heuristic judge, so expect similar numbers.
+Replies are cached in `.maev_cache/`: a rerun sends no request.
+"""),
+        code("""
+from maev_kit.testing import FakeOpenAIServer
+
+with FakeOpenAIServer() as server:
+    cal_llm = calibrate(ls, judges=["heuristic", "openai/local-model"], prompts=["v1", "v2"],
+                        backend_params={"api_base": server.base_url, "api_key": "not-needed"},
+                        progress=False)
+cal_llm.leaderboard[["judge", "prompt", "kappa", "kappa_low", "kappa_high", "requests", "cache_hits"]]
+"""),
+        md("## Pin the winner\n\nA judge card records the judge, prompt hash, labeled-set hash and κ. Scoring with a card warns when any of them no longer matches."),
+        code("""
+card = cal.judge_card()
+card.save("judge_card.json")
+card
+"""),
+        md("## Where to label next\n\nItems where judges disagree most narrow the CIs fastest."),
+        code("""
+from maev_kit.calibration import next_items_to_label
+next_items_to_label(ls.items, list(cal.runs.values()), k=5)
+"""),
+    ],
+    "04_coordination_report": [
+        md("""
+# 4 · Coordination report
+
+Score every conversation with the chosen judge, look at the aggregates (with bootstrap CIs), the
+worst conversations and the agent pairs, then write one self-contained HTML file to share.
+"""),
+        code("""
+import maev_kit as mk
+
+ls = mk.load_labeled_set("support_desk")
+result = mk.evaluate(ls, judge="heuristic", progress=False)
+result.summary()
+"""),
+        code("result.worst(5)[['conversation_id', 'composite', 'target_accuracy', 'retention_rate', 'contradicted', 'n_loops', 'contract_violations']]"),
+        code("result.pair_stats.sort_values('handoffs', ascending=False).head(10)"),
+        md("## How much do the weights matter?"),
+        code("""
+row = result.per_conversation.mean(numeric_only=True)
+mk.weight_sensitivity({"target_accuracy": row.target_accuracy, "context_completeness": row.context_completeness},
+                      {"retention_rate": row.retention_rate, "contradicted": row.contradicted},
+                      {"acceptable_routing_accuracy": row.routing_acceptable})
+"""),
+        md("## The report"),
+        code("""
+from maev_kit.calibration import calibrate
+
+cal = calibrate(ls, judges=["heuristic", "tfidf-logreg"], progress=False)
+path = mk.report(result, calibration=cal, labeled_set=ls).save("report.html")
+print("wrote", path)
+"""),
+    ],
+}
+
+
+def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    for name, cells in NOTEBOOKS.items():
+        nb = {"cells": cells, "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+        for i, c in enumerate(nb["cells"]):
+            c["id"] = f"{name[:2]}-{i:02d}"
+        (OUT / f"{name}.ipynb").write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n",
+                                           encoding="utf-8")
+        print("wrote", OUT / f"{name}.ipynb")
+
+
+if __name__ == "__main__":
+    main()
