@@ -26,6 +26,7 @@ _LAZY: dict[str, str] = {
     "save_traces": "maev_kit.traces",
     "traces_to_frame": "maev_kit.traces",
     "handoffs_to_frame": "maev_kit.traces",
+    "import_traces": "maev_kit.traces.importers",
     "TraceValidationError": "maev_kit.errors",
     "MaevError": "maev_kit.errors",
     # expectations

@@ -89,7 +89,7 @@ chat = [{"role": "user", "content": "My invoice is wrong, account ACCT-4471"},
 path = os.path.join(tempfile.mkdtemp(), "chat.json")
 with open(path, "w") as f:
     json.dump(chat, f)
-traces, unmapped = import_traces(path, format="chat", speaker_change_is_handoff=True)
+traces, unmapped = import_traces(path, format="chat", speaker_change_handoffs=True)
 traces[0].handoffs, unmapped
 """),
     ],

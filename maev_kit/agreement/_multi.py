@@ -106,13 +106,6 @@ def fleiss_kappa(ratings: Any, *, labels: Sequence[str] = LABELS) -> float:
     return (pa - pe) / (1 - pe)
 
 
-def _pair_kappas(codes: np.ndarray, q: int, w: np.ndarray, pairs: list[tuple[int, int]],
-                 boot: PatternBootstrap, weights_vec: np.ndarray) -> np.ndarray:
-    """κ of each rater pair for pattern weights ``(..., P)`` → ``(..., len(pairs))``."""
-    return np.stack([kappa_from_table(boot.table(weights_vec, i, j), w) for i, j in pairs],
-                    axis=-1)
-
-
 def _nanmean(x: np.ndarray, axis: int = -1) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -139,7 +132,8 @@ def mean_pairwise_kappa(ratings: Any, *, labels: Sequence[str] = LABELS,
     q = len(labels)
     boot = PatternBootstrap(codes, q)
     pairs = list(itertools.combinations(range(len(names)), 2))
-    ks = _pair_kappas(codes, q, agreement_weights(q, weights), pairs, boot, boot.counts)
+    w = agreement_weights(q, weights)
+    ks = np.array([kappa_from_table(boot.table(boot.counts, i, j), w) for i, j in pairs])
     if np.isnan(ks).any():
         bad = [f"{names[i]}–{names[j]}" for (i, j), k in zip(pairs, ks) if np.isnan(k)]
         if len(bad) == len(pairs):
@@ -174,7 +168,7 @@ def majority_labels(ratings: Any, *, labels: Sequence[str] = LABELS) -> list[str
     return out
 
 
-def _bootstrap_means(boot: PatternBootstrap, groups: list[list[tuple[int, int]]], q: int,
+def _bootstrap_means(boot: PatternBootstrap, groups: list[list[tuple[int, int]]],
                      w: np.ndarray, n_resamples: int, seed: Any) -> np.ndarray:
     """Bootstrap ``(B, len(groups))``: each group's mean κ over its rater pairs per resample."""
     def stat(wv: np.ndarray) -> np.ndarray:
@@ -260,7 +254,7 @@ def human_ceiling(
     boot = PatternBootstrap(codes, q)
     pairs = list(itertools.combinations(range(len(names)), 2))
     (kappa,) = _point_means(boot, [pairs], w)
-    stars = _bootstrap_means(boot, [pairs], q, w, n_resamples, seed)[:, 0]
+    stars = _bootstrap_means(boot, [pairs], w, n_resamples, seed)[:, 0]
     if math.isnan(kappa):
         undefined("the human–human κ is undefined for every pair", np.nan)
     with warnings.catch_warnings():
@@ -349,7 +343,7 @@ def judge_vs_humans(
     human_pairs = list(itertools.combinations(range(h), 2))
     groups = [judge_pairs, human_pairs] if human_pairs else [judge_pairs]
     points = _point_means(boot, groups, w)
-    stars = _bootstrap_means(boot, groups, q, w, n_resamples, seed)
+    stars = _bootstrap_means(boot, groups, w, n_resamples, seed)
     jk = points[0]
     hk = points[1] if human_pairs else float("nan")
     if math.isnan(jk):

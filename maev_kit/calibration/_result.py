@@ -226,6 +226,20 @@ def calibration_from_runs(
     items : the retention items (for texts in ``disagreements`` and to restrict the items
         scored); by default, the items the runs hold, else every human-labeled item.
     meta : mapping key → :class:`JudgeMeta` (display name, prompt, params, prompt hash).
+
+    Examples
+    --------
+    >>> from maev_kit.judges import Verdict
+    >>> from maev_kit.runner import JudgeRun
+    >>> truth = ["retained", "lost", "contradicted", "retained"] * 5
+    >>> said = truth[:-2] + ["lost", "lost"]
+    >>> run = JudgeRun([Verdict(f"c{i}/h0/f1", lab) for i, lab in enumerate(said)],
+    ...                "my-judge", "1", None, {"requests": 0})
+    >>> humans = [{"item_id": f"c{i}/h0/f1", "annotator": "ana", "label": lab}
+    ...           for i, lab in enumerate(truth)]
+    >>> res = calibration_from_runs({"my-judge": run}, humans, n_resamples=500)
+    >>> round(float(res.leaderboard.loc[0, "kappa"]), 3), res.ceiling is None
+    (0.843, True)
     """
     if not runs:
         raise ValueError("`runs` is empty: pass at least one judge run")

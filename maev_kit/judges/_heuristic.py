@@ -84,6 +84,22 @@ _GROUPS: dict[str, tuple[str, ...]] = {
     "animal": ("dog", "cat", "horse", "bird", "cow", "sheep", "fish"),
     "vehicle": ("car", "bicycle", "motorcycle", "bus", "truck", "train", "boat", "plane"),
     "weather": ("sunny", "rain", "snow"),
+    # antonym pairs, useful in support conversations too
+    "open": ("open", "closed"),
+    "approval": ("approve", "deny"),
+    "enabled": ("enable", "disable"),
+    "active": ("active", "inactive"),
+    "paid": ("paid", "unpaid"),
+    "fill": ("empty", "full"),
+    "age": ("young", "old"),
+    "wetness": ("wet", "dry"),
+    "mood": ("happy", "sad"),
+    "heat": ("hot", "cold"),
+    "outcome": ("win", "lose"),
+    "trade": ("buy", "sell"),
+    "trend": ("increase", "decrease"),
+    "tier": ("upgrade", "downgrade"),
+    "company": ("alone", "together"),
 }
 _GROUP_ALIASES = {
     "men": "man", "boy": "man", "guy": "man", "gentleman": "man", "male": "man",
@@ -97,11 +113,37 @@ _GROUP_ALIASES = {
     "outdoors": "outdoor", "daytime": "day", "nighttime": "night", "evening": "night",
     "puppy": "dog", "kitten": "cat", "bike": "bicycle", "airplane": "plane", "ship": "boat",
     "raining": "rain", "rainy": "rain", "snowy": "snow", "snowing": "snow",
+    "shut": "closed", "reject": "deny", "rejected": "deny", "decline": "deny",
+    "declined": "deny", "denied": "deny", "approval": "approve", "elderly": "old",
+    "unhappy": "sad", "won": "win", "bought": "buy",
+    "sold": "sell", "chilly": "cold", "freezing": "cold", "warm": "hot",
 }
 _IRREGULAR = {"men": "man", "women": "woman", "children": "child", "kids": "child",
               "kid": "child", "people": "person", "persons": "person", "feet": "foot",
               "teeth": "tooth", "mice": "mouse", "geese": "goose", "ladies": "woman",
               "lady": "woman", "guy": "man", "guys": "man", "e-mail": "email"}
+
+# Same meaning after stemming (applied to content words before comparing).
+_SYNONYM_STEMS = {
+    "bike": "bicycle", "stroll": "walk", "jog": "run", "seat": "sit", "photo": "picture",
+    "photograph": "picture", "pic": "picture", "outside": "outdoor", "outdoors": "outdoor",
+    "inside": "indoor", "indoors": "indoor", "female": "woman", "male": "man",
+    "gentleman": "man", "automobile": "car", "puppy": "dog", "kitten": "cat",
+    "e-mail": "email", "phone": "telephone", "cellphone": "telephone", "purchase": "buy",
+    "reimburse": "refund", "reimbursement": "refund",
+}
+# A general word in a fact is shown by any of these more specific words in the messages.
+_HYPERNYMS = {
+    "person": {"man", "woman", "boy", "girl", "child", "baby", "worker", "player", "customer",
+               "user", "student", "people", "someone", "adult", "teenager"},
+    "child": {"boy", "girl", "baby", "toddler", "infant", "teenager"},
+    "outdoor": {"street", "park", "beach", "wood", "field", "mountain", "yard", "garden",
+                "lake", "ocean", "river", "road", "snow", "sidewalk", "forest", "sun"},
+    "animal": {"dog", "cat", "horse", "bird", "cow", "sheep", "fish", "seagull", "duck"},
+    "vehicle": {"car", "bicycle", "motorcycle", "bus", "truck", "train", "boat", "plane"},
+    "instrument": {"guitar", "piano", "violin", "drum", "trumpet", "flute", "saxophone"},
+    "water": {"lake", "ocean", "river", "pool", "sea", "puddle"},
+}
 
 # Words that say which kind of value a question asks for.
 _ASKS_FOR = {
@@ -178,16 +220,49 @@ def _stem(word: str) -> str:
     return w
 
 
+def _canonical(word: str) -> str:
+    """Stem, then map synonyms onto one word (``bikes`` → ``bicycle``)."""
+    s = _stem(word)
+    return _SYNONYM_STEMS.get(s, s)
+
+
 def _group_member(word: str) -> tuple[str, str] | None:
     w = word.lower()
     base = _GROUP_ALIASES.get(w)
     if base is None:
         s = _stem(w)
-        base = _GROUP_ALIASES.get(s, s)
+        base = _GROUP_ALIASES.get(s) or _MEMBER.get(s, s)
     g = _GROUP_INDEX.get(base)
     return (g, base) if g else None
 
 
+_VERB_GROUPS = frozenset({"posture", "open", "approval", "enabled", "outcome", "trade", "trend",
+                          "tier"})
+
+
+def _group_index() -> dict[str, str]:
+    """Stem of an inflected form → member (approved → approve; dogs → dog)."""
+    index: dict[str, str] = {}
+    for g, members in _GROUPS.items():
+        for m in members:
+            forms = {m + "s"}
+            if g in _VERB_GROUPS:
+                if m.endswith("e"):
+                    forms |= {m + "d", m[:-1] + "ing"}
+                else:
+                    forms |= {m + "ed", m + "ing", m + m[-1] + "ing", m + m[-1] + "ed"}
+            for f in forms:
+                index.setdefault(_stem(f), m)
+            index[m] = m
+            index.setdefault(_stem(m), m)
+    return index
+
+
+_MEMBER = _group_index()
+_SPECIFIC_TO_GENERAL: dict[str, list[str]] = {}
+for _g, _specific in _HYPERNYMS.items():
+    for _w in _specific:
+        _SPECIFIC_TO_GENERAL.setdefault(_w, []).append(_g)
 _GROUP_INDEX = {m: g for g, members in _GROUPS.items() for m in members}
 
 
@@ -267,7 +342,7 @@ def _analyze(text: str) -> _Analysis:
         return sent_of
 
     def add_word(w: str, start: int) -> None:
-        words.append(_Word(w, _stem(w), start, sentence_at(start)))
+        words.append(_Word(w, _canonical(w), start, sentence_at(start)))
 
     for m in _TOKEN.finditer(text):
         kind = m.lastgroup
@@ -521,7 +596,8 @@ def _compare(item: RetentionItem) -> _Comparison:
     # topic overlap
     fstems = _content_stems(fact)
     value_stems = {w.stem for s in fact.slots for w in fact.words if w.start == s.start}
-    shared = [s for s in fstems if s in text.stems]
+    shared = [s for s in fstems if s in text.stems or (
+        s in _HYPERNYMS and not _HYPERNYMS[s].isdisjoint(text.stems))]
     overlap = len(shared) / len(fstems) if fstems else 0.0
     best_sent, best_ov = -1, 0.0
     if fstems and text.words:
@@ -530,6 +606,9 @@ def _compare(item: RetentionItem) -> _Comparison:
         for w in text.words:
             if w.stem in fset:
                 per.setdefault(w.sentence, set()).add(w.stem)
+            for general in _SPECIFIC_TO_GENERAL.get(w.stem, ()):
+                if general in fset:
+                    per.setdefault(w.sentence, set()).add(general)
         if per:
             best_sent, hits = max(per.items(), key=lambda kv: (len(kv[1]), -kv[0]))
             best_ov = len(hits) / len(fstems)

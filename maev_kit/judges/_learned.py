@@ -166,7 +166,7 @@ class LearnedJudge:
         self._model = (dv, scaler, tf_fact, tf_novel, clf)
         self._train_ids = frozenset(ids)
         self._train_prints = frozenset(_fingerprint(it) for it in items)
-        h = hashlib.sha256()
+        h = hashlib.sha256(f"{self._heuristic.version}\n".encode())  # its signals are features
         for it, y in zip(items, ys):
             h.update(f"{it.item_id}\0{_fingerprint(it)}\0{y}\n".encode())
         self.version = f"{_REVISION}-C{self.C:g}-{h.hexdigest()[:10]}"

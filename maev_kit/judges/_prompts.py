@@ -164,8 +164,13 @@ def extract_prompt_data(messages: Sequence[dict[str, Any]]) -> PromptData:
         When no message holds the fenced blocks of a retention prompt.
     """
     for msg in reversed(list(messages)):
-        content = msg.get("content") if isinstance(msg, dict) else None
-        if msg.get("role") != "user" or not isinstance(content, str):
+        if not isinstance(msg, dict) or msg.get("role") != "user":
+            continue
+        content = msg.get("content")
+        if isinstance(content, list):  # OpenAI content parts: [{"type": "text", "text": ...}]
+            content = "\n".join(p.get("text", "") for p in content
+                                if isinstance(p, dict) and isinstance(p.get("text"), str))
+        if not isinstance(content, str):
             continue
         fm, mm = _FACTS_BLOCK.search(content), _MESSAGES_BLOCK.search(content)
         if fm is None or mm is None:

@@ -193,6 +193,15 @@ class LabelingSession:
                 return pos
         return len(self.order)
 
+    def refresh(self) -> None:
+        """Re-read this annotator's labels from the store (e.g. written by another process).
+
+        The position stays; :meth:`progress` and :meth:`label_of` reflect the file.
+        """
+        self._latest = {}
+        for rec in self.store.labels(annotator=self.annotator):
+            self._apply(rec)
+
     # ---------------------------------------------------------------- state
     def __len__(self) -> int:
         return len(self.order)

@@ -233,25 +233,29 @@ def table(df: Any, columns: Sequence[str] | None = None, *, index: bool = False,
     return records_table(records, columns, **kwargs)
 
 
-def kv_table(pairs: Iterable[tuple[str, Any]]) -> str:
-    """A two-column key/value table; nested dicts and lists are shown as indented JSON."""
+def kv_table(pairs: Iterable[tuple[str, Any]], *, _level: int = 0) -> str:
+    """A two-column key/value table; nested dicts become nested tables, lists of plain values
+    are joined, anything deeper is shown as indented JSON.
+
+    >>> kv_table([("a", {"b": 0.123456, "c": ["x", "<y>"]})]).count("<table")
+    2
+    """
     rows = []
     for k, v in pairs:
-        if isinstance(v, Mapping) and v and _depth(v) <= 2:
-            body = kv_table(v.items())
-        elif isinstance(v, (Mapping, list)) and v:
+        if isinstance(v, Mapping) and v and _level < 3:
+            body = kv_table(v.items(), _level=_level + 1)
+        elif isinstance(v, (list, tuple)) and all(
+                not isinstance(x, (Mapping, list, tuple)) for x in v):
+            body = esc(fmt(list(v))) if v else "—"
+        elif isinstance(v, (Mapping, list, tuple)) and v:
             body = (f'<pre class="json">'
                     f'{esc(json.dumps(v, indent=2, default=str, ensure_ascii=False))}</pre>')
+        elif isinstance(v, Mapping):
+            body = "—"
         else:
             body = esc(fmt(v))
         rows.append(f"<tr><th>{esc(k)}</th><td>{body}</td></tr>")
     return f'<div class="tbl-wrap"><table class="t kv"><tbody>{"".join(rows)}</tbody></table></div>'
-
-
-def _depth(v: Any) -> int:
-    if isinstance(v, Mapping):
-        return 1 + max((_depth(x) for x in v.values()), default=0)
-    return 0
 
 
 def section(anchor: str, title: str, body: str) -> str:

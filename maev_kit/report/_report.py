@@ -37,7 +37,8 @@ LEADERBOARD_HEADERS = {
     "kappa": "κ", "kappa_low": "κ low", "kappa_high": "κ high", "delta_kappa": "Δκ",
     "p_value": "p", "ac1": "AC1", "accuracy": "accuracy", "parse_failure_rate": "parse fail",
     "recall_contradicted": "recall contra.", "cost": "cost $", "latency_p50": "lat. p50 s",
-    "latency_p95": "lat. p95 s", "cache_hits": "cache hits"}
+    "latency_p95": "lat. p95 s", "cache_hits": "cache hits", "n_items": "items",
+    "judge_version": "version"}
 
 CHIP_NAMES = {"composite": "composite", "handoff_quality": "handoff quality",
               "information_retention": "information retention",
@@ -235,8 +236,8 @@ def _summary(ev: Any) -> str:
     kpis.append(("", "contract violations", str(len(getattr(ev, "violations", []) or [])), ""))
     routing = getattr(ev, "routing", None) or {}
     if _num(routing.get("exact_routing_accuracy")) is not None:
-        kpis.append(("", "routing accuracy (exact)", h.fmt(float(routing["exact_routing_accuracy"])),
-                     f"{routing.get('total_cases', '?')} routing cases"))
+        kpis.append(("", "routing accuracy", h.fmt(float(routing["exact_routing_accuracy"])),
+                     f"exact, over {routing.get('total_cases', '?')} cases"))
     out.append('<div class="kpis">' + "".join(
         f'<div class="kpi {c}"><div class="v">{h.esc(v)}</div><div class="k">{h.esc(k)}</div>'
         f'<div class="ci">{h.esc(ci)}</div></div>' for c, k, v, ci in kpis) + "</div>")
@@ -615,11 +616,18 @@ def _provenance(ev: Any, labeled_set: Any, judge_card: Any, now: str) -> str:
         if not info:
             info = _as_dict(labeled_set) or {}
         pairs.append(("labeled set", info))
+    warn = ""
     if judge_card is not None:
-        pairs.append(("judge card", _as_dict(judge_card)))
+        card = _as_dict(judge_card) or {}
+        pairs.append(("judge card", card))
+        used = (judge or {}).get("name")
+        pinned = card.get("judge_name", card.get("judge"))
+        if used and pinned and str(used) != str(pinned):
+            warn = h.callout(f"The judge card pins {pinned}, but this evaluation was scored "
+                             f"with {used}: the card's calibration does not apply.", warn=True)
     if getattr(ev, "weights", None):
         pairs.append(("composite weights", ev.weights))
-    return h.kv_table(pairs)
+    return warn + h.kv_table(pairs)
 
 
 # --------------------------------------------------------------------------- entry point

@@ -235,6 +235,16 @@ async def arun_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = 
 async def _arun(judge: Any, items: list[RetentionItem], backend: Any, max_concurrency: int,
                 max_retries: int, timeout: float, cache: Any, retry_backoff: float,
                 bar: Any) -> JudgeRun:
+    try:
+        return await _arun_with_bar(judge, items, backend, max_concurrency, max_retries, timeout,
+                                    cache, retry_backoff, bar)
+    finally:
+        bar.close()
+
+
+async def _arun_with_bar(judge: Any, items: list[RetentionItem], backend: Any,
+                         max_concurrency: int, max_retries: int, timeout: float, cache: Any,
+                         retry_backoff: float, bar: Any) -> JudgeRun:
     stats = _Stats(len(items), 0)
     groups = _group(items)
     stats.handoffs = len(groups)
@@ -244,11 +254,7 @@ async def _arun(judge: Any, items: list[RetentionItem], backend: Any, max_concur
     judge_tag = f"{judge.name}@{judge.version}"
     results: list[list[Verdict] | None] = [None] * len(groups)
     error_kinds: dict[str, str] = {}
-    try:
-        store = _open_cache(cache) if groups else None
-    except BaseException:
-        bar.close()
-        raise
+    store = _open_cache(cache) if groups else None
 
     async def one(i: int) -> list[Verdict]:
         group, messages = groups[i], requests[i]
@@ -318,7 +324,6 @@ async def _arun(judge: Any, items: list[RetentionItem], backend: Any, max_concur
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
     finally:
-        bar.close()
         if store is not None:
             store.close()
 

@@ -24,7 +24,14 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'maev_kit.widgets' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as e:
+        if e.name in ("ipywidgets", "anywidget", "traitlets"):
+            raise ImportError(f"maev_kit.widgets.{name} needs {e.name}: "
+                              "pip install 'maev-kit[notebook]'") from e
+        raise
+    value = getattr(mod, name)
     globals()[name] = value
     return value
 

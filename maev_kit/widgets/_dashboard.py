@@ -13,7 +13,7 @@ import ipywidgets as widgets
 from maev_kit.widgets._render import LABEL_COLORS, item_html
 from maev_kit.widgets._viewer import TraceViewer
 
-__all__ = ["CalibrationDashboard", "forest_html", "confusion_html", "leaderboard_html"]
+__all__ = ["CalibrationDashboard", "confusion_html", "forest_html", "leaderboard_html"]
 
 _CSS = """
 .maev-cal{font-family:system-ui,-apple-system,Segoe UI,sans-serif;font-size:13px;color:#1f2328}

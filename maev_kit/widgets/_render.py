@@ -94,8 +94,8 @@ def fact_terms(text: str) -> tuple[str, ...]:
     >>> fact_terms("Prefers contact by email")
     ('email',)
     """
-    terms = [t for t in _TOKEN.findall(text)
-             if any(c.isdigit() for c in t) or (t.isupper() and len(t) > 1)]
+    terms = [t for t in _TOKEN.findall(text) if len(t) > 1
+             and (any(c.isdigit() for c in t) or t.isupper())]
     if not terms and " is " in text:
         value = text.rsplit(" is ", 1)[1].strip(" .")
         terms = [value] if value else []
@@ -132,12 +132,24 @@ def _normalize_facts(facts: Any, conversation_id: str, verdicts: Any) -> list[_F
         else:
             raise TypeError(f"`facts[{i}]` must be a KeyFact, RetentionItem or string; got "
                             f"{type(f).__name__}")
+        hi = _as_index(hi)
         label, evidence = None, ()
         v = vmap.get(f"{conversation_id}/h{hi}/{fid}") if hi is not None else None
         if v is not None:
             label, evidence = v
         out.append(_Fact(str(fid), hi, str(text), fact_terms(str(text)), label, evidence))
     return out
+
+
+def _as_index(value: Any) -> int | None:
+    """A handoff index from an int, a numpy integer or an integral float (DataFrame cells)."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return int(f) if f.is_integer() else None
 
 
 def _verdict_map(verdicts: Any) -> dict[str, tuple[str | None, tuple[str, ...]]]:

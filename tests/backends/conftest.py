@@ -4,8 +4,6 @@ import pytest
 
 from maev_kit.testing import FakeOpenAIServer
 
-MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "ping"}]
-
 
 @pytest.fixture(scope="session")
 def litellm_module():

@@ -6,7 +6,6 @@ import asyncio
 import os
 
 import pytest
-from backends.conftest import MESSAGES
 
 from maev_kit.backends import BackendError, Completion, LiteLLMBackend, OpenAIClientBackend
 from maev_kit.testing import hang, http_error, malformed_body
@@ -25,6 +24,7 @@ def openai_backend(server, sync=False, **params):
                                **params)
 
 
+MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "ping"}]
 _LOOP = asyncio.new_event_loop()  # one loop: an AsyncOpenAI client's pool belongs to its loop
 
 

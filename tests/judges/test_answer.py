@@ -48,3 +48,10 @@ def test_other_prompts_are_refused():
         answer_retention_prompt([{"role": "user", "content": "Hello"}])
     with pytest.raises(ValueError, match="holds no retention prompt"):
         answer_retention_prompt([])
+
+
+def test_content_parts_are_read_too():
+    messages = RetentionJudge("v1").build_messages(handoff_items())
+    parts = [messages[0], {"role": "user", "content": [{"type": "text",
+                                                        "text": messages[1]["content"]}]}]
+    assert answer_retention_prompt(parts) == answer_retention_prompt(messages)

@@ -45,6 +45,11 @@ CASES = [
     ("lost", "The meeting is on Tuesday", "What day works for the meeting?"),
     ("lost", "The customer's name is Ana Silva", "May I have your name please?"),
     ("lost", "The customer's e-mail is ana@example.com", "What's your email address?"),
+    # closed word classes and antonyms
+    ("contradicted", "The refund was approved", "Unfortunately your refund was denied."),
+    ("retained", "The refund was approved", "Good news: the refund is approved."),
+    ("contradicted", "The ticket is open", "This ticket is closed."),
+    ("retained", "Change the plan", "I will change the plan; the plane tickets are separate."),
     # proper nouns, polarity, topic overlap
     ("retained", "The customer's name is Ana Silva", "Thanks Ana Silva, let me check."),
     ("contradicted", "The customer has a premium plan", "You don't have a premium plan."),

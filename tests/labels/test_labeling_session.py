@@ -188,3 +188,15 @@ def test_order_from_a_dataframe_of_item_ids(tmp_path):
     assert s.order == ["c3/h0/f1", "c0/h0/f1"]
     with pytest.raises(ValueError, match="without an `item_id` column"):
         LabelingSession(items, tmp_path / "l.jsonl", annotator="a", order=df[["vote_entropy"]])
+
+
+def test_refresh_sees_labels_written_elsewhere(tmp_path):
+    path = tmp_path / "l.jsonl"
+    s = LabelingSession(make_items(3), path, annotator="ana", order="given")
+    LabelStore(path).add("c2/h0/f1", "contradicted", annotator="ana")  # another process
+    LabelStore(path).add("c1/h0/f1", "lost", annotator="ben")
+    assert s.progress()["done"] == 0
+    s.refresh()
+    assert s.progress()["done"] == 1 and s.label_of("c2/h0/f1").label == "contradicted"
+    s.label("retained")
+    assert s.current.item_id == "c1/h0/f1"  # c2 is labeled: skipped over

@@ -288,3 +288,22 @@ def test_top_level_name_in_any_import_order(first):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "Report ok"
+
+
+def test_judge_card_mismatch_is_flagged(evaluation):
+    page = report(evaluation, judge_card={"judge_name": "tfidf-logreg", "kappa": 0.7}).html
+    assert "The judge card pins tfidf-logreg, but this evaluation was scored with heuristic" \
+        in page
+    page = report(evaluation, judge_card={"judge_name": "heuristic"}).html
+    assert "The judge card pins" not in page
+
+
+def test_dataframe_tables_escape_headers_index_and_cells():
+    from maev_kit.report._html import table
+
+    df = pd.DataFrame({XSS: [XSS, 0.123456789]}, index=pd.Index([XSS, "b"], name="<i>"))
+    out = table(df, index=True)
+    doc = parse(out)
+    assert {t for t, _ in doc.tags} <= {"div", "table", "thead", "tbody", "tr", "th", "td"}
+    assert "".join(doc.text).count("<script>window.__pwned=1</script>") == 3
+    assert "0.123" in out and "0.1234" not in out

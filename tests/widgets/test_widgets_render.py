@@ -198,3 +198,16 @@ def test_repr_html_needs_no_widget_library():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_facts_as_dicts_from_a_dataframe(sample_trace):
+    # the HTML report passes facts as dicts whose handoff_index may be a float or numpy int
+    import numpy as np
+    facts = [{"fact_id": "f1", "handoff_index": 1.0, "text": "Error code is E42"},
+             {"fact_id": "f2", "handoff_index": np.int64(0), "text": "Bill is wrong"},
+             {"fact_id": "f3", "handoff_index": float("nan"), "text": "Unplaced"}]
+    out = trace_html(sample_trace, facts=facts, verdicts={"c-1/h1/f1": "lost",
+                                                          "c-1/h0/f2": None})
+    text = text_of(out)
+    assert "f1 (handoff 1): Error code is E42 lost" in text
+    assert "f2 (handoff 0)" in text and "f3: Unplaced" in text
