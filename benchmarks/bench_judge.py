@@ -35,24 +35,34 @@ from maev_kit.retention import RetentionItem  # noqa: E402
 from maev_kit.runner import run_judge  # noqa: E402
 from maev_kit.traces import Message  # noqa: E402
 
+CITIES = ["Lyon", "Porto", "Leeds", "Graz", "Turin", "Ghent", "Malmo", "Brno", "Cork", "Bergen"]
+DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+# (fact, what the receiving agent says): retained, retained, lost, contradicted, retained
 FACTS = [
     ("Account number is ACCT-{n:04d}", "I have account ACCT-{n:04d} open for the refund."),
-    ("The customer was charged $49.99 twice", "I see two charges of $49.99 on your card."),
-    ("The customer lives in Lyon", "Which city do you live in?"),
-    ("The order shipped on Monday", "Your order shipped on Tuesday, not Monday."),
-    ("The region is eu-west-1", "Your instances in eu-west-1 look healthy."),
+    ("The customer was charged ${amount}.99 twice", "I see two charges of ${amount}.99 on your card."),
+    ("The customer lives in {city}", "Which city do you live in?"),
+    ("The order shipped on {day}", "Your order shipped on {other_day}, not {day}."),
+    ("The region is eu-west-{region}", "Your instances in eu-west-{region} look healthy."),
 ]
 
 
-def make_items(handoffs: int) -> list[RetentionItem]:
-    """``handoffs`` handoffs with 5 facts each (retained, lost and contradicted mixed)."""
+def _slots(n: int) -> dict[str, object]:
+    return {"n": n, "amount": 10 + n % 90, "city": CITIES[n % len(CITIES)],
+            "day": DAYS[n % 7], "other_day": DAYS[(n + 1) % 7], "region": 1 + n % 3}
+
+
+def make_items(handoffs: int, first: int = 0) -> list[RetentionItem]:
+    """``handoffs`` handoffs with 5 facts each (retained, lost and contradicted mixed); ``first``
+    shifts the account numbers so two sets share no text."""
     items = []
-    for h in range(handoffs):
-        after = tuple(Message("billing", said.format(n=h), 3 + k)
+    for h in range(first, first + handoffs):
+        slots = _slots(h)
+        after = tuple(Message("billing", said.format(**slots), 3 + k)
                       for k, (_, said) in enumerate(FACTS))
         before = (Message("user", "Hi, I need help with my bill.", 0),)
         for k, (fact, _) in enumerate(FACTS):
-            items.append(RetentionItem(f"c{h}/h0/f{k}", f"c{h}", 0, f"f{k}", fact.format(n=h),
+            items.append(RetentionItem(f"c{h}/h0/f{k}", f"c{h}", 0, f"f{k}", fact.format(**slots),
                                        before, after, "triage", "billing"))
     return items
 
@@ -165,10 +175,11 @@ def main(argv: list[str] | None = None) -> None:
     cpu = time.process_time()
     run, wall = timed(lambda: run_judge(heuristic, items, progress=False))
     cpu = time.process_time() - cpu
-    direct, direct_wall = timed(lambda: heuristic.judge_items(items))
+    fresh = make_items(handoffs, first=handoffs)  # no text in common with `items`
+    direct, direct_wall = timed(lambda: heuristic.judge_items(fresh))
     print(f"\nheuristic judge: {len(items)} pairs through run_judge in {wall:.3f} s "
           f"= {len(items) / wall:,.0f} pairs/s ({wall / len(items) * 1000:.3f} ms/pair wall, "
-          f"{cpu / len(items) * 1000:.3f} ms/pair CPU); judge_items alone "
+          f"{cpu / len(items) * 1000:.3f} ms/pair CPU); judge_items alone, other items: "
           f"{len(items) / direct_wall:,.0f} pairs/s")
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 

@@ -5,7 +5,8 @@ handoffs each), writes them with ``maev_kit.save_traces``, then prints:
 
 - load time (``maev_kit.traces.load_traces``, validation included), beside the time of bare
   ``json.loads`` on every line (the floor for any JSONL loader; its ratio to load time is
-  stable when the machine is busy, unlike the absolute times);
+  stable when the machine is busy, unlike the absolute times), and the load again with the
+  cyclic garbage collector paused;
 - time for all deterministic metrics over all traces: handoff accuracy (aligned and
   positional), circular handoffs, handoff contracts, routing (score + confusion frame), the
   composite score per conversation and one weight-sensitivity frame;
@@ -236,6 +237,18 @@ def main(argv: list[str] | None = None) -> None:
         for line in f:
             json.loads(line)
     json_s, json_cpu = time.perf_counter() - t0, time.process_time() - c0
+
+    # The same load with the cyclic garbage collector paused: the traces hold no reference
+    # cycles, yet each full collection walks every object loaded so far.
+    del traces
+    gc.collect()
+    gc.disable()
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:
+        traces = load_traces(path)
+    finally:
+        gc.enable()
+    nogc_s, nogc_cpu = time.perf_counter() - t0, time.process_time() - c0
     n_turns = sum(len(t.turns) for t in traces)
     n_handoffs = sum(len(t.handoffs) for t in traces)
 
@@ -257,6 +270,7 @@ def main(argv: list[str] | None = None) -> None:
           f"   (CPU {load_cpu:.3f} s; aim < 3 s for 10,000)")
     print(f"  json.loads only {json_s:>10.3f} s    (CPU {json_cpu:.3f} s; the floor: load_traces is "
           f"{load_cpu / json_cpu:.1f}× this in CPU time)")
+    print(f"  with gc paused  {nogc_s:>10.3f} s    (CPU {nogc_cpu:.3f} s)")
     print(f"all metrics       {metrics_s:>10.3f} s    {len(traces) / metrics_s:>10,.0f} traces/s"
           f"   (CPU {metrics_cpu:.3f} s; aim < 2 s for 10,000)")
     print(f"peak RSS          {rss_metrics:>10.0f} MB   (before load {rss_before:.0f} MB, "

@@ -231,3 +231,82 @@ def report_command(set_path: str, out: str, judge: str, do_calibrate: bool,
                       progress=not no_progress, cache=False if no_cache else None)
     path = report(result, calibration=cal, labeled_set=ls).save(out)
     click.echo(f"report written to {path}")
+
+
+OFFLINE_JUDGES = ("heuristic", "tfidf-logreg")
+
+
+def _calibrate_offline(ls: Any, *, progress: bool, n_resamples: int = 2000) -> Any:
+    """Calibrate the offline judges on a labeled set's test split (None if it has no labels)."""
+    from maev_kit.calibration import calibrate
+
+    if not ls.label_records:
+        return None
+    judges = list(OFFLINE_JUDGES) if len(ls.manifest.splits) >= 2 else ["heuristic"]
+    return calibrate(ls, judges=judges, progress=progress, n_resamples=n_resamples)
+
+
+@click.command()
+@click.option("--out", "out", type=click.Path(), default="maev-demo", show_default=True,
+              help="Folder for the report and tables.")
+@click.option("--set", "set_path", default="support_desk", show_default=True, help=SET_HELP)
+@click.option("--no-progress", is_flag=True, help="No progress bars.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def demo(out: str, set_path: str, no_progress: bool, as_json: bool) -> None:
+    """The main job, offline, on the bundled support_desk set.
+
+    Calibrates the two offline judges against the set's labels (on its test split), scores
+    every conversation with the heuristic judge (the learned judge would refuse the items it
+    was trained on), writes a self-contained HTML report and prints a summary.
+    """
+    from maev_kit.datasets import load_labeled_set
+    from maev_kit.evaluation import evaluate
+    from maev_kit.report import report
+
+    t0 = time.perf_counter()
+    progress = not no_progress and not as_json
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ls = load_labeled_set(set_path)
+    cal = _calibrate_offline(ls, progress=progress)
+    card = cal.card("heuristic") if cal is not None else None
+    if card is not None:
+        card.save(out_dir / "judge_card.json")
+        cal.leaderboard.to_csv(out_dir / "calibration.csv", index=False)
+    result = evaluate(ls, judge="heuristic", judge_card=card, progress=progress)
+    result.per_conversation.to_csv(out_dir / "scores.csv", index=False)
+    result.ledger.to_csv(out_dir / "retention_ledger.csv", index=False)
+    path = report(result, calibration=cal, labeled_set=ls,
+                  title=f"maev-kit coordination report — {ls.name}").save(out_dir / "report.html")
+    wall = time.perf_counter() - t0
+
+    summary = result.aggregates.set_index("metric")
+    if as_json:
+        _echo_json({"labeled_set": ls.name, "conversations": len(result.per_conversation),
+                    "retention_items": len(result.ledger),
+                    "aggregates": result.aggregates.to_dict(orient="records"),
+                    "calibration": (cal.leaderboard[["judge", "prompt", "kappa", "kappa_low",
+                                                     "kappa_high"]].to_dict(orient="records")
+                                    if cal is not None else None),
+                    "recommendation": cal.recommendation if cal is not None else None,
+                    "report": str(path), "seconds": round(wall, 2)})
+        return
+    click.echo(f"\nmaev demo — {ls.name} v{ls.version}: {len(result.per_conversation)} "
+               f"conversations, {len(result.ledger)} retention items")
+    if cal is not None:
+        click.echo("\nJudge calibration (test split; κ vs the set's labels, 95 % bootstrap CI):")
+        board = cal.leaderboard[["judge", "kappa", "kappa_low", "kappa_high", "accuracy",
+                                 "recall_contradicted"]]
+        click.echo(_frame_text(board.set_index("judge")))
+        click.echo(cal.recommendation)
+    click.echo("\nCoordination (mean over conversations, 95 % bootstrap CI; judge: heuristic):")
+    click.echo(_frame_text(summary[["mean", "ci_low", "ci_high"]]))
+    pc = result.per_conversation
+    click.echo(f"\n{int((pc['n_loops'] > 0).sum())} conversations with circular handoffs, "
+               f"{int(pc['should_escalate'].sum())} should escalate to a human, "
+               f"{int(pc['contract_violations'].sum())} contract violations, "
+               f"{int(pc['contradicted'].sum())} contradicted facts.")
+    click.echo(f"\nReport: {path}\nTables: {out_dir / 'scores.csv'}, "
+               f"{out_dir / 'retention_ledger.csv'}" + (f", {out_dir / 'calibration.csv'}"
+                                                        if cal is not None else ""))
+    click.echo(f"Done in {wall:.1f} s.")

@@ -22,7 +22,7 @@ _LAZY_COMMANDS: dict[str, str] = {
     "import": "maev_kit.traces.importers._cli:import_command",
     "serve-fake": "maev_kit.testing._cli:serve_fake",
     "demo": "maev_kit._cli_main:demo",
-    "calibrate": "maev_kit._cli_main:calibrate",
+    "calibrate": "maev_kit.calibration._cli:calibrate_command",
     "score": "maev_kit._cli_main:score",
     "agree": "maev_kit._cli_main:agree",
     "report": "maev_kit._cli_main:report_command",

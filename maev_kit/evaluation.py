@@ -103,10 +103,35 @@ def _resolve_judge(judge: Any, backend: Any, prompt: str | None) -> tuple[Any, A
         return judge, backend
     try:
         return judges.get_judge(judge), backend
-    except (KeyError, ValueError, LookupError):
-        pass
+    except ValueError as e:
+        if "did you mean" in str(e):  # a typo of an offline judge's name, not a model string
+            raise InputError(str(e)) from None
     # Anything else is a model string for the LLM judge.
     return judges.RetentionJudge(prompt=prompt or "v1"), backend or judge
+
+
+def _fit_on_other_splits(judge: Any, labeled_set: LabeledSet | None, split: str | None) -> None:
+    """Fit a judge that learns from labels on every split but the one being scored."""
+    from maev_kit.agreement import majority_labels
+
+    name = getattr(judge, "name", "this judge")
+    if labeled_set is None or split is None:
+        raise InputError(f"{name} learns from labels: evaluate a labeled set's held-out split "
+                         f"(e.g. split='test'); it is fit on the other splits and never scores "
+                         "an item it was trained on")
+    train_ids = {cid for s, ids in labeled_set.manifest.splits.items() if s != split for cid in ids}
+    items = [i for i in labeled_set.items if i.conversation_id in train_ids]
+    by_item: dict[str, dict[str, str]] = {}
+    for d in labeled_set.labels():
+        by_item.setdefault(d["item_id"], {})[d["annotator"]] = d["label"]
+    annotators = sorted({a for v in by_item.values() for a in v})
+    items = [i for i in items if i.item_id in by_item]
+    if not items:
+        raise InputError(f"{name} needs labeled items outside split {split!r} to learn from")
+    table = {a: [by_item[i.item_id].get(a) for i in items] for a in annotators}
+    labels = majority_labels(table)
+    keep = [(i, lab) for i, lab in zip(items, labels) if lab is not None]
+    judge.fit([i for i, _ in keep], [lab for _, lab in keep])
 
 
 def _bootstrap_means(frame: pd.DataFrame, columns: Sequence[str], *, n_resamples: int,
@@ -247,6 +272,8 @@ def evaluate(
         card.check(judge_obj, model=judge_backend if isinstance(judge_backend, str) else None,
                    labeled_set=labeled_set)
 
+    if getattr(judge_obj, "requires_fit", False) and not getattr(judge_obj, "is_fitted", True):
+        _fit_on_other_splits(judge_obj, labeled_set, split)
     items = build_retention_items(traces, exp_by_conv)
     run = run_judge(judge_obj, items, judge_backend, cache=cache, progress=progress,
                     max_concurrency=max_concurrency) if items else None

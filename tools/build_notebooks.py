@@ -188,7 +188,7 @@ cal_llm.leaderboard[["judge", "prompt", "kappa", "kappa_low", "kappa_high", "req
 """),
         md("## Pin the winner\n\nA judge card records the judge, prompt hash, labeled-set hash and κ. Scoring with a card warns when any of them no longer matches."),
         code("""
-card = cal.judge_card()
+card = cal.card()
 card.save("judge_card.json")
 card
 """),

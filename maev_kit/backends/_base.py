@@ -7,6 +7,7 @@ import email.utils
 import json
 import re
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -24,6 +25,10 @@ ERROR_KINDS: tuple[str, ...] = ("rate_limit", "server", "timeout", "connection",
                                 "unparseable", "auth", "bad_request", "other")
 _RETRYABLE = frozenset({"rate_limit", "server", "timeout", "connection", "bad_response",
                         "unparseable"})
+#: Event loops the kit owns (the runner's background loop for sync ``run_judge`` calls). A
+#: backend holding something of the user's that is bound to one loop (an ``AsyncOpenAI``
+#: connection pool) uses a private copy on these, so the user's own loop is never disturbed.
+KIT_LOOPS: weakref.WeakSet[Any] = weakref.WeakSet()
 _MAX_RETRY_AFTER = 120.0
 # How litellm words an unreadable 200 body that it re-raises as a 500.
 _JSON_ERROR = re.compile(r"JSONDecodeError|Invalid response object|Expecting (value|property name"

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import sys
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from maev_kit.backends._base import BackendError, Completion, classify_error, completion_from_response
+from maev_kit.backends._base import (
+    KIT_LOOPS,
+    BackendError,
+    Completion,
+    classify_error,
+    completion_from_response,
+)
 
 __all__ = ["OpenAIClientBackend"]
 
@@ -65,9 +73,33 @@ class OpenAIClientBackend:
         self.params = dict(params)
         self.is_async = _is_async_client(client)
         self._executor: ThreadPoolExecutor | None = None
+        self._per_loop: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:
         return f"OpenAIClientBackend({type(self.client).__name__}, {self.model!r})"
+
+    def _client(self) -> Any:
+        """The client to use on the running loop.
+
+        An async client's connection pool belongs to the loop that opened its connections. On
+        the kit's own loop (sync ``run_judge`` calls run there) requests go through a copy of the
+        client with its own pool — same endpoint, key and headers — so the caller's client keeps
+        working on the caller's loop (a notebook's, say).
+        """
+        if not self.is_async:
+            return self.client
+        loop = asyncio.get_running_loop()
+        if loop not in KIT_LOOPS:
+            return self.client
+        private = self._per_loop.get(loop)
+        if private is None:
+            package = sys.modules.get(type(self.client).__module__.split(".")[0])
+            make_pool = getattr(package, "DefaultAsyncHttpxClient", None)
+            copy = getattr(self.client, "copy", None)
+            private = (copy(max_retries=0, http_client=make_pool())
+                       if callable(make_pool) and callable(copy) else self.client)
+            self._per_loop[loop] = private
+        return private
 
     def cache_identity(self) -> dict[str, Any]:
         """Model, endpoint and answer-changing parameters (never the api key or timeouts)."""
@@ -81,7 +113,7 @@ class OpenAIClientBackend:
         """One chat completion; raises :class:`~maev_kit.backends.BackendError` on failure."""
         kwargs = dict(self.params, model=self.model, messages=[dict(m) for m in messages],
                       timeout=timeout)
-        create = self.client.chat.completions.create
+        create = self._client().chat.completions.create
         start = time.perf_counter()
         try:
             if self.is_async:

@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from maev_kit.judges._verdict import Verdict
@@ -42,7 +43,8 @@ it its they them their theirs this that these those there here what which who wh
 where why how all any both each few more most other some such only own same too very just also
 s t up down out off again further once while during before after above below between through
 own please thank thanks hi hello okay ok yes sure let lets let's get got go going gone make made
-one's someone something anything everything thing things some very really now
+one's someone something anything everything thing things some very really now customer customers
+client already currently still
 """.split())
 
 _NEGATIONS = frozenset("""
@@ -100,6 +102,7 @@ _GROUPS: dict[str, tuple[str, ...]] = {
     "trend": ("increase", "decrease"),
     "tier": ("upgrade", "downgrade"),
     "company": ("alone", "together"),
+    "period": ("daily", "weekly", "monthly", "annual"),
 }
 _GROUP_ALIASES = {
     "men": "man", "boy": "man", "guy": "man", "gentleman": "man", "male": "man",
@@ -117,6 +120,7 @@ _GROUP_ALIASES = {
     "declined": "deny", "denied": "deny", "approval": "approve", "elderly": "old",
     "unhappy": "sad", "won": "win", "bought": "buy",
     "sold": "sell", "chilly": "cold", "freezing": "cold", "warm": "hot",
+    "yearly": "annual", "annually": "annual", "year": "annual", "month": "monthly",
 }
 _IRREGULAR = {"men": "man", "women": "woman", "children": "child", "kids": "child",
               "kid": "child", "people": "person", "persons": "person", "feet": "foot",
@@ -196,6 +200,7 @@ _REVISION = "1"
 # --------------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     w = word.lower().replace("’", "'")
     if w.endswith("'s"):
@@ -274,6 +279,7 @@ class _Slot:
     text: str          # surface text
     start: int         # character offset in the analysed text
     hard: bool = True  # False for proper nouns and closed word classes
+    context: tuple[str, str] = ("", "")  # the words before and after (numbers, proper nouns)
 
 
 @dataclass(frozen=True)
@@ -386,8 +392,10 @@ def _analyze(text: str) -> _Analysis:
             _compound(tok, start, text, words, slots, add_word)
     # number words / numbers + the word after them → quantities; month + day → dates
     _quantities(words, slots)
-    negs = tuple(i for i, w in enumerate(words) if w.stem in _NEGATIONS
-                 or w.stem.endswith("n't"))
+    _proper_context(words, slots)
+    negs = tuple(i for i, w in enumerate(words)
+                 if (low := w.text.lower().replace("\u2019", "'")) in _NEGATIONS
+                 or low.endswith("n't"))
     stems = frozenset(w.stem for w in words)
     return _Analysis(text, tuple(words), stems, tuple(slots), tuple(sentences), negs)
 
@@ -475,12 +483,33 @@ def _quantities(words: list[_Word], slots: list[_Slot]) -> None:
         if low == "one" and (nxt is None or nxt.text.lower() in _STOP):
             continue  # "one of them", a pronoun
         unit = ""
+        before = " ".join(x.text.lower() for x in words[max(0, i - 3):i]
+                          if x.sentence == w.sentence)
         if nxt is not None and nxt.text.lower() not in _STOP and nxt.text.isalpha():
             unit = nxt.stem
-        elif prev is not None and prev.text.lower() not in _STOP and prev.text.isalpha():
-            unit = "#" + prev.stem
+        else:  # no unit after it: key it by the nearest content word before ("ends in 5063")
+            for x in reversed(words[max(0, i - 3):i]):
+                if x.sentence == w.sentence and x.text.isalpha() and \
+                        x.text.lower() not in _STOP:
+                    unit = "#" + x.stem
+                    break
         slots.append(_Slot("quantity" if unit else "number", unit, float(value), w.text,
-                           w.start))
+                           w.start, context=(before, "")))
+
+
+def _proper_context(words: list[_Word], slots: list[_Slot]) -> None:
+    """Give each proper noun the words around it (``the Pro monthly plan`` → ``monthly``)."""
+    at = {w.start: i for i, w in enumerate(words)}
+    for k, s in enumerate(slots):
+        if s.kind != "proper" or s.start not in at:
+            continue
+        i = at[s.start]
+        prev = words[i - 1] if i > 0 and words[i - 1].sentence == words[i].sentence else None
+        nxt = (words[i + 1] if i + 1 < len(words) and words[i + 1].sentence == words[i].sentence
+               else None)
+        slots[k] = _Slot(s.kind, s.key, s.value, s.text, s.start, s.hard,
+                         (prev.stem if prev and prev.text.lower() not in _STOP else "",
+                          nxt.stem if nxt and nxt.text.lower() not in _STOP else ""))
 
 
 # --------------------------------------------------------------------------------------------
@@ -488,7 +517,32 @@ def _quantities(words: list[_Word], slots: list[_Slot]) -> None:
 # --------------------------------------------------------------------------------------------
 
 
+_NUMERIC = frozenset({"number", "quantity"})
+_ASKING = re.compile(r"(?:\W|hi|hello|and|so|also|first)*\b(?:have|did|do|are|is|has|were|was|"
+                     r"had)\s+(?:you|your)\b", re.I)
+_CONFIRM = re.compile(r"\b(?:confirm|right|correct|just to|still)\b", re.I)
+_ENDING = re.compile(r"\b(?:ending|ends|end|last)\b")
+
+
 def _same(a: _Slot, b: _Slot) -> bool:
+    """Does text slot ``b`` state the value of fact slot ``a``?"""
+    if a.kind in _NUMERIC and b.kind in _NUMERIC:
+        if a.value != b.value:
+            return False
+        # real units (not context words) must agree: 3 laptops is not 3 days
+        return a.key == b.key or not a.key or not b.key or "#" in (a.key[:1], b.key[:1])
+    if a.kind == "money" and b.kind in _NUMERIC:
+        return abs(a.value[1] - b.value) < 1e-9  # "$19.99" restated as "the 19.99"
+    if a.kind == "ident" and b.kind in _NUMERIC:
+        # "ACCT-6795" referred to as "6795", or as "the one ending in 95"
+        groups = re.findall(r"\d+", a.text)
+        digits = re.sub(r"\D", "", b.text)
+        if not groups or not digits:
+            return False
+        if len(digits) >= 3 and digits == groups[-1]:
+            return True
+        return (len(digits) >= 2 and groups[-1].endswith(digits)
+                and _ENDING.search(b.context[0]) is not None)
     if a.kind != b.kind:
         return False
     if a.kind == "money":
@@ -504,8 +558,10 @@ def _same(a: _Slot, b: _Slot) -> bool:
 
 def _comparable(a: _Slot, b: _Slot) -> bool:
     """Can ``b`` stand for the same thing as ``a`` (so a different value conflicts)?"""
-    if a.kind != b.kind or a.kind in ("proper", "number"):
+    if a.kind != b.kind or a.kind == "number":
         return False
+    if a.kind == "proper":  # a different name in the same frame: "Pro monthly" / "Plus monthly"
+        return any(x and x == y for x, y in zip(a.context, b.context))
     if a.kind == "money":
         return a.value[0] == b.value[0] or not a.value[0] or not b.value[0]
     return a.key == b.key
@@ -552,8 +608,11 @@ def _compare(item: RetentionItem) -> _Comparison:
     found_soft = conflict_soft = 0
     rejected = adopted_conflict = 0
     conflicts: list[tuple[_Slot, _Slot]] = []
+    matched_at: list[int] = []
     for s in fact.slots:
         matches = [t for t in text.slots if _same(s, t)]
+        if s.hard:
+            matched_at.extend(t.start for t in matches)
         others = [t for t in text.slots if _comparable(s, t) and not _same(s, t)
                   and (t.kind, str(t.value)) not in fact_values]
         if matches:
@@ -638,7 +697,26 @@ def _compare(item: RetentionItem) -> _Comparison:
     questions = 0
     key_stems = set(fstems) - value_stems
     hard_texts = [s for s in hard]
+    # a yes/no question about the fact ("Have you tried two cards?") asks for it again even
+    # though it holds the value, unless it is a confirmation or the value is also stated
+    asking = [(a, b) for a, b in text.sentences
+              if _is_question(text.text[a:b]) and _ASKING.match(text.text[a:b].strip())
+              and not _CONFIRM.search(text.text[a:b])]
+    if found_hard and asking and all(any(a <= pos < b for a, b in asking)
+                                     for pos in matched_at):
+        reask = 1.0
+        found_hard = 0
+        ev.append(f"re-ask: {text.text[asking[0][0]:asking[0][1]].strip()[:80]!r}")
+    elif not hard and best_sent >= 0 and any(
+            a <= text.words[i].start < b for a, b in asking for i in range(len(text.words))
+            if text.words[i].sentence == best_sent):
+        sa, sb = text.sentences[best_sent]
+        reask = 1.0
+        ev.append(f"re-ask: {text.text[sa:sb].strip()[:80]!r}")
     for a, b in text.sentences:
+        if reask:
+            questions += int(_is_question(text.text[a:b]))
+            continue
         sentence = text.text[a:b]
         if not _is_question(sentence):
             continue
@@ -689,6 +767,14 @@ def _compare(item: RetentionItem) -> _Comparison:
     return _Comparison(sig, "lost", "the messages do not show the fact", ev)
 
 
+@lru_cache(maxsize=1)
+def _version() -> str:
+    """Revision + a hash of this module's source and parameters: any rule change shows."""
+    h = hashlib.sha256(Path(__file__).read_bytes())
+    h.update(repr(sorted(_PARAMS.items())).encode())
+    return f"{_REVISION}-{h.hexdigest()[:8]}"
+
+
 class HeuristicJudge:
     """Rule-based offline retention judge (standard library only; deterministic; no I/O).
 
@@ -716,8 +802,7 @@ class HeuristicJudge:
     offline = True
 
     def __init__(self) -> None:
-        h = hashlib.sha256(repr((_REVISION, sorted(_PARAMS.items()))).encode()).hexdigest()
-        self.version = f"{_REVISION}-{h[:8]}"
+        self.version = _version()
 
     def __repr__(self) -> str:
         return f"HeuristicJudge()  # version {self.version}"

@@ -303,27 +303,47 @@ _ADAPTER = TypeAdapter(HandoffContract)
 _FIELDS = ("from_agent, to_agent, reason, required_context_keys, value_types and name")
 
 
-def _validate_entries(entries: list[Any], file: str, root: str) -> list[HandoffContract]:
+def _validate_entries(entries: list[Any], file: str, root: str,
+                      lines: Mapping[int, int] | None = None) -> list[HandoffContract]:
+    """Contracts from raw entries; every problem is collected, then raised together.
+
+    ``lines`` maps an entry's index to its line in the file, when known (YAML).
+    """
     out: list[HandoffContract] = []
     problems: list[Problem] = []
+    lines = lines or {}
     for i, entry in enumerate(entries):
         if isinstance(entry, HandoffContract):
             out.append(entry)
             continue
+        line = lines.get(i)
         where = f"{root}[{i}]"
         if not isinstance(entry, Mapping):
-            problems.append(Problem(file, None, where,
+            problems.append(Problem(file, line, where,
                                     f"expected a mapping (a contract), got {type(entry).__name__}"))
             continue
         data = dict(entry)
         types = data.pop("value_types", {})
         if "to_agent" not in data:
-            problems.append(Problem(file, None, f"{where} › to_agent",
+            problems.append(Problem(file, line, f"{where} › to_agent",
                                     'field required (use "*" for any agent)'))
+        bad = False
+        if not isinstance(types, Mapping):
+            problems.append(Problem(file, line, f"{where} › value_types",
+                                    "expected a mapping of context key → type name"))
+            bad = True
+        else:
+            for key, spec in types.items():
+                try:
+                    _parse_type_spec(spec)
+                except ValueError as e:
+                    problems.append(Problem(file, line,
+                                            format_loc((root, i, "value_types", key)), str(e)))
+                    bad = True
         try:
             c = _ADAPTER.validate_python(data)
         except ValidationError as e:
-            found = pydantic_problems(e, file, None, (root, i))
+            found = pydantic_problems(e, file, line, (root, i))
             for p in found:
                 if p.path.endswith("reason") and "Input should be" in p.message:
                     object.__setattr__(p, "message", p.message + " (or null for any reason)")
@@ -331,18 +351,6 @@ def _validate_entries(entries: list[Any], file: str, root: str) -> list[HandoffC
                     object.__setattr__(p, "message", f"unknown field; a contract has {_FIELDS}")
             problems.extend(found)
             continue
-        if not isinstance(types, Mapping):
-            problems.append(Problem(file, None, f"{where} › value_types",
-                                    "expected a mapping of context key → type name"))
-            continue
-        bad = False
-        for key, spec in types.items():
-            try:
-                _parse_type_spec(spec)
-            except ValueError as e:
-                problems.append(Problem(file, None, format_loc((root, i, "value_types", key)),
-                                        str(e)))
-                bad = True
         if not bad:
             out.append(HandoffContract(c.from_agent, c.to_agent, c.reason,
                                        c.required_context_keys, dict(types), c.name))
@@ -367,7 +375,8 @@ def load_contracts(path: str | os.PathLike[str]) -> list[HandoffContract]:
 
     Every problem of the file is collected and raised together as one
     :class:`ContractValidationError` (an :class:`~maev_kit.errors.InputError`), each naming the
-    file and the entry, e.g. ``contracts.yaml › contracts[2] › reason: Input should be …``.
+    file and the entry (with its line in YAML files), e.g.
+    ``contracts.yaml:9 › contracts[2] › reason: Input should be …``.
 
     >>> import os, tempfile
     >>> p = os.path.join(tempfile.mkdtemp(), "contracts.json")
@@ -394,6 +403,7 @@ def load_contracts(path: str | os.PathLike[str]) -> list[HandoffContract]:
         import yaml
 
         try:
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
             data = yaml.safe_load(text)
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)
@@ -401,7 +411,9 @@ def load_contracts(path: str | os.PathLike[str]) -> list[HandoffContract]:
             problem = getattr(e, "problem", None) or str(e)
             raise ContractValidationError([Problem(name, line, "", f"not valid YAML: {problem}")]
                                           ) from None
+        lines = _yaml_entry_lines(node)
     elif suffix == ".json":
+        lines = {}
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
@@ -422,4 +434,16 @@ def load_contracts(path: str | os.PathLike[str]) -> list[HandoffContract]:
     if not isinstance(data, list):
         raise ContractValidationError([Problem(name, None, root, "expected a list of contracts, "
                                                f"got {type(data).__name__}")])
-    return _validate_entries(data, name, root)
+    return _validate_entries(data, name, root, lines)
+
+
+def _yaml_entry_lines(node: Any) -> dict[int, int]:
+    """Line (1-based) of each contract entry in a composed YAML document."""
+    import yaml
+
+    if isinstance(node, yaml.MappingNode):
+        node = next((v for k, v in node.value
+                     if isinstance(k, yaml.ScalarNode) and k.value == "contracts"), None)
+    if not isinstance(node, yaml.SequenceNode):
+        return {}
+    return {i: item.start_mark.line + 1 for i, item in enumerate(node.value)}

@@ -20,6 +20,9 @@ __all__ = ["CSS", "callout", "details", "esc", "figure", "fmt", "kv_table", "pag
 _LABEL_CLASSES = {"retained": "lab-ret", "lost": "lab-lost", "contradicted": "lab-con",
                   "skip": "lab-skip"}
 
+#: Columns whose values are labels.
+_LABEL_COLUMNS = ("label", "human", "judge_label", "human_label", "human_majority")
+
 CSS = """
 :root{--fg:#1f2328;--muted:#57606a;--line:#d0d7de;--bg:#ffffff;--soft:#f6f8fa;
  --accent:#0072B2;--warn:#D55E00;--ok:#009E73;--amber:#E69F00}
@@ -41,7 +44,8 @@ section.card>h2{margin:0 0 12px;font-size:19px;font-weight:650;border-bottom:1px
  padding-bottom:8px}
 h3{font-size:15px;margin:18px 0 8px;font-weight:620}
 p.note,.note{color:var(--muted);font-size:12.5px;margin:4px 0 8px}
-.kpis{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:10px;margin:4px 0 14px}
+.kpis{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:10px;
+ margin:4px 0 14px}
 .kpi{border:1px solid var(--line);border-radius:6px;padding:8px 12px;background:var(--soft)}
 .kpi .v{font-size:22px;font-weight:650;font-variant-numeric:tabular-nums}
 .kpi .k{font-size:12px;color:var(--muted)}
@@ -166,13 +170,15 @@ def _is_num(value: Any) -> bool:
 
 def _cell(col: str, value: Any, spec: str | None) -> str:
     text = fmt(value, spec)
-    if col in ("label", "human", "judge_label", "human_label", "human_majority") and isinstance(value, str) \
-            and value in _LABEL_CLASSES:
+    if col in _LABEL_COLUMNS and isinstance(value, str) and value in _LABEL_CLASSES:
         return f'<td><span class="lab {_LABEL_CLASSES[value]}">{esc(text)}</span></td>'
     if _is_num(value):
         return f'<td class="num">{esc(text)}</td>'
     cls = ' class="txt"' if isinstance(value, str) and len(value) > 40 else ""
     return f"<td{cls}>{esc(text)}</td>"
+
+
+NUM = ' class="num"'
 
 
 def records_table(
@@ -187,8 +193,9 @@ def records_table(
 ) -> str:
     """An escaped HTML table from a list of dicts.
 
-    >>> records_table([{"a": "<b>", "x": 0.5}])
-    '<div class="tbl-wrap"><table class="t"><thead><tr><th>a</th><th class="num">x</th></tr></thead><tbody><tr><td>&lt;b&gt;</td><td class="num">0.500</td></tr></tbody></table></div>'
+    >>> out = records_table([{"a": "<b>", "x": 0.5}])
+    >>> "<td>&lt;b&gt;</td>" in out, '<td class="num">0.500</td>' in out
+    (True, True)
     """
     if not records:
         return f'<p class="empty">{esc(empty)}</p>'
@@ -199,8 +206,8 @@ def records_table(
     shown = records if max_rows is None else records[:max_rows]
     numeric = {c: any(_is_num(r.get(c)) for r in shown) and
                all(_is_num(r.get(c)) or _is_missing(r.get(c)) for r in shown) for c in columns}
-    head = "".join(f'<th{" class=num" if numeric[c] else ""}>{esc(headers.get(c, c))}</th>'
-                   .replace("class=num", 'class="num"') for c in columns)
+    head = "".join(f'<th{NUM if numeric[c] else ""}>{esc(headers.get(c, c))}</th>'
+                   for c in columns)
     body = []
     for i, r in enumerate(shown):
         cls = row_class[i] if row_class is not None and i < len(row_class) else None

@@ -170,6 +170,15 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}s"
 
 
+def _judge_label(row: Mapping[str, Any]) -> str:
+    """``judge · prompt`` of a leaderboard row (just the judge when it has no prompt)."""
+    name = str(row.get("judge", row.get("key", "?")))
+    prompt = row.get("prompt")
+    if prompt is None or (isinstance(prompt, float) and math.isnan(prompt)) or prompt == "":
+        return name
+    return f"{name} · {prompt}"
+
+
 def _transcript_html(trace: Any) -> str:
     """A plain escaped transcript (used when the widgets' renderer is not available)."""
     parts = []
@@ -197,7 +206,7 @@ def _render_trace(trace: Any, facts: list[dict[str, Any]], verdicts: dict[str, A
         return _transcript_html(trace)
     try:
         return trace_html(trace, facts=facts or None, verdicts=verdicts or None)
-    except (TypeError, ValueError):
+    except Exception:  # one odd trace must not sink the whole report
         return _transcript_html(trace)
 
 
@@ -220,11 +229,13 @@ def _summary(ev: Any) -> str:
             return int(pc[col].fillna(0).sum())
         return None
 
+    conf = _num((getattr(ev, "provenance", None) or {}).get("confidence"))
+    ci_name = f"{conf * 100:g} % CI" if conf is not None and 0 < conf < 1 else "CI"
     kpis = []
     comp = by_metric.get("composite")
     if comp is not None:
         lo, hi = _num(comp.get("ci_low")), _num(comp.get("ci_high"))
-        ci = f"95 % CI {h.fmt(lo)} – {h.fmt(hi)}" if lo is not None else ""
+        ci = f"{ci_name} {h.fmt(lo)} – {h.fmt(hi)}" if lo is not None else ""
         kpis.append(("main", "composite coordination", h.fmt(comp.get("mean")), ci))
     kpis.append(("", "conversations", str(len(pc)), ""))
     for col, name in (("n_handoffs", "handoffs"), ("n_facts", "facts judged"),
@@ -244,9 +255,9 @@ def _summary(ev: Any) -> str:
 
     plots = []
     if agg:
-        rows = [(METRIC_NAMES.get(str(r["metric"]), str(r["metric"])), r.get("mean"),
+        rows = [(METRIC_NAMES.get(str(r.get("metric")), str(r.get("metric"))), r.get("mean"),
                  r.get("ci_low"), r.get("ci_high")) for r in agg]
-        svg = _plots.forest_svg(rows, title="Composite and components (mean, 95 % CI)",
+        svg = _plots.forest_svg(rows, title=f"Composite and components (mean, {ci_name})",
                                 highlight=[METRIC_NAMES["composite"]], width=6.0)
         plots.append(h.figure(svg, "Means over conversations; whiskers are percentile "
                                    "bootstrap confidence intervals."))
@@ -274,14 +285,15 @@ def _summary(ev: Any) -> str:
         out.append('<div class="grid2">' + "".join(plots) + "</div>")
 
     if agg:
-        table_rows = [{"metric": METRIC_NAMES.get(str(r["metric"]), str(r["metric"])).lstrip("· "),
-                       "mean": r.get("mean"), "95 % CI low": r.get("ci_low"),
-                       "95 % CI high": r.get("ci_high"), "n": r.get("n")} for r in agg]
+        table_rows = [{"metric": METRIC_NAMES.get(str(r.get("metric")),
+                                                  str(r.get("metric"))).lstrip("· "),
+                       "mean": r.get("mean"), f"{ci_name} low": r.get("ci_low"),
+                       f"{ci_name} high": r.get("ci_high"), "n": r.get("n")} for r in agg]
         out.append(h.details("All aggregates", h.records_table(table_rows),
                              meta=f"{len(table_rows)} metrics"))
-    conf = routing.get("confusion")
-    if conf is not None and hasattr(conf, "columns") and len(conf):
-        out.append(h.details("Routing confusion (expected × routed)", h.table(conf, index=True),
+    rconf = routing.get("confusion")
+    if rconf is not None and hasattr(rconf, "columns") and len(rconf):
+        out.append(h.details("Routing confusion (expected × routed)", h.table(rconf, index=True),
                              meta=f"{routing.get('misrouted', '?')} misrouted"))
     return "".join(out)
 
@@ -295,7 +307,9 @@ def _calibration(cal: Any) -> str:
     out = []
     rec = getattr(cal, "recommendation", None)
     if rec:
-        out.append(h.callout(str(rec)))
+        # A calibration that recommends no judge says so in `recommended` (None).
+        none_ok = hasattr(cal, "recommended") and getattr(cal, "recommended") is None
+        out.append(h.callout(str(rec), warn=none_ok))
     lb = getattr(cal, "leaderboard", None)
     ceiling = _ceiling(getattr(cal, "ceiling", None))
     if lb is not None and len(lb):
@@ -323,18 +337,14 @@ def _calibration(cal: Any) -> str:
         out.append('<p class="note">κ: Cohen\'s kappa of the judge against the human labels, '
                    "with a bootstrap CI; Δκ and p compare with the best judge; AC1: Gwet's "
                    "agreement coefficient. The highlighted row has the highest κ.</p>")
-        rows = []
-        for r in recs:
-            prompt = r.get("prompt")
-            name = str(r.get("judge", "?"))
-            if prompt is not None and not (isinstance(prompt, float) and math.isnan(prompt)) \
-                    and str(prompt) != "":
-                name = f"{name} · {prompt}"
-            rows.append((name, r.get("kappa"), r.get("kappa_low"), r.get("kappa_high")))
+        rows = [(_judge_label(r), r.get("kappa"), r.get("kappa_low"), r.get("kappa_high"))
+                for r in recs]
         band = (ceiling[0], ceiling[1], ceiling[2], "human–human κ (ceiling, 95 % CI)") \
             if ceiling else None
+        threshold = _num(getattr(cal, "threshold", None))
+        refs = [(threshold, f"threshold κ = {threshold:g}")] if threshold is not None else []
         svg = _plots.forest_svg(rows, title="Judge–human κ (95 % CI)", xlim=None, bars=False,
-                                band=band, xlabel="Cohen's κ", width=6.2)
+                                band=band, refs=refs, xlabel="Cohen's κ", width=6.2)
         cap = ("The shaded band is the human ceiling: how well the human annotators agree with "
                "each other." if ceiling else "No human ceiling (the labeled set has one "
                "annotator per item).")
@@ -442,7 +452,7 @@ def _labels_needed_estimate(cal: Any) -> str:
     lo, hi = _num(best.get("kappa_low")), _num(best.get("kappa_high"))
     now = f" (now ± {(hi - lo) / 2:.3f})" if lo is not None and hi is not None else ""
     return ("<h3>How many more labels are needed</h3>"
-            f'<p class="note">For the best judge, {h.esc(_key_label((best.get("judge"), best.get("prompt")) if best.get("prompt") else best.get("judge")))}'
+            f'<p class="note">For the best judge, {h.esc(_judge_label(best))}'
             f", κ = {h.esc(h.fmt(kappa))}{h.esc(now)}: labeled items needed for a 95 % CI of "
             "the given half-width (Fleiss–Cohen–Everitt variance under the κ model, with "
             "the human label shares seen so far).</p>" + h.records_table(rows))

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from maev_kit.backends._base import BackendError, Completion
+from maev_kit.backends._base import KIT_LOOPS, BackendError, Completion
 from maev_kit.judges._verdict import Verdict
 from maev_kit.retention._items import RetentionItem
 from maev_kit.runner._cache import DEFAULT_CACHE_DIR, JudgeCache, _request, cache_key
@@ -447,6 +447,7 @@ def _background_loop() -> asyncio.AbstractEventLoop:
     with _loop_lock:
         if _loop is None or _loop.is_closed():
             loop = asyncio.new_event_loop()
+            KIT_LOOPS.add(loop)
             threading.Thread(target=loop.run_forever, name="maev-runner-loop",
                              daemon=True).start()
             _loop = loop

@@ -148,7 +148,7 @@ def _problems(tmp_path, name, text):
     return [str(pr) for pr in e.value.problems], str(e.value)
 
 
-def test_errors_name_file_and_entry_and_are_all_collected(tmp_path):
+def test_errors_name_file_line_and_entry_and_are_all_collected(tmp_path):
     problems, message = _problems(tmp_path, "contracts.yaml", """\
 - to_agent: billing
   reason: urgent
@@ -159,17 +159,35 @@ def test_errors_name_file_and_entry_and_are_all_collected(tmp_path):
   requried_context_keys: [x]
 - just a string
 """)
-    assert problems[0].startswith("contracts.yaml › contracts[0] › reason: Input should be")
-    assert "'escalation'" in problems[0]
-    assert 'contracts.yaml › contracts[1] › to_agent: field required (use "*" for any agent)' \
+    assert problems[0].startswith("contracts.yaml:1 › contracts[0] › reason: Input should be")
+    assert "'escalation'" in problems[0] and problems[0].endswith("(or null for any reason)")
+    assert 'contracts.yaml:3 › contracts[1] › to_agent: field required (use "*" for any agent)' \
         in problems
-    assert any(p.startswith("contracts.yaml › contracts[2] › value_types › error_code: "
-                            "unknown type 'text'") for p in problems)
-    assert ("contracts.yaml › contracts[3] › requried_context_keys: unknown field; a contract "
+    assert ("contracts.yaml:4 › contracts[2] › value_types › error_code: unknown type 'text'; "
+            "use one of string, str,") in "".join(problems)
+    assert ("contracts.yaml:6 › contracts[3] › requried_context_keys: unknown field; a contract "
             "has from_agent, to_agent, reason, required_context_keys, value_types and name"
             ) in problems
-    assert any(p.startswith("contracts.yaml › contracts[4]: expected a mapping") for p in problems)
+    assert "contracts.yaml:8 › contracts[4]: expected a mapping (a contract), got str" in problems
     assert message.startswith("5 problems in handoff contracts:")
+
+
+def test_type_and_field_problems_of_one_entry_are_both_reported(tmp_path):
+    problems, _ = _problems(tmp_path, "c.yaml", "- to_agent: a\n  reason: urgent\n"
+                                                "  value_types: {k: text}\n")
+    assert [p.split(":", 2)[1].strip() for p in problems] == [
+        "1 › contracts[0] › value_types › k", "1 › contracts[0] › reason"]
+
+
+def test_yaml_lines_under_a_contracts_key(tmp_path):
+    problems, _ = _problems(tmp_path, "c.yaml", "contracts:\n  - to_agent: a\n  - to_agent: 3\n")
+    assert problems == ["c.yaml:3 › contracts[1] › to_agent: Input should be a valid string"]
+
+
+def test_json_errors_name_the_entry(tmp_path):
+    problems, _ = _problems(tmp_path, "c.json", json.dumps([{"to_agent": "a"}, {"reason": "x"}]))
+    assert problems[0] == 'c.json › contracts[1] › to_agent: field required (use "*" for any agent)'
+    assert problems[1].startswith("c.json › contracts[1] › reason: Input should be")
 
 
 def test_bad_yaml_gives_line(tmp_path):

@@ -125,7 +125,7 @@ def make_evaluation(n: int = 12, *, seed: int = 0, xss: bool = True) -> Evaluati
         provenance={"maev_kit_version": "0.1.0", "date": "2026-11-29T20:00:00Z",
                     "labeled_set": {"name": "support_desk", "version": "1.0",
                                     "hash": "ab" * 32},
-                    "split": "test", "judge_card": None, "n_conversations": n,
+                    "split": "test", "judge_card": None, "n_conversations": n, "confidence": 0.95,
                     "n_items": len(ledger)},
         traces=traces)
 

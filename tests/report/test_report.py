@@ -307,3 +307,23 @@ def test_dataframe_tables_escape_headers_index_and_cells():
     assert {t for t, _ in doc.tags} <= {"div", "table", "thead", "tbody", "tr", "th", "td"}
     assert "".join(doc.text).count("<script>window.__pwned=1</script>") == 3
     assert "0.123" in out and "0.1234" not in out
+
+
+def test_missing_values_show_as_na_not_nan():
+    ev = make_evaluation(5, xss=False)
+    agg = ev.aggregates.copy()
+    agg.loc[agg["metric"] == "routing_exact", ["mean", "ci_low", "ci_high"]] = float("nan")
+    ev.aggregates = agg
+    ev.routing = {}
+    page = report(ev).html
+    assert "n/a" in page  # drawn in the forest plot
+    no_svg = re.sub(r"<svg.*?</svg>", "", page, flags=re.S)
+    assert ">nan<" not in no_svg and ">NaN<" not in no_svg and "—" in no_svg
+    assert "Routing accuracy" not in page  # no routing cases: no routing plot
+
+
+def test_ci_level_comes_from_the_evaluation(page):
+    assert "95 % CI 0." in page  # provenance says confidence 0.95
+    ev = make_evaluation(3, xss=False)
+    ev.provenance["confidence"] = 0.9
+    assert "90 % CI" in report(ev).html and "95 % CI" not in report(ev).html.split("Routing")[0]

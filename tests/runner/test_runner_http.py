@@ -201,3 +201,28 @@ def test_default_cache_is_dot_maev_cache_in_cwd(server, make_backend, judge, tmp
     monkeypatch.chdir(tmp_path)
     run_judge(judge, make_items(2), make_backend("openai", server), progress=False)
     assert len(JudgeCache(tmp_path / ".maev_cache")) == 2
+
+
+def test_the_callers_async_client_keeps_working_on_the_callers_loop(server, judge):
+    from openai import AsyncOpenAI
+
+    from maev_kit.backends import OpenAIClientBackend
+
+    client = AsyncOpenAI(base_url=server.base_url, api_key="sk-test")
+    backend = OpenAIClientBackend(client, "fake-judge")
+    items = make_items(3)
+
+    async def cell():
+        before = await client.chat.completions.create(model="m", messages=[
+            {"role": "user", "content": json.dumps({"handoff": "x", "facts": {}})}])
+        synced = run_judge(judge, items, backend, cache=False, progress=False)  # kit's loop
+        awaited = await arun_judge(judge, items, backend, cache=False, progress=False)
+        synced_again = run_judge(judge, items, backend, cache=False, progress=False)
+        after = await client.chat.completions.create(model="m", messages=[
+            {"role": "user", "content": json.dumps({"handoff": "x", "facts": {}})}])
+        return before, synced, awaited, synced_again, after
+
+    before, *runs, after = asyncio.run(cell())
+    assert before.choices[0].message.content == after.choices[0].message.content == "{}"
+    assert all(r.stats["errors"] == 0 for r in runs)
+    assert len(server.requests) == 11
