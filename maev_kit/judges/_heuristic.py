@@ -2,15 +2,24 @@
 
 It reads the fact for *value slots* (identifiers such as ``ACCT-4471`` or ``eu-west-1`` as whole
 tokens, e-mails, money, percentages, numbers with units and number words, dates, weekdays,
-months, times, proper nouns, and a few closed word classes such as colours or posture) and looks
-for the same slots in the agents' messages after the handoff:
+months, times, proper nouns, and closed word classes such as billing periods, antonym pairs
+like approved/denied, colours or posture) and looks for the same slots in the agents' messages
+after the handoff (user messages are context, never evidence of retention):
 
-- a slot whose value is missing while the same kind of slot holds another value (``ACCT-4472``
-  for ``ACCT-4471``, ``Thursday`` for ``Tuesday``) → *contradicted*; so is a replacement cue
-  ("instead of", "rather than", "switched to") that rejects the fact's value, or a negation that
-  flips the fact;
-- an agent question asking for a value the fact holds (a *re-ask*) → *lost*;
-- the fact's values found, or enough of its content words → *retained*; otherwise *lost*.
+- a slot whose value is missing while a slot of the same kind holds another value
+  (``ACCT-4472`` for ``ACCT-4471``, ``Thursday`` for ``Tuesday``, ``card ending 5036`` for
+  ``card ends in 5063``, ``Plus monthly`` for ``Pro monthly``) → *contradicted*; so is a
+  replacement cue ("instead of", "rather than", "switched to") that rejects the fact's value,
+  or a negation that flips the fact;
+- an agent question asking for what the fact holds (a *re-ask*: "What is your account
+  number?", or a yes/no question such as "Have you tried two cards?" when the value is not
+  also stated) → *lost*;
+- the fact's values found (also as common paraphrases: ``ACCT-6795`` as ``6795`` or "the one
+  ending in 95", ``$19.99`` as ``19.99``), or enough of its content words → *retained*;
+  otherwise *lost*.
+
+An identifier is matched as a whole token: the digits inside ``ACCT-4471`` never count as a
+mention of ``4471``.
 
 Every verdict carries evidence strings naming the slots that matched or conflicted.
 ``signals(item)`` exposes the numbers behind the decision (the learned judge uses them).
@@ -707,9 +716,7 @@ def _compare(item: RetentionItem) -> _Comparison:
         reask = 1.0
         found_hard = 0
         ev.append(f"re-ask: {text.text[asking[0][0]:asking[0][1]].strip()[:80]!r}")
-    elif not hard and best_sent >= 0 and any(
-            a <= text.words[i].start < b for a, b in asking for i in range(len(text.words))
-            if text.words[i].sentence == best_sent):
+    elif not hard and best_sent >= 0 and text.sentences[best_sent] in asking:
         sa, sb = text.sentences[best_sent]
         reask = 1.0
         ev.append(f"re-ask: {text.text[sa:sb].strip()[:80]!r}")

@@ -180,7 +180,7 @@ def extract_prompt_data(messages: Sequence[dict[str, Any]]) -> PromptData:
             if line.strip():
                 obj = json.loads(line)
                 facts.append((str(obj["id"]), str(obj["fact"])))
-        data = PromptData(facts, [])
+        said: list[dict[str, Any]] = []
         from_agent = to_agent = ""
         for line in mm.group(1).splitlines():
             if not line.strip():
@@ -190,8 +190,8 @@ def extract_prompt_data(messages: Sequence[dict[str, Any]]) -> PromptData:
                 from_agent = str(obj["handoff"].get("from", ""))
                 to_agent = str(obj["handoff"].get("to", ""))
             else:
-                data.messages.append(obj)
-        return PromptData(facts, data.messages, from_agent, to_agent)
+                said.append(obj)
+        return PromptData(facts, said, from_agent, to_agent)
     raise ValueError("`messages` holds no retention prompt: expected a user message with "
                      "<<<FACTS ... FACTS>>> and <<<MESSAGES ... MESSAGES>>> blocks, as built by "
                      "RetentionJudge.build_messages")

@@ -304,6 +304,8 @@ def _calibration(cal: Any) -> str:
                 "human labels (<code>maev calibrate SET --judge X</code>, or "
                 "<code>calibrate(...)</code>) and pass <code>calibration=</code> to "
                 "<code>report()</code>.</p>")
+    conf = _num(getattr(cal, "confidence", 0.95))
+    ci_name = f"{conf * 100:g} % CI" if conf is not None and 0 < conf < 1 else "CI"
     out = []
     rec = getattr(cal, "recommendation", None)
     if rec:
@@ -321,7 +323,7 @@ def _calibration(cal: Any) -> str:
             ci = [f"{h.fmt(lo)} – {h.fmt(hi)}" for lo, hi in zip(lb["kappa_low"],
                                                                  lb["kappa_high"])]
             at = list(lb.columns).index("kappa_low")
-            lb.insert(at, "κ 95 % CI", ci)
+            lb.insert(at, f"κ {ci_name}", ci)
         recs = _records(lb)
         best = None
         kappas = [_num(r.get("kappa")) for r in recs]
@@ -339,11 +341,11 @@ def _calibration(cal: Any) -> str:
                    "agreement coefficient. The highlighted row has the highest κ.</p>")
         rows = [(_judge_label(r), r.get("kappa"), r.get("kappa_low"), r.get("kappa_high"))
                 for r in recs]
-        band = (ceiling[0], ceiling[1], ceiling[2], "human–human κ (ceiling, 95 % CI)") \
+        band = (ceiling[0], ceiling[1], ceiling[2], f"human–human κ (ceiling, {ci_name})") \
             if ceiling else None
         threshold = _num(getattr(cal, "threshold", None))
         refs = [(threshold, f"threshold κ = {threshold:g}")] if threshold is not None else []
-        svg = _plots.forest_svg(rows, title="Judge–human κ (95 % CI)", xlim=None, bars=False,
+        svg = _plots.forest_svg(rows, title=f"Judge–human κ ({ci_name})", xlim=None, bars=False,
                                 band=band, refs=refs, xlabel="Cohen's κ", width=6.2)
         cap = ("The shaded band is the human ceiling: how well the human annotators agree with "
                "each other." if ceiling else "No human ceiling (the labeled set has one "
@@ -351,7 +353,7 @@ def _calibration(cal: Any) -> str:
         out.append(h.figure(svg, cap))
     elif ceiling:
         out.append(h.kv_table([("human–human κ", ceiling[0]),
-                               ("95 % CI", f"{h.fmt(ceiling[1])} – {h.fmt(ceiling[2])}")]))
+                               (ci_name, f"{h.fmt(ceiling[1])} – {h.fmt(ceiling[2])}")]))
     if ceiling:
         extra = ""
         cd = _as_dict(getattr(cal, "ceiling", None)) or {}
@@ -361,7 +363,7 @@ def _calibration(cal: Any) -> str:
         if more:
             extra = "; " + ", ".join(more)
         out.append(f'<p class="note">Human ceiling κ = {h.esc(h.fmt(ceiling[0]))} '
-                   f"(95 % CI {h.esc(h.fmt(ceiling[1]))} – {h.esc(h.fmt(ceiling[2]))})"
+                   f"({ci_name} {h.esc(h.fmt(ceiling[1]))} – {h.esc(h.fmt(ceiling[2]))})"
                    f"{h.esc(extra)}.</p>")
 
     confusions = getattr(cal, "confusions", None) or {}

@@ -20,8 +20,8 @@ def serve_fake(host: str, port: int, latency: float) -> None:
     """Serve POST /v1/chat/completions locally, answering the retention prompt with the heuristic
     judge, until Ctrl-C.
 
-    Point a judge at it with ``LiteLLMBackend("openai/fake", api_base=URL, api_key="x")`` or
-    ``OpenAIClientBackend(AsyncOpenAI(base_url=URL, api_key="x"), "fake")``.
+    Point a judge at it with LiteLLMBackend("openai/fake", api_base=URL, api_key="x") or
+    OpenAIClientBackend(AsyncOpenAI(base_url=URL, api_key="x"), "fake").
     """
     from maev_kit.testing._server import FakeOpenAIServer
 
