@@ -60,8 +60,20 @@ _LAZY: dict[str, str] = {
     "load_labeled_set": "maev_kit.datasets",
     "LabeledSet": "maev_kit.datasets",
     "evaluate": "maev_kit.evaluation",
-    "report": "maev_kit.report",
+    "report": "maev_kit.reporting",
     "show": "maev_kit.widgets",
+    "Report": "maev_kit.reporting",
+    "calibrate": "maev_kit.calibration",
+    "CalibrationResult": "maev_kit.calibration",
+    "JudgeCard": "maev_kit.calibration",
+    "agreement_report": "maev_kit.agreement",
+    "cohen_kappa": "maev_kit.agreement",
+    "ContractViolation": "maev_kit.metrics",
+    "TraceViewer": "maev_kit.widgets",
+    "Labeler": "maev_kit.widgets",
+    "CalibrationDashboard": "maev_kit.widgets",
+    "LabelStore": "maev_kit.labels",
+    "LabelingSession": "maev_kit.labels",
 }
 
 __all__ = sorted([*_LAZY, "__version__"])

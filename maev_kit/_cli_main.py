@@ -223,7 +223,7 @@ def report_command(set_path: str, out: str, judge: str, do_calibrate: bool,
     """Write the self-contained HTML report for a labeled set."""
     from maev_kit.datasets import load_labeled_set
     from maev_kit.evaluation import evaluate
-    from maev_kit.report import report
+    from maev_kit.reporting import report
 
     ls = load_labeled_set(set_path)
     cal = _calibrate_offline(ls, progress=not no_progress) if do_calibrate else None
@@ -261,7 +261,7 @@ def demo(out: str, set_path: str, no_progress: bool, as_json: bool) -> None:
     """
     from maev_kit.datasets import load_labeled_set
     from maev_kit.evaluation import evaluate
-    from maev_kit.report import report
+    from maev_kit.reporting import report
 
     t0 = time.perf_counter()
     progress = not no_progress and not as_json

@@ -394,7 +394,7 @@ def evaluate(
                                    "hash": labeled_set.content_hash,
                                    "labels_hash": labeled_set.labels_hash}
                                   if labeled_set else None),
-                  "split": split,
+                  "split": split, "confidence": confidence,
                   "judge_card": (judge_card.model_dump() if hasattr(judge_card, "model_dump")
                                  else (str(judge_card) if judge_card is not None else None)),
                   "n_conversations": len(traces), "n_items": len(items)}

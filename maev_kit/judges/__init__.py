@@ -4,6 +4,13 @@ A judge has a ``name``, a ``version`` (changes whenever its prompt or rules chan
 ``offline``. An LLM judge (:class:`RetentionJudge`) builds one request per handoff and parses the
 reply; an offline judge (:class:`HeuristicJudge`, :class:`LearnedJudge`) answers with
 ``judge_items``. :func:`get_judge` resolves a judge by name.
+
+>>> from maev_kit.judges import get_judge
+>>> [get_judge(n).offline for n in ("heuristic", "retention-v2")]
+[True, False]
+
+The learned judge (``"tfidf-logreg"``) must be fit on a training split before judging and
+refuses items it was trained on; see :func:`get_judge` for the calibration recipe.
 """
 
 from maev_kit.judges._answer import answer_retention_prompt

@@ -175,7 +175,8 @@ _ASKS_FOR = {
 _REQUEST = re.compile(
     r"\b(?:could|can|would|will) you (?:please )?(?:tell|give|send|share|provide|confirm|"
     r"remind|repeat|let me know)|\bplease (?:provide|share|send|confirm|tell|give|enter)|"
-    r"\bmay i (?:have|get|ask)|\bi(?:'ll| will)? need (?:your|the)|\bwhat(?:'s| is| was) (?:your|the)",
+    r"\bmay i (?:have|get|ask)|\bi(?:'ll| will)? need (?:your|the)|"
+    r"\bwhat(?:'s| is| was) (?:your|the)",
     re.I)
 _REJECT_CUE = re.compile(r"\b(?:instead of|rather than|not|no longer|from|replac\w*|"
                          r"in place of)\s*$", re.I)
@@ -282,7 +283,8 @@ _GROUP_INDEX = {m: g for g, members in _GROUPS.items() for m in members}
 
 @dataclass(frozen=True)
 class _Slot:
-    kind: str          # email ident money percent date time weekday month quantity number proper category
+    kind: str          # email ident money percent date time weekday month quantity number
+    #                    proper category
     key: str           # slots conflict only with slots of the same kind and key
     value: Any         # normalized value
     text: str          # surface text
@@ -705,7 +707,7 @@ def _compare(item: RetentionItem) -> _Comparison:
     reask = 0.0
     questions = 0
     key_stems = set(fstems) - value_stems
-    hard_texts = [s for s in hard]
+    hard_texts = list(hard)
     # a yes/no question about the fact ("Have you tried two cards?") asks for it again even
     # though it holds the value, unless it is a confirmation or the value is also stated
     asking = [(a, b) for a, b in text.sentences
@@ -798,9 +800,9 @@ class HeuristicJudge:
     >>> judge = HeuristicJudge()
     >>> judge.judge_items([item("Account number is ACCT-4471", "I see ACCT-4472 here.")])[0].label
     'contradicted'
-    >>> judge.judge_items([item("Account number is ACCT-4471", "What is your account number?")])[0].label
+    >>> judge.judge(item("Account number is ACCT-4471", "What is your account number?")).label
     'lost'
-    >>> v = judge.judge_items([item("Account number is ACCT-4471", "Refund for ACCT-4471 started.")])[0]
+    >>> v = judge.judge(item("Account number is ACCT-4471", "Refund for ACCT-4471 started."))
     >>> v.label, v.evidence
     ('retained', ("ident 'ACCT-4471' found",))
     """

@@ -20,7 +20,7 @@ __all__ = ["Judge", "LLMJudge", "OfflineJudge"]
 
 @runtime_checkable
 class Judge(Protocol):
-    """Anything with a ``name``, a ``version`` (changes whenever its behaviour changes) and ``offline``."""
+    """Anything with ``name``, ``version`` (changes whenever its behaviour does) and ``offline``."""
 
     name: str
     version: str

@@ -457,12 +457,12 @@ def _background_loop() -> asyncio.AbstractEventLoop:
 def _run_on_background_loop(make: Any) -> Any:
     loop = _background_loop()
     try:
-        if asyncio.get_running_loop() is loop:
-            raise RuntimeError("run_judge was called from inside a running judge run; "
-                               "use `await arun_judge(...)` there")
-    except RuntimeError as exc:
-        if "judge run" in str(exc):
-            raise
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:  # waiting here would block the very loop that has to do the work
+        raise RuntimeError("run_judge was called from inside a running judge run; "
+                           "use `await arun_judge(...)` there")
     box: dict[str, Any] = {}
     done = threading.Event()
 

@@ -41,7 +41,8 @@ def test_learns_and_judges_held_out_items():
 def test_refuses_items_it_was_trained_on():
     train, labels, test = dataset()
     judge = LearnedJudge().fit(train, labels)
-    with pytest.raises(TrainingOverlapError, match=r"fit on 1 of these 2 items \(e.g. 'tr5/h0/f1'\)"):
+    with pytest.raises(TrainingOverlapError,
+                       match=r"fit on 1 of these 2 items \(e.g. 'tr5/h0/f1'\)"):
         judge.judge_items([test[0], train[5]])
     # the same fact and messages under another id are the same item
     renamed = make_item(train[5].fact, train[5].after[0].content, conv="renamed")

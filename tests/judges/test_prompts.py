@@ -1,7 +1,6 @@
 import hashlib
 import json
 import os
-import re
 from importlib import resources
 from pathlib import Path
 

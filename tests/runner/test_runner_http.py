@@ -99,7 +99,8 @@ def test_malformed_replies_become_error_verdicts(server, make_backend, backend_k
     assert [by_id[f"c4/h0/f{f}"].label for f in (0, 1)] == expected_labels(items)[8:]
     kinds = run.stats["errors_by_kind"]
     assert kinds["unparseable"] == 2 and kinds["bad_response"] == 2 and kinds["parse"] == 1
-    assert kinds.get("bad_response", 0) + kinds.get("connection", 0) + kinds.get("server", 0) >= 2
+    # A body cut short: the openai client sees a broken connection, litellm a 500.
+    assert kinds.get("connection", 0) + kinds.get("server", 0) == 2
     assert run.stats["errors"] == 7
     # Three handoffs failed 3 times each, two succeeded at once.
     assert run.stats["requests"] == len(server.requests) == 3 * 3 + 2
@@ -173,11 +174,11 @@ def test_works_inside_a_running_event_loop(server, make_backend, backend_kind, j
     assert len(server.requests) == 9
 
 
-def test_litellm_reports_its_price_and_never_invents_one(server, make_backend):
+def test_litellm_reports_its_price_and_never_invents_one(server, make_backend, judge):
     items = make_items(2)
-    priced = run_judge(judge_ := __import__("runner.runner_helpers", fromlist=["EchoJudge"]).EchoJudge(), items,
-                       make_backend("litellm", server, model="gpt-4o-mini"), cache=False,
-                       progress=False)
+    judge_ = judge
+    priced = run_judge(judge_, items, make_backend("litellm", server, model="gpt-4o-mini"),
+                       cache=False, progress=False)
     s = priced.stats
     expected = s["prompt_tokens"] * 1.5e-07 + s["completion_tokens"] * 6e-07
     assert s["cost"] == pytest.approx(expected)

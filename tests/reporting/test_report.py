@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from maev_kit.report import Report, report
-from maev_kit.report._report import _ceiling
+from maev_kit.reporting import Report, report
+from maev_kit.reporting._report import _ceiling
 
 from ._factories import XSS, make_calibration, make_evaluation
 
@@ -268,18 +268,17 @@ def test_bad_arguments():
 
 
 def test_import_stays_light():
-    code = ("import sys, maev_kit.report, maev_kit; maev_kit.report; "
+    code = ("import sys, maev_kit.reporting, maev_kit; maev_kit.reporting; "
             "print('matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize("first", ["import maev_kit.report", "from maev_kit.report import Report",
+@pytest.mark.parametrize("first", ["import maev_kit.reporting", "from maev_kit.reporting import Report",
                                    "import maev_kit"])
 def test_top_level_name_in_any_import_order(first):
-    # The package `maev_kit.report` shadows the lazy function of the same name once imported;
-    # it is callable, so `from maev_kit import report; report(...)` works either way.
+    # `from maev_kit import report` is the function whatever was imported before it.
     code = (f"{first}\nimport pandas as pd\nfrom maev_kit import report\n"
             "from maev_kit.evaluation import EvaluationResult\n"
             "e = pd.DataFrame()\n"
@@ -299,7 +298,7 @@ def test_judge_card_mismatch_is_flagged(evaluation):
 
 
 def test_dataframe_tables_escape_headers_index_and_cells():
-    from maev_kit.report._html import table
+    from maev_kit.reporting._html import table
 
     df = pd.DataFrame({XSS: [XSS, 0.123456789]}, index=pd.Index([XSS, "b"], name="<i>"))
     out = table(df, index=True)

@@ -170,7 +170,7 @@ if __name__ == "__main__":  # build the sample report (screenshots, timing)
 
     ev, cal = make_evaluation(100), make_calibration(xss=False)
     t0 = time.perf_counter()
-    from maev_kit.report import report
+    from maev_kit.reporting import report
 
     r = report(ev, calibration=cal, title="maev-kit coordination report — sample")
     print(f"report built in {time.perf_counter() - t0:.2f} s ({len(r.html):,} characters)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from maev_kit.judges import Verdict
-from maev_kit.report import report
+from maev_kit.reporting import report
 from maev_kit.runner import JudgeRun
 
 from ._factories import XSS, make_evaluation

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from maev_kit.report import report
+from maev_kit.reporting import report
 
 from ._factories import make_calibration, make_evaluation
 

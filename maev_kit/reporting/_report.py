@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maev_kit.report import _html as h
-from maev_kit.report import _plots
+from maev_kit.reporting import _html as h
+from maev_kit.reporting import _plots
 
 __all__ = ["Report", "report"]
 
