@@ -50,6 +50,8 @@ _LAZY: dict[str, str] = {
     "Verdict": "maev_kit.judges",
     "RetentionJudge": "maev_kit.judges",
     "HeuristicJudge": "maev_kit.judges",
+    "LearnedJudge": "maev_kit.judges",
+    "get_judge": "maev_kit.judges",
     "run_judge": "maev_kit.runner",
     "arun_judge": "maev_kit.runner",
     "JudgeRun": "maev_kit.runner",

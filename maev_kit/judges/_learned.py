@@ -100,18 +100,19 @@ class LearnedJudge:
         """True after :meth:`fit`."""
         return self._model is not None
 
-    def _features(self, items: Sequence[RetentionItem]) -> tuple[list[dict[str, float]],
-                                                                 list[str], list[str]]:
-        signals, facts, novel = [], [], []
+    def _features(self, items: Sequence[RetentionItem]
+                  ) -> tuple[list[dict[str, float]], list[str], list[str], list[tuple[str, ...]]]:
+        signals, facts, novel, evidence = [], [], [], []
         for it in items:
             c = _compare(it)
+            evidence.append(tuple(c.evidence))
             s = dict(c.signals)
             s[f"heuristic={c.label}"] = 1.0
             signals.append(s)
             f, n = _documents(it)
             facts.append(f)
             novel.append(n)
-        return signals, facts, novel
+        return signals, facts, novel, evidence
 
     def fit(self, items: Sequence[RetentionItem],
             labels: Sequence[str] | Mapping[str, str]) -> LearnedJudge:
@@ -153,7 +154,7 @@ class LearnedJudge:
         order = sorted(range(len(items)), key=lambda i: ids[i])
         items = [items[i] for i in order]
         ys = [ys[i] for i in order]
-        signals, facts, novel = self._features(items)
+        signals, facts, novel, _ = self._features(items)
         dv = DictVectorizer(sort=True)
         scaler = MaxAbsScaler()
         tf_fact = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True,
@@ -188,15 +189,17 @@ class LearnedJudge:
 
     def predict_proba(self, items: Sequence[RetentionItem]) -> Any:
         """Class probabilities, shape ``(n_items, 3)``, columns in ``LABELS`` order."""
+        return self._predict(list(items))[0]
+
+    def _predict(self, items: list[RetentionItem]) -> tuple[Any, list[tuple[str, ...]]]:
         import numpy as np
         from scipy import sparse
 
-        items = list(items)
         self._check(items)
         if not items:
-            return np.zeros((0, len(LABELS)))
+            return np.zeros((0, len(LABELS))), []
         dv, scaler, tf_fact, tf_novel, clf = self._model
-        signals, facts, novel = self._features(items)
+        signals, facts, novel, evidence = self._features(items)
         X = sparse.hstack([scaler.transform(dv.transform(signals)),
                            _safe_transform(tf_fact, facts),
                            _safe_transform(tf_novel, novel)]).tocsr()
@@ -204,7 +207,7 @@ class LearnedJudge:
         out = np.zeros((len(items), len(LABELS)))
         for j, cls in enumerate(clf.classes_):
             out[:, LABELS.index(cls)] = proba[:, j]
-        return out
+        return out, evidence
 
     def judge_items(self, items: Sequence[RetentionItem]) -> list[Verdict]:
         """One verdict per item, in order.
@@ -217,13 +220,13 @@ class LearnedJudge:
             When any item was in the training set.
         """
         items = list(items)
-        proba = self.predict_proba(items)
+        proba, evidence = self._predict(items)
         out = []
-        for it, p in zip(items, proba):
+        for it, p, ev in zip(items, proba, evidence):
             k = int(p.argmax())
             probs = ", ".join(f"p({lab})={p[i]:.2f}" for i, lab in enumerate(LABELS))
-            out.append(Verdict(it.item_id, LABELS[k], probs,
-                               tuple(f"p({lab})={p[i]:.2f}" for i, lab in enumerate(LABELS))))
+            # the probabilities, then the heuristic's findings the features came from
+            out.append(Verdict(it.item_id, LABELS[k], probs, (probs, *ev)))
         return out
 
 

@@ -34,6 +34,8 @@ def test_learns_and_judges_held_out_items():
     verdicts = judge.judge_items(test)
     assert [v.label for v in verdicts] == ["retained", "lost", "contradicted"]
     assert all(v.rationale.startswith("p(retained)=") for v in verdicts)
+    assert verdicts[2].evidence[0] == verdicts[2].rationale
+    assert any("weekday conflict" in e for e in verdicts[2].evidence)
     proba = judge.predict_proba(test)
     assert proba.shape == (3, 3) and abs(proba.sum(axis=1) - 1).max() < 1e-9
 

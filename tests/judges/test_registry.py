@@ -51,3 +51,16 @@ def test_training_data_fits_the_learned_judge():
         get_judge("heuristic", train_items=items, train_labels=["retained", "lost"])
     with pytest.raises(ValueError, match="both"):
         get_judge("tfidf-logreg", train_items=items)
+
+
+def test_importing_the_judges_loads_no_heavy_package():
+    import subprocess
+    import sys
+
+    code = ("import sys, maev_kit.judges as j; j.get_judge('heuristic'); "
+            "j.get_judge('tfidf-logreg'); "
+            "print(sorted(m for m in ('sklearn', 'scipy', 'litellm', 'openai') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
