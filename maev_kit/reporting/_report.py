@@ -298,7 +298,23 @@ def _summary(ev: Any) -> str:
     return "".join(out)
 
 
-def _calibration(cal: Any) -> str:
+def _labels_source(labeled_set: Any) -> tuple[str, str | None]:
+    """How to name the labels judges were calibrated against, and a note when they are not human.
+
+    A set whose every label line has ``source: "reference"`` was labeled by its authors, not by
+    human annotators; the report must not call those "human labels".
+    """
+    records = getattr(labeled_set, "label_records", None) or []
+    sources = {getattr(r, "source", None) for r in records}
+    if records and sources == {"reference"}:
+        return ("reference labels", "The labels of this set are reference labels written by "
+                "the set's authors, not independent human annotations: κ here says how well a "
+                "judge reproduces them.")
+    return ("human labels", None)
+
+
+def _calibration(cal: Any, labels_name: str = "human labels", labels_note: str | None = None
+                 ) -> str:
     if cal is None:
         return ('<p class="empty">No calibration in this report. Calibrate the judge against '
                 "human labels (<code>maev calibrate SET --judge X</code>, or "
@@ -306,7 +322,7 @@ def _calibration(cal: Any) -> str:
                 "<code>report()</code>.</p>")
     conf = _num(getattr(cal, "confidence", 0.95))
     ci_name = f"{conf * 100:g} % CI" if conf is not None and 0 < conf < 1 else "CI"
-    out = []
+    out = [f'<p class="note">{h.esc(labels_note)}</p>'] if labels_note else []
     rec = getattr(cal, "recommendation", None)
     if rec:
         # A calibration that recommends no judge says so in `recommended` (None).
@@ -336,8 +352,8 @@ def _calibration(cal: Any) -> str:
         out.append(h.records_table(
             recs, shown, formats={"cost": "{:.4f}"}, headers=LEADERBOARD_HEADERS,
             row_class=["best" if i == best else None for i in range(len(recs))]))
-        out.append('<p class="note">κ: Cohen\'s kappa of the judge against the human labels, '
-                   "with a bootstrap CI; Δκ and p compare with the best judge; AC1: Gwet's "
+        out.append('<p class="note">κ: Cohen\'s kappa of the judge against the '
+                   f"{h.esc(labels_name)}, with a bootstrap CI; Δκ and p compare with the best judge; AC1: Gwet's "
                    "agreement coefficient. The highlighted row has the highest κ.</p>")
         rows = [(_judge_label(r), r.get("kappa"), r.get("kappa_low"), r.get("kappa_high"))
                 for r in recs]
@@ -345,7 +361,7 @@ def _calibration(cal: Any) -> str:
             if ceiling else None
         threshold = _num(getattr(cal, "threshold", None))
         refs = [(threshold, f"threshold κ = {threshold:g}")] if threshold is not None else []
-        svg = _plots.forest_svg(rows, title=f"Judge–human κ ({ci_name})", xlim=None, bars=False,
+        svg = _plots.forest_svg(rows, title=f"Judge κ against the {labels_name} ({ci_name})", xlim=None, bars=False,
                                 band=band, refs=refs, xlabel="Cohen's κ", width=6.2)
         cap = ("The shaded band is the human ceiling: how well the human annotators agree with "
                "each other." if ceiling else "No human ceiling (the labeled set has one "
@@ -368,7 +384,8 @@ def _calibration(cal: Any) -> str:
 
     confusions = getattr(cal, "confusions", None) or {}
     if confusions:
-        out.append("<h3>Confusion matrices (rows: human label, columns: judge label)</h3>")
+        out.append(f"<h3>Confusion matrices (rows: {h.esc(labels_name[:-1])}, columns: judge "
+                   "label)</h3>")
         figs = []
         items = list(confusions.items())
         for key, df in items[:12]:
@@ -376,7 +393,7 @@ def _calibration(cal: Any) -> str:
                 continue
             figs.append(h.figure(_plots.heatmap_svg(
                 df.values, list(df.index), list(df.columns), title=_key_label(key),
-                xlabel="judge", ylabel="human", size=(0.7, 0.5))))
+                xlabel="judge", ylabel=labels_name.split()[0], size=(0.7, 0.5))))
         out.append('<div class="gridm">' + "".join(figs) + "</div>")
         if len(items) > 12:
             out.append(f'<p class="note">{len(items) - 12} more confusion matrices not shown.</p>')
@@ -719,7 +736,8 @@ def report(
 
     body = [
         h.section("summary", "Summary", _summary(evaluation)),
-        h.section("calibration", "Judge calibration", _calibration(calibration)),
+        h.section("calibration", "Judge calibration",
+                  _calibration(calibration, *_labels_source(labeled_set))),
         h.section("coordination", "Coordination", _coordination(evaluation, max_worst)),
         h.section("provenance", "Provenance",
                   _provenance(evaluation, labeled_set, judge_card, now)),
