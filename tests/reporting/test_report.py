@@ -199,7 +199,7 @@ def test_svg_text_is_escaped(page):
     svgs = re.findall(r"<svg.*?</svg>", page, flags=re.S)
     heat = [s for s in svgs if "Handoffs by agent pair" in s]
     assert heat and "&lt;b&gt;evil&lt;/b&gt;$x$" in heat[0]  # `$` not read as mathtext
-    kappa = [s for s in svgs if "Judge–human" in s]
+    kappa = [s for s in svgs if "Judge κ against the human labels" in s]
     assert kappa and "&lt;script&gt;" in kappa[0] and "<script" not in kappa[0]
 
 
