@@ -28,11 +28,14 @@ __all__ = ["calibrate_command"]
 @click.option("--no-cache", is_flag=True, help="Do not read or write the reply cache.")
 @click.option("--card", "card_path", default=None, type=click.Path(dir_okay=False),
               help="Write the recommended judge's card (JSON) here.")
+@click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False),
+              help="Write leaderboard.csv, disagreements.csv, confusions.csv, "
+                   "calibration.json and judge_card.json into this folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def calibrate_command(labeled_set: str, judges: tuple[str, ...], prompts: tuple[str, ...],
                       api_base: str | None, api_key: str | None, split: str | None,
                       threshold: float, resamples: int, no_cache: bool, card_path: str | None,
-                      as_json: bool) -> None:
+                      out_dir: str | None, as_json: bool) -> None:
     """Calibrate judges against the human labels of LABELED_SET (a folder or bundled name).
 
     Prints the leaderboard (κ with CI, Δκ to the best with its paired p-value), the human
@@ -50,9 +53,33 @@ def calibrate_command(labeled_set: str, judges: tuple[str, ...], prompts: tuple[
             click.echo("no judge cleared the threshold: writing the best judge's card anyway",
                        err=True)
         result.card().save(card_path)
+    written = _write_outputs(result, out_dir) if out_dir else None
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2))
     else:
         click.echo(str(result))
         if card_path:
             click.echo(f"judge card written to {card_path}")
+        if written:
+            click.echo(f"results written to {written}/")
+
+
+def _write_outputs(result, out_dir: str) -> str:
+    """Write the calibration's tables and the best judge's card into ``out_dir``."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    result.leaderboard.to_csv(out / "leaderboard.csv", index=False)
+    result.disagreements.to_csv(out / "disagreements.csv", index=False)
+    frames = [df.rename_axis("human").reset_index().melt(id_vars="human", var_name="judge_label",
+                                                         value_name="count").assign(judge=key)
+              for key, df in result.confusions.items()]
+    if frames:
+        pd.concat(frames, ignore_index=True).to_csv(out / "confusions.csv", index=False)
+    (out / "calibration.json").write_text(json.dumps(result.to_dict(), indent=2, default=str),
+                                          encoding="utf-8")
+    result.card().save(out / "judge_card.json")
+    return str(out)
