@@ -295,13 +295,13 @@ def _validate_folder(p: Path, shown: str, report: ValidationReport):
                                                  f"splits › {split}",
                                                  f"{cid!r} is not in traces.jsonl"))
         if manifest.contracts:
+            from maev_kit.metrics import parse_contracts
+            from maev_kit.metrics._contracts import ContractValidationError
+
             try:
-                from maev_kit.metrics import parse_contracts
                 parse_contracts(manifest.contracts, source=name("manifest.json"))
-            except ImportError:
-                pass
-            except InputError as e:
-                report.errors.append(Problem(name("manifest.json"), None, "contracts", str(e)))
+            except ContractValidationError as e:
+                report.errors += e.problems
     report.counts = {"traces": len(traces), "expectations": len(exps),
                      "retention items": len(fact_ids), "labels": len(records)}
     if not report.ok or manifest is None:

@@ -258,8 +258,7 @@ def evaluate(
     if contracts is not None and not isinstance(contracts, (list, tuple)):
         contracts = metrics.load_contracts(contracts)
     elif contracts:
-        contracts = [c if isinstance(c, metrics.HandoffContract)
-                     else metrics.HandoffContract(**c) for c in contracts]
+        contracts = metrics.parse_contracts(contracts)
     if not traces:
         raise InputError("nothing to evaluate: no traces"
                          + (f" in split {split!r}" if split else ""))

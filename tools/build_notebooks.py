@@ -63,7 +63,8 @@ print(f"{len(flagged)} of {len(loops)} conversations should escalate to a human"
 flagged[:2]
 """),
         code("""
-contracts = [mk.HandoffContract(**c) for c in ls.manifest.contracts]
+from maev_kit.metrics import parse_contracts
+contracts = parse_contracts(ls.manifest.contracts)
 violations = [(t.conversation_id, v) for t in ls.traces for v in mk.check_handoff_contracts(t, contracts)]
 print(len(violations), "contract violations")
 violations[:3]

@@ -12,6 +12,7 @@ from maev_kit.metrics._contracts import (
     HandoffContract,
     check_handoff_contracts,
     load_contracts,
+    parse_contracts,
 )
 from maev_kit.metrics._coordination import DEFAULT_WEIGHTS, coordination_score, weight_sensitivity
 from maev_kit.metrics._handoffs import score_handoff_accuracy
@@ -28,6 +29,7 @@ __all__ = [
     "coordination_score",
     "detect_circular_handoffs",
     "load_contracts",
+    "parse_contracts",
     "routing_confusion",
     "score_handoff_accuracy",
     "score_routing",

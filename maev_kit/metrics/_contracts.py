@@ -359,6 +359,19 @@ def _validate_entries(entries: list[Any], file: str, root: str,
     return out
 
 
+def parse_contracts(entries: Iterable[Any], *, source: str = "<contracts>"
+                    ) -> list[HandoffContract]:
+    """Contracts from records (dicts as in a contracts file), validating every entry.
+
+    Raises one :class:`ContractValidationError` listing every problem, each located as
+    ``source › contracts[i] › field``.
+
+    >>> parse_contracts([{"to_agent": "billing", "required_context_keys": ["account_number"]}])[0].label()
+    '*→billing'
+    """
+    return _validate_entries(list(entries), source, "contracts")
+
+
 def load_contracts(path: str | os.PathLike[str]) -> list[HandoffContract]:
     """Read handoff contracts from a YAML (``.yaml``/``.yml``) or JSON file.
 
