@@ -11,7 +11,7 @@ import maev_kit.metrics as metrics
 EXPECTED = [
     "ContractValidationError", "ContractViolation", "DEFAULT_WEIGHTS", "HandoffContract",
     "VALUE_TYPES", "check_handoff_contracts", "coordination_score", "detect_circular_handoffs",
-    "load_contracts", "routing_confusion", "score_handoff_accuracy", "score_routing",
+    "load_contracts", "parse_contracts", "routing_confusion", "score_handoff_accuracy", "score_routing",
     "weight_sensitivity",
 ]
 
