@@ -4,9 +4,16 @@ Label order is explicit everywhere (``("retained", "lost", "contradicted")`` by 
 missing labels (``None``) are dropped pairwise and counted, never made a category. κ comes with
 a percentile bootstrap CI; the human ceiling and judge-vs-each-human comparison keep the judge
 honest; :func:`compare_judges` says whether one judge is really better than another.
+:func:`multi_rater_agreement` gives Gwet's many-rater coefficients (Fleiss, AC1/AC2, Conger,
+Brennan–Prediger, α) with their standard errors, as irrCAC computes them from raw ratings.
 scikit-learn, scipy and krippendorff are imported only inside the functions that use them.
 """
 
+from maev_kit.agreement._coefficients import (
+    AgreementCoefficient,
+    MultiRaterAgreement,
+    multi_rater_agreement,
+)
 from maev_kit.agreement._compare import (
     JudgeComparison,
     bowker_test,
@@ -32,10 +39,12 @@ from maev_kit.agreement._sample_size import labels_needed
 
 __all__ = [
     "LABELS",
+    "AgreementCoefficient",
     "AgreementReport",
     "HumanCeiling",
     "JudgeComparison",
     "JudgeVsHumans",
+    "MultiRaterAgreement",
     "agreement_report",
     "bowker_test",
     "cohen_kappa",
@@ -51,5 +60,6 @@ __all__ = [
     "majority_labels",
     "mcnemar_exact",
     "mean_pairwise_kappa",
+    "multi_rater_agreement",
     "stuart_maxwell",
 ]

@@ -75,7 +75,16 @@ def fleiss_kappa(ratings: Any, *, labels: Sequence[str] = LABELS) -> float:
 
     Agreement is averaged over the items with two or more labels; the category shares π_k
     average each item's label shares over all items with at least one label. With complete
-    data this is Fleiss (1971) exactly.
+    data this is Fleiss (1971) exactly (= statsmodels' ``fleiss_kappa``).
+
+    With missing labels this equals irrCAC's ``fleiss.kappa.raw`` on **all** items, not
+    statsmodels on the complete items only: statsmodels needs the same number of raters per
+    item, so it forces listwise deletion, which throws away the information in the partly
+    labeled items (in the golden example M1: 0.6959 on all 10 items here and in irrCAC, 0.6108
+    from statsmodels on the 8 complete ones). Never code a missing label as a category or as
+    one of the labels (0.4881 in M1: wrong). For the SE and the other many-rater coefficients
+    (Gwet's AC1/AC2, Conger, Brennan–Prediger, α) use :func:`multi_rater_agreement`, whose
+    ``fleiss_kappa.value`` is this number.
 
     References
     ----------

@@ -3,10 +3,11 @@ reasons, with the expected context?"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from maev_kit.expectations import HandoffExpectation
+from maev_kit.metrics._coerce import as_records
 from maev_kit.traces._model import Handoff, HandoffReason, MultiAgentTrace
 
 __all__ = ["score_handoff_accuracy"]
@@ -206,35 +207,9 @@ def _align(expected: list[str], actual: list[str]) -> list[int | None]:
 def _as_handoffs(value: Sequence[Handoff] | MultiAgentTrace) -> list[Handoff]:
     if isinstance(value, MultiAgentTrace):
         return value.handoffs
-    if type(value) is list and all(type(h) is Handoff for h in value):  # the fast, common case
-        return value
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise TypeError("`actual_handoffs` must be a list of Handoff objects or a "
-                        f"MultiAgentTrace, got {type(value).__name__}")
-    out = []
-    for i, h in enumerate(value):
-        if isinstance(h, Handoff):
-            out.append(h)
-        elif isinstance(h, Mapping):
-            out.append(Handoff(**h))
-        else:
-            raise TypeError(f"`actual_handoffs[{i}]` must be a Handoff, got {type(h).__name__}")
-    return out
+    return as_records(value, Handoff, "actual_handoffs",
+                      accepts="a list of Handoff objects or a MultiAgentTrace")
 
 
 def _as_expectations(value: Sequence[HandoffExpectation]) -> list[HandoffExpectation]:
-    if type(value) is list and all(type(e) is HandoffExpectation for e in value):
-        return value
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise TypeError("`expected` must be a list of HandoffExpectation objects, "
-                        f"got {type(value).__name__}")
-    out = []
-    for i, e in enumerate(value):
-        if isinstance(e, HandoffExpectation):
-            out.append(e)
-        elif isinstance(e, Mapping):
-            out.append(HandoffExpectation(**e))
-        else:
-            raise TypeError(f"`expected[{i}]` must be a HandoffExpectation, "
-                            f"got {type(e).__name__}")
-    return out
+    return as_records(value, HandoffExpectation, "expected")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from maev_kit.errors import InputError, UndefinedMetricWarning
 from maev_kit.expectations import RoutingTestCase
+from maev_kit.metrics._coerce import as_records
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,12 +75,7 @@ def score_routing(
     >>> score_routing(cases, ["billing", "general", "billing", "general"])
     {'exact_routing_accuracy': 0.5, 'acceptable_routing_accuracy': 0.75, 'total_cases': 4, 'misrouted': 1}
     """
-    cases = _as_cases(test_cases)
-    routes = _as_routes(actual_routes)
-    if len(cases) != len(routes):
-        raise InputError(
-            f"`test_cases` has {len(cases)} item(s) but `actual_routes` has {len(routes)}; "
-            "pass exactly one actual route per test case, in the same order")
+    cases, routes = _cases_and_routes(test_cases, actual_routes)
     zero_division = _check_zero_division(zero_division)
     n = len(cases)
     if n == 0:
@@ -178,12 +174,7 @@ def routing_confusion(
     """
     import pandas as pd
 
-    cases = _as_cases(test_cases)
-    routes = _as_routes(actual_routes)
-    if len(cases) != len(routes):
-        raise InputError(
-            f"`test_cases` has {len(cases)} item(s) but `actual_routes` has {len(routes)}; "
-            "pass exactly one actual route per test case, in the same order")
+    cases, routes = _cases_and_routes(test_cases, actual_routes)
     pairs = [(c.correct_agent, UNROUTED if r is None else r) for c, r in zip(cases, routes)]
     if labels is None:
         seen = {a for p in pairs for a in p}
@@ -213,21 +204,19 @@ def _check_zero_division(value: Any) -> float:
 
 
 def _as_cases(value: Sequence[RoutingTestCase]) -> list[RoutingTestCase]:
-    if type(value) is list and all(type(c) is RoutingTestCase for c in value):
-        return value
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise TypeError("`test_cases` must be a list of RoutingTestCase objects, "
-                        f"got {type(value).__name__}")
-    out = []
-    for i, c in enumerate(value):
-        if isinstance(c, RoutingTestCase):
-            out.append(c)
-        elif isinstance(c, Mapping):
-            out.append(RoutingTestCase(**c))
-        else:
-            raise TypeError(f"`test_cases[{i}]` must be a RoutingTestCase, "
-                            f"got {type(c).__name__}")
-    return out
+    return as_records(value, RoutingTestCase, "test_cases")
+
+
+def _cases_and_routes(test_cases: Sequence[RoutingTestCase], actual_routes: Sequence[str | None]
+                      ) -> tuple[list[RoutingTestCase], list[str | None]]:
+    """Both inputs checked, and of the same length (one actual route per test case)."""
+    cases = _as_cases(test_cases)
+    routes = _as_routes(actual_routes)
+    if len(cases) != len(routes):
+        raise InputError(
+            f"`test_cases` has {len(cases)} item(s) but `actual_routes` has {len(routes)}; "
+            "pass exactly one actual route per test case, in the same order")
+    return cases, routes
 
 
 def _as_routes(value: Sequence[str | None]) -> list[str | None]:

@@ -16,6 +16,9 @@ from typing import Any
 
 from maev_kit.reporting import _html as h
 from maev_kit.reporting import _plots
+from maev_kit.reporting._values import ceiling as _ceiling
+from maev_kit.reporting._values import judge_label as _judge_label
+from maev_kit.reporting._values import num as _num
 
 __all__ = ["Report", "report"]
 
@@ -91,14 +94,6 @@ class Report:
 
 
 # --------------------------------------------------------------------------- helpers
-def _num(x: Any) -> float | None:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
 def _wilson(p: float, n: int, z: float = 1.959964) -> tuple[float, float]:
     """Wilson score interval of a proportion (95 % by default)."""
     if n <= 0:
@@ -131,28 +126,6 @@ def _as_dict(obj: Any) -> dict[str, Any] | None:
     return {"value": str(obj)}
 
 
-def _ceiling(c: Any) -> tuple[float, float, float] | None:
-    """(κ, low, high) of the human ceiling from a HumanCeiling, dict or Series."""
-    if c is None:
-        return None
-    if hasattr(c, "kappa") and hasattr(c, "ci"):
-        k, ci = c.kappa, c.ci
-    else:
-        d = _as_dict(c) or {}
-        k = d.get("kappa")
-        ci = d.get("ci")
-        if ci is None:
-            ci = (d.get("kappa_low", d.get("ci_low")), d.get("kappa_high", d.get("ci_high")))
-    try:
-        lo, hi = ci
-    except (TypeError, ValueError):
-        lo = hi = None
-    k, lo, hi = _num(k), _num(lo), _num(hi)
-    if k is None:
-        return None
-    return (k, lo if lo is not None else k, hi if hi is not None else k)
-
-
 def _key_label(key: Any) -> str:
     if isinstance(key, tuple):
         return " · ".join(str(k) for k in key if k is not None and str(k) != "")
@@ -168,15 +141,6 @@ def _plural(n: int, word: str) -> str:
     if n == 1 or word in ("lost", "contradicted"):
         return f"{n} {word}"
     return f"{n} {word}s"
-
-
-def _judge_label(row: Mapping[str, Any]) -> str:
-    """``judge · prompt`` of a leaderboard row (just the judge when it has no prompt)."""
-    name = str(row.get("judge", row.get("key", "?")))
-    prompt = row.get("prompt")
-    if prompt is None or (isinstance(prompt, float) and math.isnan(prompt)) or prompt == "":
-        return name
-    return f"{name} · {prompt}"
 
 
 def _transcript_html(trace: Any) -> str:

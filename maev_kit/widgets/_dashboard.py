@@ -10,6 +10,9 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from maev_kit.reporting._values import ceiling as _ceiling
+from maev_kit.reporting._values import judge_label as _judge_label
+from maev_kit.reporting._values import num as _num
 from maev_kit.widgets._render import LABEL_COLORS, item_html
 from maev_kit.widgets._viewer import TraceViewer
 
@@ -46,14 +49,6 @@ def _e(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
-def _num(x: Any) -> float | None:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
 def _fmt(x: Any, digits: int = 3) -> str:
     v = _num(x)
     if v is None:
@@ -63,59 +58,12 @@ def _fmt(x: Any, digits: int = 3) -> str:
     return f"{v:.{digits}f}"
 
 
-def _as_dict(c: Any) -> dict[str, Any]:
-    if c is None:
-        return {}
-    if isinstance(c, Mapping):
-        return dict(c)
-    if hasattr(c, "to_dict") and callable(c.to_dict):
-        try:
-            d = c.to_dict()
-            if isinstance(d, Mapping):
-                return dict(d)
-        except TypeError:
-            pass
-    return {k: getattr(c, k) for k in dir(c) if not k.startswith("_")
-            and not callable(getattr(c, k, None))}
-
-
-def _ceiling(c: Any) -> tuple[float, float, float] | None:
-    """(κ, low, high) of the human ceiling from a float, a HumanCeiling-like object or a dict."""
-    if c is None:
-        return None
-    if _num(c) is not None and not isinstance(c, bool):
-        v = float(c)
-        return (v, v, v)
-    d = _as_dict(c)
-    k = d.get("kappa", d.get("value", d.get("mean")))
-    ci = d.get("ci")
-    if ci is None:
-        ci = (d.get("kappa_low", d.get("ci_low", d.get("low"))),
-              d.get("kappa_high", d.get("ci_high", d.get("high"))))
-    try:
-        lo, hi = ci
-    except (TypeError, ValueError):
-        lo = hi = None
-    k, lo, hi = _num(k), _num(lo), _num(hi)
-    if k is None:
-        return None
-    return (k, lo if lo is not None else k, hi if hi is not None else k)
-
-
 def _records(df: Any) -> list[dict[str, Any]]:
     if df is None:
         return []
     if hasattr(df, "to_dict"):
         return list(df.to_dict("records"))
     return [dict(r) for r in df]
-
-
-def _row_name(r: Mapping[str, Any]) -> str:
-    name = str(r.get("judge", "?"))
-    prompt = r.get("prompt")
-    if prompt is not None and str(prompt) not in ("", "nan", "None"):
-        name = f"{name} · {prompt}"
-    return name
 
 
 #: Leaderboard columns shown, in this order (when the leaderboard has them).
@@ -272,7 +220,7 @@ class CalibrationDashboard(widgets.VBox):
         self.ceiling = _ceiling(getattr(cal, "ceiling", None))
 
         recs = _records(cal.leaderboard)
-        rows = [(_row_name(r), r.get("kappa"), r.get("kappa_low"), r.get("kappa_high"))
+        rows = [(_judge_label(r), r.get("kappa"), r.get("kappa_low"), r.get("kappa_high"))
                 for r in recs]
         parts = [f"<style>{_CSS}</style>"]
         rec = getattr(cal, "recommendation", None)
@@ -295,7 +243,7 @@ class CalibrationDashboard(widgets.VBox):
         options = []
         for i, r in enumerate(self._disagreements):
             human, judge = _pick(r, _HUMAN_COLS), _pick(r, _JUDGE_COLS)
-            who = _row_name(r) if "judge" in r else "judge"
+            who = _judge_label(r) if "judge" in r else "judge"
             text = f"{r.get('item_id', '?')} — human: {human} · {who}: {judge or 'no label'}"
             options.append((text[:160], i))
         self.disagreements = widgets.Select(options=options, value=None, rows=min(10, max(
@@ -328,7 +276,7 @@ class CalibrationDashboard(widgets.VBox):
         color_h = LABEL_COLORS.get(str(human), "#6e7781")
         color_j = LABEL_COLORS.get(str(judge), "#6e7781")
         head = (f'<div class="maev-cal"><b>{_e(iid)}</b> — human: '
-                f'<b style="color:{color_h}">{_e(human)}</b>{_e(every)} · {_e(_row_name(r))}: '
+                f'<b style="color:{color_h}">{_e(human)}</b>{_e(every)} · {_e(_judge_label(r))}: '
                 f'<b style="color:{color_j}">{_e(judge or "no label")}</b>'
                 f'{"<br>" + _e(rationale) if rationale else ""}</div>')
         children.append(widgets.HTML(head))

@@ -20,6 +20,7 @@ from maev_kit.agreement import (
     majority_labels,
     mcnemar_exact,
     mean_pairwise_kappa,
+    multi_rater_agreement,
     stuart_maxwell,
 )
 from maev_kit.agreement._kappa import agreement_weights, fce_se
@@ -361,3 +362,111 @@ def test_fleiss_equals_scott_pi_for_two_raters():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert fleiss_kappa({"h": h, "j": j}) == approx(0.597585513078)
+
+
+# -- irrCAC raw coefficients (Gwet 2014) ---------------------------------------------------------
+
+def _raw(ratings, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # none of these golden cases is undefined
+        return multi_rater_agreement(ratings, **kw)
+
+
+def test_m1_irrcac_raw_all_ten_items():
+    r = _raw(M1)
+    assert (r.n_items, r.n_raters) == (10, 3)
+    assert r.fleiss_kappa.value == approx(0.695945945946)
+    assert r.gwet_ac.value == approx(0.701986754967) and r.gwet_ac.name == "AC1"
+    assert r.krippendorff_alpha.value == approx(0.684824902724)
+    assert r.conger_kappa.value == approx(0.698324022346)
+    assert r.brennan_prediger.value == approx(0.700000000000)
+    assert r.fleiss_kappa.se == approx(0.155220104819)
+    assert r.gwet_ac.se == approx(0.152049585784)
+    assert r.krippendorff_alpha.se == approx(0.162954523387)
+    # fleiss_kappa() is the same irrCAC generalisation (not statsmodels' listwise 0.6108)
+    assert fleiss_kappa(M1) == r.fleiss_kappa.value
+
+
+def test_m1_irrcac_raw_ac2_quadratic():
+    r = _raw(M1, weights="quadratic")
+    assert r.gwet_ac.value == approx(0.853896103896) and r.gwet_ac.name == "AC2"
+    # Krippendorff's α with quadratic weights is the interval α of the krippendorff package
+    assert r.krippendorff_alpha.value == approx(0.826552462527)
+
+
+def test_m1_complete_items_and_wrong_missing_codings():
+    complete = [i for i in range(10) if all(v[i] is not None for v in M1.values())]
+    sub = {k: [v[i] for i in complete] for k, v in M1.items()}
+    r = _raw(sub)
+    assert r.fleiss_kappa.value == approx(0.610810810811)  # = statsmodels on complete data
+    assert r.brennan_prediger.value == approx(0.625)  # Randolph's free-marginal κ
+    # Coding missing as label 0 ("retained") is wrong, and gives 0.488054607509.
+    as_zero = {k: [LAB[0] if x is None else x for x in v] for k, v in M1.items()}
+    assert fleiss_kappa(as_zero) == approx(0.488054607509)
+
+
+def test_e8_irrcac_raw_missing_aware():
+    h, j = s("RR-LLCCR"), s("RLRLL-CR")
+    r = _raw({"human": h, "judge": j})
+    assert r.n_items == 8 and r.krippendorff_alpha.n_items == 6
+    assert r.gwet_ac.value == approx(0.753371868979)
+    assert r.conger_kappa.value == approx(0.744791666667)
+    assert r.krippendorff_alpha.value == approx(0.755555555556)
+    # the pairwise-deleted two-rater AC1 is a different number: items rated once are dropped
+    assert gwet_ac1(h, j) != approx(0.753371868979)
+
+
+def test_e8_missing_as_category_is_wrong():
+    h, j = s("RR-LLCCR"), s("RLRLL-CR")
+    nan = "nan"
+    h2 = [nan if x is None else x for x in h]
+    j2 = [nan if x is None else x for x in j]
+    assert cohen_kappa(h2, j2, labels=(*LAB, nan)) == approx(0.478260869565)
+
+
+def test_v1_irrcac_raw_two_raters():
+    r = _raw({"human": V1[0], "judge": V1[1]})
+    assert r.gwet_ac.value == approx(0.637352674524)
+    assert r.gwet_ac.se == approx(0.147596300817)  # irrCAC raw AC1 SE
+    assert r.conger_kappa.value == approx(0.598393574297)  # Conger = Cohen for two raters
+    assert r.conger_kappa.se == approx(0.154078765567)
+    assert r.fleiss_kappa.value == approx(0.597585513078)  # = Scott's π
+    assert r.brennan_prediger.value == approx(0.625)  # = PABAK
+    assert r.krippendorff_alpha.value == approx(0.607645875252)
+    assert _raw({"human": V1[0], "judge": V1[1]}, weights="quadratic").gwet_ac.value == \
+        approx(0.735973597360)
+
+
+def test_v2_irrcac_raw_two_raters():
+    r = _raw({"human": V2[0], "judge": V2[1]})
+    assert r.gwet_ac.value == approx(0.752809583926)
+    assert r.conger_kappa.value == approx(0.700470688917)
+    assert r.fleiss_kappa.value == approx(0.700387356346)
+    assert r.brennan_prediger.value == approx(0.7375)
+    assert r.krippendorff_alpha.value == approx(0.701136387956)
+    assert _raw({"human": V2[0], "judge": V2[1]}, weights="quadratic").gwet_ac.value == \
+        approx(0.840711688156)
+
+
+def test_edge_cases_irrcac_raw():
+    r = _raw({"h": s("RRRRRR"), "j": s("RRRLLC")})  # E3
+    assert r.gwet_ac.value == approx(0.373913043478)
+    assert r.fleiss_kappa.value == approx(-0.241379310345)
+    assert r.krippendorff_alpha.value == approx(-0.137931034483)
+    assert _raw({"h": s("RLCRLC"), "j": s("LCRLCR")}).gwet_ac.value == approx(-0.5)  # E4
+    e5 = {"h": s("RLRL"), "j": s("LRLR")}
+    assert _raw(e5, labels=LAB[:2]).gwet_ac.value == approx(-1.0)  # q = 2, as irrCAC raw
+    assert _raw(e5).gwet_ac.value == approx(-0.333333333333)  # q = 3
+    e1 = _raw({"h": s("RLCRLC"), "j": s("RLCRLC")})
+    assert all(c.value == approx(1.0) for c in e1.coefficients)
+
+
+def test_e2_one_class_irrcac_raw():
+    # irrCAC: gwet = 1, bp = 1, conger = NaN, fleiss / krippendorff raise ZeroDivisionError.
+    # Here the undefined ones are NaN with an UndefinedMetricWarning naming them.
+    with pytest.warns(UndefinedMetricWarning, match="Fleiss' kappa, Conger's kappa, "
+                                                    "Krippendorff's alpha undefined"):
+        r = multi_rater_agreement({"h": s("RRRRR"), "j": s("RRRRR")})
+    assert r.gwet_ac.value == 1.0 and r.brennan_prediger.value == 1.0
+    assert all(math.isnan(c.value) for c in
+               (r.fleiss_kappa, r.conger_kappa, r.krippendorff_alpha))

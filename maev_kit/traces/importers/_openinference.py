@@ -31,16 +31,8 @@ from maev_kit.traces.importers._common import (
     tool_call,
     transfer_target,
 )
-from maev_kit.traces.importers._otel import _flat_trace
-from maev_kit.traces.importers._otlp import (
-    Span,
-    conversation_id,
-    flat_span,
-    group_traces,
-    parse_otlp,
-)
-from maev_kit.traces.importers._autogen import spans_via_messages
-from maev_kit.traces.importers._spantree import build_trace
+from maev_kit.traces.importers._otlp import Span, parse_otlp
+from maev_kit.traces.importers._spantree import import_flat_span, import_span_groups
 
 FORMAT = "openinference"
 _IDX = re.compile(r"^(llm\.(?:input|output)_messages)\.(\d+)\.message\.(.+)$")
@@ -253,30 +245,13 @@ def import_openinference(data: Any, *, name: str = "trace", **options: Any) -> I
     """OTLP JSON (or one span's flat attribute map) with OpenInference attributes."""
     check_options(options, FORMAT)
     r = Reader(FORMAT)
-    issues: list[ImportIssue] = []
-    d = OpenInferenceDialect()
     if isinstance(data, dict) and "resourceSpans" not in data:
         if "openinference.span.kind" not in data:
             raise r.fail("", "expected an OTLP JSON export ({\"resourceSpans\": [...]}) or a "
                              "span's flat attribute map with openinference.span.kind")
-        spans = flat_span(data, r)
-        issues.append(ImportIssue(FORMAT, "", "flat attribute map: one span with no ids, "
-                                  "times or agent; imported as a one-span trace"))
-        return ImportResult(*_flat_trace(spans[0], d, name, issues))
+        return import_flat_span(data, OpenInferenceDialect(), name)
     spans = parse_otlp(data, r)
     if not any("openinference.span.kind" in s.attrs for s in spans):
         raise r.fail("resourceSpans", "no span has an openinference.span.kind attribute; "
                                       "is this an OTel GenAI export (format 'otel')?")
-    traces = []
-    for group in group_traces(spans):
-        conv = conversation_id(group, group[0].trace_id)
-        meta = {"trace_ids": sorted({s.trace_id for s in group}),
-                "service_name": group[0].resource.get("service.name")}
-        found: list[ImportIssue] = []
-        t = spans_via_messages(group, FORMAT, conv, meta, found)
-        if t is None:
-            t = build_trace(group, d, conv, found, meta)
-        issues.extend(found)
-        if t is not None:
-            traces.append(t)
-    return ImportResult(traces, issues)
+    return import_span_groups(spans, OpenInferenceDialect())

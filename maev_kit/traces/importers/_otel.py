@@ -27,15 +27,8 @@ from maev_kit.traces.importers._common import (
     tool_call,
     transfer_target,
 )
-from maev_kit.traces.importers._otlp import (
-    Span,
-    conversation_id,
-    flat_span,
-    group_traces,
-    parse_otlp,
-)
-from maev_kit.traces.importers._autogen import spans_via_messages
-from maev_kit.traces.importers._spantree import build_trace
+from maev_kit.traces.importers._otlp import Span, parse_otlp
+from maev_kit.traces.importers._spantree import import_flat_span, import_span_groups
 
 FORMAT = "otel"
 _LLM_OPS = {"chat", "text_completion", "generate_content", "completion"}
@@ -187,68 +180,14 @@ def import_otel(data: Any, *, name: str = "trace", **options: Any) -> ImportResu
     """OTLP JSON (or one span's flat attribute map) with GenAI conventions → (traces, issues)."""
     check_options(options, FORMAT)
     r = Reader(FORMAT)
-    issues: list[ImportIssue] = []
     if isinstance(data, dict) and "resourceSpans" not in data:
         if not any(str(k).startswith("gen_ai.") for k in data):
             raise r.fail("", "expected an OTLP JSON export ({\"resourceSpans\": [...]}) or a "
                              "span's flat attribute map with gen_ai.* keys")
-        spans = flat_span(data, r)
-        issues.append(ImportIssue(FORMAT, "", "flat attribute map: one span with no ids, "
-                                  "times or agent; imported as a one-span trace"))
-        return ImportResult(*_flat_trace(spans[0], OtelDialect(), name, issues))
+        return import_flat_span(data, OtelDialect(), name)
     spans = parse_otlp(data, r)
     if not any(k.startswith("gen_ai.") for s in spans for k in s.attrs):
         raise r.fail("resourceSpans", "no span has gen_ai.* attributes"
                      + ("; it is an OpenInference export (format 'openinference')"
                         if any("openinference.span.kind" in s.attrs for s in spans) else ""))
-    traces = []
-    d = OtelDialect()
-    for group in group_traces(spans):
-        conv = conversation_id(group, group[0].trace_id)
-        meta = {"trace_ids": sorted({s.trace_id for s in group}),
-                "service_name": group[0].resource.get("service.name")}
-        found: list[ImportIssue] = []
-        t = spans_via_messages(group, FORMAT, conv, meta, found)
-        if t is None:
-            t = build_trace(group, d, conv, found, meta)
-        issues.extend(found)
-        if t is not None:
-            traces.append(t)
-    return ImportResult(traces, issues)
-
-
-def _flat_trace(s: Span, d: Any, name: str, issues: list[ImportIssue]):
-    """One flat span: its input history and output as a conversation with agent 'assistant'."""
-    b = TraceBuilder(name, d.format, metadata={"flat_attributes": True})
-    kind = d.kind(s)
-    agent = d.own_agent(s) or "assistant"
-    history = d.history(s) if hasattr(d, "history") else []
-    for role, text, calls in history:
-        if role == "user":
-            b.user(text)
-        elif role == "assistant":
-            b.turn(agent, text, calls)
-        elif role == "tool" and b.turns:
-            for c in b.turns[-1].tool_calls:
-                if "output" not in c:
-                    c["output"] = parse_jsonish(text)
-                    break
-    if kind == "llm":
-        users, text, calls = d.llm_io(s)
-        if not history:
-            for u in users:
-                b.user(u)
-        b.turn(agent, text or "", calls)
-        if text is None and not calls:
-            b.metadata["text_unavailable"] = True
-    elif kind == "tool":
-        b.turn(agent, "", [d.tool_info(s)])
-        b.metadata["text_unavailable"] = True
-        issues.append(ImportIssue(d.format, "", "a lone tool span: imported as a turn with no "
-                                  "text holding the tool call"))
-    else:
-        raise d.reader.fail("", f"flat span of kind {kind!r} holds no LLM or tool call")
-    if agent == "assistant":
-        issues.append(ImportIssue(d.format, "", "no agent name in the span: turns "
-                                  "attributed to 'assistant'", name))
-    return [b.build()], issues
+    return import_span_groups(spans, OtelDialect())

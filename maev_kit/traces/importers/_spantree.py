@@ -10,15 +10,18 @@ from collections import Counter
 from typing import Any, Protocol
 
 from maev_kit.traces._model import AgentTurn, MultiAgentTrace
+from maev_kit.traces.importers._autogen import spans_via_messages
 from maev_kit.traces.importers._common import (
     ImportIssue,
+    ImportResult,
     TraceBuilder,
+    parse_jsonish,
     resolve_agent,
     slug,
     str_or_none,
     transfer_target,
 )
-from maev_kit.traces.importers._otlp import Span
+from maev_kit.traces.importers._otlp import Span, conversation_id, flat_span, group_traces
 
 
 class Dialect(Protocol):
@@ -51,6 +54,37 @@ class Dialect(Protocol):
     def extra(self, span: Span, builder: TraceBuilder, owner: str | None,
               issues: list[ImportIssue]) -> None:
         """Hook for dialect-specific content of an agent span (e.g. CrewAI delegations)."""
+
+
+def import_span_groups(spans: list[Span], dialect: Any) -> ImportResult:
+    """An OTLP export's spans → one trace per conversation (its trace groups), and the issues.
+
+    A group whose spans carry AutoGen chat messages is read from those messages; any other
+    through :func:`build_trace`.
+    """
+    fmt = dialect.format
+    traces: list[MultiAgentTrace] = []
+    issues: list[ImportIssue] = []
+    for group in group_traces(spans):
+        conv = conversation_id(group, group[0].trace_id)
+        meta = {"trace_ids": sorted({s.trace_id for s in group}),
+                "service_name": group[0].resource.get("service.name")}
+        found: list[ImportIssue] = []
+        t = spans_via_messages(group, fmt, conv, meta, found)
+        if t is None:
+            t = build_trace(group, dialect, conv, found, meta)
+        issues.extend(found)
+        if t is not None:
+            traces.append(t)
+    return ImportResult(traces, issues)
+
+
+def import_flat_span(data: dict[str, Any], dialect: Any, name: str) -> ImportResult:
+    """One span's flat attribute map → a one-span trace named ``name``, and the issues."""
+    spans = flat_span(data, dialect.reader)
+    issues = [ImportIssue(dialect.format, "", "flat attribute map: one span with no ids, "
+                          "times or agent; imported as a one-span trace")]
+    return ImportResult(*_flat_trace(spans[0], dialect, name, issues))
 
 
 def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
@@ -209,3 +243,40 @@ def _from_inputs(group: list[Span], kinds: dict[int, str | None], dialect: Any,
                     and call["arguments"]:
                 return dict(call["arguments"])
     return {}
+
+
+def _flat_trace(s: Span, d: Any, name: str, issues: list[ImportIssue]):
+    """One flat span: its input history and output as a conversation with agent 'assistant'."""
+    b = TraceBuilder(name, d.format, metadata={"flat_attributes": True})
+    kind = d.kind(s)
+    agent = d.own_agent(s) or "assistant"
+    history = d.history(s) if hasattr(d, "history") else []
+    for role, text, calls in history:
+        if role == "user":
+            b.user(text)
+        elif role == "assistant":
+            b.turn(agent, text, calls)
+        elif role == "tool" and b.turns:
+            for c in b.turns[-1].tool_calls:
+                if "output" not in c:
+                    c["output"] = parse_jsonish(text)
+                    break
+    if kind == "llm":
+        users, text, calls = d.llm_io(s)
+        if not history:
+            for u in users:
+                b.user(u)
+        b.turn(agent, text or "", calls)
+        if text is None and not calls:
+            b.metadata["text_unavailable"] = True
+    elif kind == "tool":
+        b.turn(agent, "", [d.tool_info(s)])
+        b.metadata["text_unavailable"] = True
+        issues.append(ImportIssue(d.format, "", "a lone tool span: imported as a turn with no "
+                                  "text holding the tool call"))
+    else:
+        raise d.reader.fail("", f"flat span of kind {kind!r} holds no LLM or tool call")
+    if agent == "assistant":
+        issues.append(ImportIssue(d.format, "", "no agent name in the span: turns "
+                                  "attributed to 'assistant'", name))
+    return [b.build()], issues
