@@ -299,8 +299,20 @@ def demo(out: str, set_path: str, no_progress: bool, as_json: bool) -> None:
                                  "recall_contradicted"]]
         click.echo(_frame_text(board.set_index("judge")))
         click.echo(cal.recommendation)
+        if cal.recommended not in (None, "heuristic"):
+            click.echo(f"Scoring below uses heuristic: {cal.recommended} was fit on the dev split "
+                       "and refuses to score the items it learned from "
+                       "(`maev score SET --judge tfidf-logreg --split test` scores the rest).")
     click.echo("\nCoordination (mean over conversations, 95 % bootstrap CI; judge: heuristic):")
     click.echo(_frame_text(summary[["mean", "ci_low", "ci_high"]]))
+    if cal is not None and "heuristic" in cal.confusions:
+        from maev_kit.calibration import corrected_prevalence
+
+        prev = corrected_prevalence(result.ledger["label"].tolist(), cal.confusions["heuristic"],
+                                    n_resamples=1000)
+        click.echo("\nShare of facts per label: the judge's raw shares, and corrected for its "
+                   "measured errors (95 % CI):")
+        click.echo(_frame_text(prev))
     pc = result.per_conversation
     click.echo(f"\n{int((pc['n_loops'] > 0).sum())} conversations with circular handoffs, "
                f"{int(pc['should_escalate'].sum())} should escalate to a human, "

@@ -104,24 +104,21 @@ class LabeledSet:
 
     def traces_in(self, split: str | None) -> list[MultiAgentTrace]:
         """Traces of one split (all when ``split`` is None)."""
-        if split is None:
-            return list(self.traces)
-        self._check_split(split)
-        ids = set(self.manifest.splits[split])
-        return [t for t in self.traces if t.conversation_id in ids]
+        return self._in_split(self.traces, split)
 
     def items_in(self, split: str | None) -> list[RetentionItem]:
         """Retention items of one split (all when ``split`` is None)."""
-        if split is None:
-            return list(self.items)
-        self._check_split(split)
-        ids = set(self.manifest.splits[split])
-        return [i for i in self.items if i.conversation_id in ids]
+        return self._in_split(self.items, split)
 
-    def _check_split(self, split: str) -> None:
+    def _in_split(self, rows: list[Any], split: str | None) -> list[Any]:
+        """The ``rows`` (traces or items) whose conversation is in ``split`` (all when None)."""
+        if split is None:
+            return list(rows)
         if split not in self.manifest.splits:
             have = ", ".join(self.manifest.splits) or "none"
             raise InputError(f"labeled set {self.name!r} has no split {split!r} (splits: {have})")
+        ids = set(self.manifest.splits[split])
+        return [r for r in rows if r.conversation_id in ids]
 
     @property
     def annotators(self) -> list[str]:

@@ -46,3 +46,11 @@ def shared_dir() -> Path:
 def sample_trace():
     """A triage → billing → tech → billing conversation (a ping-pong at the end)."""
     return make_trace()
+
+
+@pytest.fixture(scope="session")
+def litellm_module():
+    """litellm imported once per test session (the import takes seconds)."""
+    from maev_kit.backends._litellm import import_litellm
+
+    return import_litellm()

@@ -19,6 +19,7 @@ from maev_kit.agreement._compare import (
     bowker_test,
     compare_judges,
     holm,
+    mcnemar_chi2,
     mcnemar_exact,
     stuart_maxwell,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "labels_needed",
     "landis_koch",
     "majority_labels",
+    "mcnemar_chi2",
     "mcnemar_exact",
     "mean_pairwise_kappa",
     "multi_rater_agreement",

@@ -119,10 +119,6 @@ class MultiRaterAgreement:
                 "n_items": self.n_items, "n_raters": self.n_raters}
 
 
-def _ratio(num: float, den: float) -> float:
-    return num / den if den != 0 else float("nan")
-
-
 def _finish(name: str, pa: float, pe: float, coef_i: np.ndarray, pe_i: np.ndarray | None,
             n: int) -> AgreementCoefficient:
     """Coefficient and Gwet's linearised SE from per-item terms (irrCAC's ``*.ivec``).

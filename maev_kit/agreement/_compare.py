@@ -17,8 +17,8 @@ from maev_kit.agreement._labels import LABELS, check_labels, encode, encode_tabl
 from maev_kit.agreement._multi import _nanmean, majority_labels
 from maev_kit.agreement._report import _f
 
-__all__ = ["JudgeComparison", "bowker_test", "compare_judges", "holm", "mcnemar_exact",
-           "stuart_maxwell"]
+__all__ = ["JudgeComparison", "bowker_test", "compare_judges", "holm", "mcnemar_chi2",
+           "mcnemar_exact", "stuart_maxwell"]
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -51,6 +51,30 @@ def mcnemar_exact(b: int, c: int) -> tuple[float, float]:
     pmf = [math.comb(n, i) / 2**n for i in range(k + 1)]
     cdf = sum(pmf)
     return min(1.0, 2 * cdf), min(1.0, 2 * (cdf - pmf[k] / 2))
+
+
+def mcnemar_chi2(b: int, c: int, *, correction: bool = True) -> tuple[float, float]:
+    """Asymptotic McNemar test from the discordant counts: ``(χ², p)`` with one df.
+
+    ``χ² = (|b − c| − 1)² / (b + c)`` with Edwards' continuity correction (the default, as in
+    R's ``mcnemar.test``), ``(b − c)² / (b + c)`` without. With few discordant items prefer
+    :func:`mcnemar_exact`, which :func:`compare_judges` reports.
+
+    >>> chi2, p = mcnemar_chi2(8, 0)
+    >>> chi2, round(p, 12)
+    (6.125, 0.013328328781)
+    """
+    for name, v in (("b", b), ("c", c)):
+        if v < 0:
+            raise ValueError(f"`{name}` must be a count >= 0, not {v!r}")
+    n = b + c
+    if n == 0:
+        return 0.0, 1.0
+    d = abs(b - c)
+    if correction:
+        d = max(d - 1, 0)
+    chi2 = d * d / n
+    return float(chi2), _chi2_sf(chi2, 1)
 
 
 def _chi2_sf(x: float, df: int) -> float:

@@ -8,6 +8,7 @@ the table's cells instead of items. The table functions accept a stack of tables
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -98,6 +99,42 @@ def ac_from_table(t: np.ndarray, w: np.ndarray) -> np.ndarray:
         pe = w.sum() / (q * (q - 1)) * (pi * (1 - pi)).sum(axis=-1) if q > 1 else 0.0 * n
         out = (pa - pe) / (1 - pe)
     return np.where(np.isfinite(out), out, np.nan)
+
+
+def ac_table_se(t: np.ndarray, w: np.ndarray) -> float:
+    """Gwet's large-sample SE of AC1/AC2 from one two-rater table (irrCAC ``table`` gwet).
+
+    Differs slightly from the SE from raw ratings (``multi_rater_agreement(...).gwet_ac.se``),
+    which linearises over items instead of cells.
+    """
+    q = t.shape[-1]
+    n, r, c = _margins(t)
+    if n == 0 or q < 2:
+        return float("nan")
+    p = t / n
+    pi = (r + c) / (2 * n)
+    tw = float(w.sum()) / (q * (q - 1))
+    pa = float((w * p).sum())
+    pe = tw * float((pi * (1 - pi)).sum())
+    if pe >= 1.0:
+        return float("nan")
+    ac = (pa - pe) / (1 - pe)
+    term = w - 2 * (1 - ac) * tw * (1 - np.add.outer(pi, pi) / 2)
+    var = ((p * term**2).sum() - (pa - 2 * (1 - ac) * pe) ** 2) / (n * (1 - pe) ** 2)
+    return float(np.sqrt(max(var, 0.0)))
+
+
+def cohen1960_se(t: np.ndarray) -> float:
+    """Cohen's (1960) approximate SE of κ, ``√(p_o(1 − p_o)/n) / (1 − p_e)``.
+
+    Historical: it ignores the sampling error of the marginals. Prefer :func:`fce_se`.
+    """
+    n, r, c = _margins(t)
+    if n == 0:
+        return float("nan")
+    po = float(np.trace(t) / n)
+    pe = float((r * c).sum() / (n * n))
+    return math.sqrt(po * (1 - po) / n) / (1 - pe) if pe < 1 else float("nan")
 
 
 def pabak(t: np.ndarray) -> float:

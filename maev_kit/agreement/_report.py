@@ -13,6 +13,7 @@ import pandas as pd
 from maev_kit.agreement._bootstrap import PatternBootstrap, check_resamples, percentile_ci
 from maev_kit.agreement._kappa import (
     ac_from_table,
+    ac_table_se,
     agreement_weights,
     fce_se,
     kappa_from_table,
@@ -64,7 +65,8 @@ class AgreementReport:
     """Agreement between a human rater and a judge (rows of ``confusion``: human; columns: judge).
 
     ``kappa`` is Cohen's κ with a percentile bootstrap ``ci`` over items; ``wald_ci`` (from the
-    Fleiss–Cohen–Everitt SE ``se``) is a cross-check. ``n_used`` items had both labels;
+    Fleiss–Cohen–Everitt SE ``se``) is a cross-check; ``ac1_se`` is Gwet's SE of ``ac1``
+    from the table. ``n_used`` items had both labels;
     ``n_missing_human`` / ``n_missing_judge`` count the items dropped for a missing label
     (for a judge: no verdict or unparseable output).
     """
@@ -93,6 +95,7 @@ class AgreementReport:
     bias_index: float
     confusion: pd.DataFrame = field(repr=False)
     per_class: pd.DataFrame = field(repr=False)
+    ac1_se: float = float("nan")
 
     @property
     def n_dropped(self) -> int:
@@ -131,7 +134,8 @@ class AgreementReport:
             "se": _f(self.se), "se_null": _f(self.se_null),
             "wald_ci": [_f(self.wald_ci[0]), _f(self.wald_ci[1])],
             "kappa_max": _f(self.kappa_max), "kappa_linear": _f(self.kappa_linear),
-            "ac1": _f(self.ac1), "pabak": _f(self.pabak), "scott_pi": _f(self.scott_pi),
+            "ac1": _f(self.ac1), "ac1_se": _f(self.ac1_se), "pabak": _f(self.pabak),
+            "scott_pi": _f(self.scott_pi),
             "prevalence_index": _f(self.prevalence_index), "bias_index": _f(self.bias_index),
             "interpretation": self.interpretation,
             "human_marginals": {k: int(v) for k, v in self.human_marginals.items()},
@@ -212,7 +216,7 @@ def agreement_report(
     wl = agreement_weights(q, "linear")
     if n_used == 0:
         kappa = undefined("κ is undefined: no item has both a human and a judge label", np.nan)
-        po = pe = kl = kmax = ac1 = pb = sp = pi_ = bi = se = se0 = float("nan")
+        po = pe = kl = kmax = ac1 = ac1_se = pb = sp = pi_ = bi = se = se0 = float("nan")
     else:
         po, pe = observed_expected(t, w1)
         kappa = float(kappa_from_table(t, w1))
@@ -221,6 +225,7 @@ def agreement_report(
         kl = float(kappa_from_table(t, wl))
         kmax = kappa_max(t)
         ac1 = float(ac_from_table(t, w1)) if q > 1 else float("nan")
+        ac1_se = ac_table_se(t, w1)
         pb, sp = pabak(t), scott_pi(t)
         pi_, bi = prevalence_bias(t)
         se, se0 = fce_se(t, w1)
@@ -238,4 +243,4 @@ def agreement_report(
         confidence=confidence, n_resamples=n_resamples, n_undefined_resamples=n_undef,
         se=se, se_null=se0, wald_ci=wald, kappa_max=kmax, kappa_linear=kl, ac1=ac1, pabak=pb,
         scott_pi=sp, prevalence_index=pi_, bias_index=bi, confusion=conf,
-        per_class=_per_class(t, labels))
+        per_class=_per_class(t, labels), ac1_se=ac1_se)

@@ -99,6 +99,24 @@ class Backend(Protocol):
                        timeout: float) -> Completion: ...
 
 
+def reject_runner_params(owner: str, params: Mapping[str, Any],
+                         owned: Mapping[str, str]) -> None:
+    """Refuse backend parameters the runner owns (``owned``: name -> run_judge argument) and
+    ``stream=True``; ``owner`` names the backend class in the error.
+
+    >>> reject_runner_params("MyBackend", {"timeout": 5}, {"timeout": "timeout"})
+    Traceback (most recent call last):
+    ...
+    ValueError: MyBackend: do not pass `timeout`; the runner owns it — use run_judge(..., timeout=...)
+    """
+    for name, instead in owned.items():
+        if name in params:
+            raise ValueError(f"{owner}: do not pass `{name}`; the runner owns it — "
+                             f"use run_judge(..., {instead}=...)")
+    if params.get("stream"):
+        raise ValueError(f"{owner}: `stream=True` is not supported; judges read whole replies")
+
+
 def retry_after_from_headers(headers: Mapping[str, str] | None) -> float | None:
     """Seconds to wait from ``retry-after-ms`` (preferred) or ``Retry-After`` (seconds or a date).
 

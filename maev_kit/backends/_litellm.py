@@ -9,7 +9,13 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from maev_kit.backends._base import BackendError, Completion, classify_error, completion_from_response
+from maev_kit.backends._base import (
+    BackendError,
+    Completion,
+    classify_error,
+    completion_from_response,
+    reject_runner_params,
+)
 
 __all__ = ["LiteLLMBackend", "import_litellm"]
 
@@ -76,12 +82,7 @@ class LiteLLMBackend:
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"`model` must be a litellm model string such as 'gpt-4o-mini', "
                              f"got {model!r}")
-        for name, instead in _OWNED_BY_RUNNER.items():
-            if name in params:
-                raise ValueError(f"LiteLLMBackend: do not pass `{name}`; the runner owns it — "
-                                 f"use run_judge(..., {instead}=...)")
-        if params.get("stream"):
-            raise ValueError("LiteLLMBackend: `stream=True` is not supported; judges read whole replies")
+        reject_runner_params("LiteLLMBackend", params, _OWNED_BY_RUNNER)
         self.model = model
         self.params = dict(params)
 

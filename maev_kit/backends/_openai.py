@@ -17,6 +17,7 @@ from maev_kit.backends._base import (
     Completion,
     classify_error,
     completion_from_response,
+    reject_runner_params,
 )
 
 __all__ = ["OpenAIClientBackend"]
@@ -61,12 +62,7 @@ class OpenAIClientBackend:
                             f"openai.OpenAI()), got {type(client).__name__}")
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"`model` must be a model name such as 'gpt-4o-mini', got {model!r}")
-        for name, instead in _OWNED_BY_RUNNER.items():
-            if name in params:
-                raise ValueError(f"OpenAIClientBackend: do not pass `{name}`; the runner owns it "
-                                 f"— use run_judge(..., {instead}=...)")
-        if params.get("stream"):
-            raise ValueError("OpenAIClientBackend: `stream=True` is not supported")
+        reject_runner_params("OpenAIClientBackend", params, _OWNED_BY_RUNNER)
         with_options = getattr(client, "with_options", None)
         self.client = with_options(max_retries=0) if callable(with_options) else client
         self.model = model

@@ -18,12 +18,13 @@ from maev_kit.agreement import (
     judge_vs_humans,
     krippendorff_alpha,
     majority_labels,
+    mcnemar_chi2,
     mcnemar_exact,
     mean_pairwise_kappa,
     multi_rater_agreement,
     stuart_maxwell,
 )
-from maev_kit.agreement._kappa import agreement_weights, fce_se
+from maev_kit.agreement._kappa import ac_table_se, agreement_weights, cohen1960_se, fce_se
 from maev_kit.errors import UndefinedMetricWarning
 
 from ._golden import LAB, M1, M1_JUDGE, P1_A, P1_B, P1_HUMAN, V1, V2, expand, s
@@ -470,3 +471,35 @@ def test_e2_one_class_irrcac_raw():
     assert r.gwet_ac.value == 1.0 and r.brennan_prediger.value == 1.0
     assert all(math.isnan(c.value) for c in
                (r.fleiss_kappa, r.conger_kappa, r.krippendorff_alpha))
+
+
+# -- other standard errors, the t-based CI of irrCAC's table.cohen, McNemar χ² -----------------
+
+@pytest.mark.parametrize("name, cohen1960, t_ci", [
+    ("V1", 0.155541499848, (0.284068655111, 0.912718493483)),
+    ("V2", 0.045986703595, (0.611737865254, 0.789203512581)),
+])
+def test_cohen1960_se_and_irrcac_table_ci(name, cohen1960, t_ci):
+    from scipy import stats
+
+    human, judge = VECTORS[name]["data"]
+    t = _table(human, judge)
+    assert cohen1960_se(t) == approx(cohen1960)
+    # irrCAC's table.cohen CI is κ ± t(n − 1) · the Fleiss–Cohen–Everitt SE
+    r = agreement_report(human, judge, n_resamples=100)
+    half = stats.t.ppf(0.975, len(human) - 1) * r.se
+    assert (r.kappa - half, r.kappa + half) == (approx(t_ci[0]), approx(t_ci[1]))
+
+
+def test_v1_ac1_table_se():
+    t = _table(*V1)
+    assert ac_table_se(t, np.eye(3)) == approx(0.143859079011)
+    assert agreement_report(*V1, n_resamples=100).ac1_se == approx(0.143859079011)
+
+
+def test_p1_mcnemar_chi2():
+    assert mcnemar_chi2(8, 0) == (approx(6.125), approx(0.013328328781))
+    assert mcnemar_chi2(0, 8, correction=False) == (approx(8.0), approx(0.004677734981))
+    assert mcnemar_chi2(0, 0) == (0.0, 1.0)
+    with pytest.raises(ValueError, match="`b`"):
+        mcnemar_chi2(-1, 3)

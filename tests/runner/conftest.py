@@ -9,14 +9,6 @@ from runner.runner_helpers import EchoJudge, echo_responder
 from maev_kit.testing import FakeOpenAIServer
 
 
-@pytest.fixture(scope="session")
-def litellm_module():
-    """litellm imported once per test session (the import takes seconds)."""
-    from maev_kit.backends._litellm import import_litellm
-
-    return import_litellm()
-
-
 @pytest.fixture
 def server():
     with FakeOpenAIServer(responder=echo_responder) as s:
