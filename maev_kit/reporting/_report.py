@@ -16,9 +16,12 @@ from typing import Any
 
 from maev_kit.reporting import _html as h
 from maev_kit.reporting import _plots
-from maev_kit.reporting._values import ceiling as _ceiling
-from maev_kit.reporting._values import judge_label as _judge_label
-from maev_kit.reporting._values import num as _num
+from maev_kit.reporting._values import (
+    ceiling as _ceiling,
+    judge_label as _judge_label,
+    key_label as _key_label,
+    num as _num,
+)
 
 __all__ = ["Report", "report"]
 
@@ -124,12 +127,6 @@ def _as_dict(obj: Any) -> dict[str, Any] | None:
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)
                 if not hasattr(getattr(obj, f.name), "to_html")}
     return {"value": str(obj)}
-
-
-def _key_label(key: Any) -> str:
-    if isinstance(key, tuple):
-        return " · ".join(str(k) for k in key if k is not None and str(k) != "")
-    return str(key)
 
 
 def _plural(n: int, word: str) -> str:

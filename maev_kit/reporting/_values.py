@@ -84,3 +84,14 @@ def judge_label(row: Mapping[str, Any]) -> str:
             or str(prompt) in ("", "nan", "None"):
         return name
     return f"{name} · {prompt}"
+
+
+def key_label(key: Any) -> str:
+    """A confusion matrix's key (a judge name or a ``(judge, prompt)`` tuple) as a title.
+
+    >>> key_label(("gpt-4o-mini", "v2")), key_label(("heuristic", None)), key_label("heuristic")
+    ('gpt-4o-mini · v2', 'heuristic', 'heuristic')
+    """
+    if isinstance(key, tuple):
+        return " · ".join(str(k) for k in key if k is not None and str(k) != "")
+    return str(key)

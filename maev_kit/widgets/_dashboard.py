@@ -10,9 +10,12 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from maev_kit.reporting._values import ceiling as _ceiling
-from maev_kit.reporting._values import judge_label as _judge_label
-from maev_kit.reporting._values import num as _num
+from maev_kit.reporting._values import (
+    ceiling as _ceiling,
+    judge_label as _judge_label,
+    key_label as _key_label,
+    num as _num,
+)
 from maev_kit.widgets._render import LABEL_COLORS, item_html
 from maev_kit.widgets._viewer import TraceViewer
 
@@ -163,12 +166,6 @@ def confusion_html(matrix: Any, title: str = "") -> str:
         body.append(f"<tr><th>{_e(rl)}</th>{''.join(cells)}</tr>")
     cap = f"<caption>{_e(title)}</caption>" if title else ""
     return f'<table class="cm">{cap}{head}{"".join(body)}</table>'
-
-
-def _key_label(key: Any) -> str:
-    if isinstance(key, tuple):
-        return " · ".join(str(k) for k in key if k is not None and str(k) != "")
-    return str(key)
 
 
 _HUMAN_COLS = ("human_majority", "human", "human_label", "label_human", "annotator_label",
