@@ -6,7 +6,6 @@ Each is a thin shell over the library (``evaluate``, ``calibrate``, ``report``, 
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Any

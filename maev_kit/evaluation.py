@@ -112,7 +112,7 @@ def _resolve_judge(judge: Any, backend: Any, prompt: str | None) -> tuple[Any, A
 
 def _fit_on_other_splits(judge: Any, labeled_set: LabeledSet | None, split: str | None) -> None:
     """Fit a judge that learns from labels on every split but the one being scored."""
-    from maev_kit.agreement import majority_labels
+    from maev_kit.calibration._human import fit_on_majority, load_human_labels
 
     name = getattr(judge, "name", "this judge")
     if labeled_set is None or split is None:
@@ -120,18 +120,11 @@ def _fit_on_other_splits(judge: Any, labeled_set: LabeledSet | None, split: str 
                          f"(e.g. split='test'); it is fit on the other splits and never scores "
                          "an item it was trained on")
     train_ids = {cid for s, ids in labeled_set.manifest.splits.items() if s != split for cid in ids}
-    items = [i for i in labeled_set.items if i.conversation_id in train_ids]
-    by_item: dict[str, dict[str, str]] = {}
-    for d in labeled_set.labels():
-        by_item.setdefault(d["item_id"], {})[d["annotator"]] = d["label"]
-    annotators = sorted({a for v in by_item.values() for a in v})
-    items = [i for i in items if i.item_id in by_item]
+    human = load_human_labels(labeled_set)
+    items = [i for i in labeled_set.items if i.conversation_id in train_ids and i.item_id in human]
     if not items:
         raise InputError(f"{name} needs labeled items outside split {split!r} to learn from")
-    table = {a: [by_item[i.item_id].get(a) for i in items] for a in annotators}
-    labels = majority_labels(table)
-    keep = [(i, lab) for i, lab in zip(items, labels) if lab is not None]
-    judge.fit([i for i, _ in keep], [lab for _, lab in keep])
+    fit_on_majority(judge, items, human)
 
 
 def _bootstrap_means(frame: pd.DataFrame, columns: Sequence[str], *, n_resamples: int,

@@ -7,8 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from maev_kit.agreement import majority_labels
-from maev_kit.calibration._human import load_human_labels
+from maev_kit.calibration._human import fit_on_majority, load_human_labels
 from maev_kit.calibration._result import CalibrationResult, JudgeMeta, calibration_from_runs
 
 __all__ = ["calibrate"]
@@ -215,11 +214,7 @@ def calibrate(
                 raise ValueError(f"judge {spec.key!r} learns from labels and needs labeled "
                                  "training items outside the scored ones: give `split` a dev "
                                  "split (e.g. a labeled set with dev/test splits)")
-            by_ann: dict[str, list[str | None]] = {}
-            for k, it in enumerate(train_items):
-                for ann, lab in human[it.item_id].items():
-                    by_ann.setdefault(ann, [None] * len(train_items))[k] = lab
-            judge.fit(train_items, majority_labels(by_ann))
+            fit_on_majority(judge, train_items, human)
         runs[spec.key] = run_judge(judge, scored, spec.backend, max_concurrency=max_concurrency,
                                    max_retries=max_retries, timeout=timeout, cache=cache,
                                    progress=progress)

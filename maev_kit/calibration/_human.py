@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from maev_kit.errors import InputError, LabelValidationError
@@ -80,3 +80,16 @@ def load_human_labels(human_labels: Any, *, exclude_sources: tuple[str, ...] = (
         return _from_records(records, exclude_sources)
     raise TypeError("`human_labels` must be a labels.jsonl path, a LabelStore, a labeled set, or "
                     f"a list of label dicts; got {type(human_labels).__name__}")
+
+
+def fit_on_majority(judge: Any, items: Sequence[Any], human: HumanLabels) -> None:
+    """Fit a judge that learns from labels on ``items``, each labeled by the majority of its
+    annotators in ``human`` (``{item_id: {annotator: label}}``); items nobody labeled are left
+    out."""
+    from maev_kit.agreement import majority_labels
+
+    by_item = [human.get(it.item_id, {}) for it in items]
+    annotators = sorted({a for labs in by_item for a in labs})
+    table = {a: [labs.get(a) for labs in by_item] for a in annotators}
+    keep = [(it, lab) for it, lab in zip(items, majority_labels(table)) if lab is not None]
+    judge.fit([it for it, _ in keep], [lab for _, lab in keep])

@@ -20,7 +20,6 @@ from maev_kit.retention._items import LABELS, RetentionItem
 __all__ = ["parse_retention_reply"]
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n?(.*?)```", re.S)
-_DECODER = json.JSONDecoder()
 _MAX_SCAN = 200  # JSON decode attempts per reply; a reply full of "{" stays cheap
 
 

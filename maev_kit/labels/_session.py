@@ -147,8 +147,7 @@ class LabelingSession:
         self._judge_name = getattr(verdicts, "judge_name", "") or ""
         # latest record of this annotator per item id (skip included; undo lines removed)
         self._latest: dict[str, LabelRecord] = {}
-        for rec in store.labels(annotator=annotator):
-            self._apply(rec)
+        self.refresh()
         self._undo: list[tuple[str, LabelRecord | None]] = []
         self.position = self._first_unlabeled(0)
 

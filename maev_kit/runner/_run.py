@@ -245,9 +245,8 @@ async def _arun(judge: Any, items: list[RetentionItem], backend: Any, max_concur
 async def _arun_with_bar(judge: Any, items: list[RetentionItem], backend: Any,
                          max_concurrency: int, max_retries: int, timeout: float, cache: Any,
                          retry_backoff: float, bar: Any) -> JudgeRun:
-    stats = _Stats(len(items), 0)
     groups = _group(items)
-    stats.handoffs = len(groups)
+    stats = _Stats(len(items), len(groups))
     requests = [judge.build_messages(g) for g in groups]
     identity = backend.cache_identity()
     keys = [cache_key(identity, judge.name, judge.version, m) for m in requests]

@@ -201,6 +201,22 @@ def tool_call(name: str, arguments: Any = None, *, id: str | None = None,
     return call
 
 
+def chat_tool_calls(msg: dict[str, Any]) -> list[dict[str, Any]]:
+    """Tool calls of an OpenAI chat-style message (``tool_calls[].function``), leniently:
+    entries that are not objects are passed over.
+
+    >>> chat_tool_calls({"tool_calls": [{"id": "c1", "function": {"name": "lookup",
+    ...                  "arguments": '{"q": 1}'}}, "junk"]})
+    [{'name': 'lookup', 'arguments': {'q': 1}, 'id': 'c1'}]
+    """
+    out = []
+    for tc in as_list(msg.get("tool_calls")):
+        if isinstance(tc, dict):
+            fn = as_dict(tc.get("function"))
+            out.append(tool_call(str(fn.get("name", "")), fn.get("arguments"), id=tc.get("id")))
+    return out
+
+
 @dataclass
 class TraceBuilder:
     """Builds one :class:`MultiAgentTrace`, giving turn indices from one shared sequence.

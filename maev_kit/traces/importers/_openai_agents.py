@@ -36,6 +36,7 @@ from maev_kit.traces.importers._common import (
     TraceBuilder,
     as_dict,
     as_list,
+    chat_tool_calls,
     check_options,
     content_text,
     parse_jsonish,
@@ -57,15 +58,6 @@ def _ns(value: Any) -> int:
         return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1e9)
     except ValueError:
         return 0
-
-
-def _chat_calls(msg: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
-    for tc in as_list(msg.get("tool_calls")):
-        if isinstance(tc, dict):
-            fn = as_dict(tc.get("function"))
-            out.append(tool_call(str(fn.get("name", "")), fn.get("arguments"), id=tc.get("id")))
-    return out
 
 
 class AgentsSpanDialect:
@@ -100,12 +92,12 @@ class AgentsSpanDialect:
         for m in outputs if isinstance(outputs, list) else [outputs]:
             if isinstance(m, dict):
                 texts.append(content_text(m.get("content")))
-                calls.extend(_chat_calls(m))
+                calls.extend(chat_tool_calls(m))
         return users, "\n".join(t for t in texts if t), calls
 
     def input_calls(self, s: Span) -> list[dict[str, Any]]:
         inputs = as_list(s.attrs.get("input"))
-        return [c for m in inputs if isinstance(m, dict) for c in _chat_calls(m)]
+        return [c for m in inputs if isinstance(m, dict) for c in chat_tool_calls(m)]
 
     def tool_info(self, s: Span) -> dict[str, Any]:
         out = s.attrs.get("output")

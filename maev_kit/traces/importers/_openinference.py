@@ -25,6 +25,7 @@ from maev_kit.traces.importers._common import (
     Reader,
     TraceBuilder,
     as_list,
+    chat_tool_calls,
     check_options,
     content_text,
     parse_jsonish,
@@ -109,9 +110,7 @@ def _value_messages(value: Any) -> list[dict[str, Any]]:
                      for p in parts if isinstance(p, dict) and p.get("type") == "tool_call"]
         else:
             text = content_text(m.get("content"))
-            calls = [tool_call((tc.get("function") or {}).get("name", ""),
-                               (tc.get("function") or {}).get("arguments"), id=tc.get("id"))
-                     for tc in as_list(m.get("tool_calls")) if isinstance(tc, dict)]
+            calls = chat_tool_calls(m)
         out.append({"role": role, "text": text, "tool_calls": calls})
     return out
 

@@ -20,6 +20,7 @@ from maev_kit.traces.importers._common import (
     Reader,
     TraceBuilder,
     as_list,
+    chat_tool_calls,
     check_options,
     content_text,
     parse_jsonish,
@@ -51,14 +52,10 @@ def _messages(value: Any) -> list[dict[str, Any]]:
 
 def _parts(msg: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """(text, tool calls) of one GenAI message; also reads OpenAI-style messages."""
-    texts, calls = [], []
     parts = msg.get("parts")
     if parts is None:  # OpenAI chat-style message
-        texts.append(content_text(msg.get("content")))
-        for tc in as_list(msg.get("tool_calls")):
-            fn = tc.get("function") or {}
-            calls.append(tool_call(fn.get("name", ""), fn.get("arguments"), id=tc.get("id")))
-        return "\n".join(t for t in texts if t), calls
+        return content_text(msg.get("content")), chat_tool_calls(msg)
+    texts, calls = [], []
     for p in parts if isinstance(parts, list) else []:
         if not isinstance(p, dict):
             continue
