@@ -261,8 +261,9 @@ def evaluate(
         from maev_kit.calibration import JudgeCard
 
         card = judge_card if isinstance(judge_card, JudgeCard) else JudgeCard.load(judge_card)
-        card.check(judge_obj, model=judge_backend if isinstance(judge_backend, str) else None,
-                   labeled_set=labeled_set)
+        model = (judge_backend if isinstance(judge_backend, str)
+                 else getattr(judge_backend, "model", None))
+        card.check(judge_obj, model=model, labeled_set=labeled_set)
 
     if getattr(judge_obj, "requires_fit", False) and not getattr(judge_obj, "is_fitted", True):
         _fit_on_other_splits(judge_obj, labeled_set, split)

@@ -1,0 +1,114 @@
+"""evaluate(): per-conversation scores, aggregates with CIs, agent pairs, the retention ledger."""
+
+import math
+
+import pytest
+
+from maev_kit import (AgentTurn, Handoff, MultiAgentTrace, evaluate, load_labeled_set,
+                      save_traces)
+from maev_kit.calibration import JudgeCard, JudgeCardMismatchWarning
+from maev_kit.errors import InputError
+from maev_kit.expectations import save_expectations, load_expectations
+
+
+def two_conversations():
+    good = MultiAgentTrace("good", turns=[
+        AgentTurn("triage", "router", "Your account is ACCT-4471; sending you to billing.", turn_index=1),
+        AgentTurn("billing", "specialist", "I have account ACCT-4471 open and the refund of $49.99 is on its way.", turn_index=3)],
+        handoffs=[Handoff("triage", "billing", "specialization", {"account_number": "ACCT-4471"}, 2)],
+        user_messages=["I was double charged $49.99 on ACCT-4471"])
+    bad = MultiAgentTrace("bad", turns=[
+        AgentTurn("triage", "router", "Sending you on.", turn_index=1),
+        AgentTurn("tech", "specialist", "What is your account number?", turn_index=3),
+        AgentTurn("billing", "specialist", "Hello again.", turn_index=5),
+        AgentTurn("tech", "specialist", "Back to me.", turn_index=7),
+        AgentTurn("billing", "specialist", "And back to billing.", turn_index=9)],
+        handoffs=[Handoff("triage", "tech", "fallback", {}, 2), Handoff("tech", "billing", None, {}, 4),
+                  Handoff("billing", "tech", None, {}, 6), Handoff("tech", "billing", None, {}, 8)],
+        user_messages=["Refund please, account ACCT-4471"])
+    exps = load_expectations([
+        {"conversation_id": "good",
+         "handoffs": [{"expected_target": "billing", "expected_reason": "specialization",
+                       "required_context_keys": ["account_number"]}],
+         "key_facts": [{"fact_id": "f1", "handoff_index": 0, "text": "Account number is ACCT-4471"}],
+         "routing": [{"user_input": "double charged", "correct_agent": "billing"}]},
+        {"conversation_id": "bad",
+         "handoffs": [{"expected_target": "billing", "expected_reason": "specialization",
+                       "required_context_keys": ["account_number"]}],
+         "key_facts": [{"fact_id": "f1", "handoff_index": 0, "text": "Account number is ACCT-4471"}],
+         "routing": [{"user_input": "refund", "correct_agent": "billing"}]}])
+    return [good, bad], exps
+
+
+@pytest.fixture
+def result():
+    traces, exps = two_conversations()
+    return evaluate(traces, expectations=list(exps.values()), judge="heuristic", progress=False,
+                    cache=False, n_resamples=500)
+
+
+def test_per_conversation_scores(result):
+    pc = result.per_conversation.set_index("conversation_id")
+    assert pc.loc["good", "target_accuracy"] == 1.0 and pc.loc["good", "context_completeness"] == 1.0
+    assert pc.loc["good", "retained"] == 1 and pc.loc["good", "retention_rate"] == 1.0
+    assert pc.loc["good", "routing_exact"] == 1.0 and pc.loc["good", "n_loops"] == 0
+    assert pc.loc["bad", "lost"] == 1 and pc.loc["bad", "retention_rate"] == 0.0  # re-asked
+    assert pc.loc["bad", "routing_exact"] == 0.0 and pc.loc["bad", "n_loops"] == 1
+    assert pc.loc["bad", "unexpected_handoffs"] == 3
+    assert pc.loc["good", "composite"] == 1.0 and pc.loc["bad", "composite"] < 0.5
+
+
+def test_aggregates_have_ordered_cis(result):
+    agg = result.summary()
+    comp = agg.loc["composite"]
+    assert math.isclose(comp["mean"], result.per_conversation["composite"].mean(), abs_tol=1e-4)
+    assert comp["ci_low"] <= comp["mean"] <= comp["ci_high"]
+    assert comp["n"] == 2
+
+
+def test_pairs_ledger_and_loops(result):
+    assert result.handoff_matrix.loc["tech", "billing"] == 2
+    pairs = result.pair_stats.set_index(["from_agent", "to_agent"])
+    assert pairs.loc[("triage", "billing"), "retention_rate"] == 1.0
+    assert list(result.ledger["item_id"]) == ["good/h0/f1", "bad/h0/f1"]
+    assert result.loops[0]["conversation_id"] == "bad"
+    assert result.routing["exact_routing_accuracy"] == 0.5
+
+
+def test_trace_file_and_expectations_file(tmp_path):
+    traces, exps = two_conversations()
+    save_traces(traces, tmp_path / "t.jsonl")
+    save_expectations(exps.values(), tmp_path / "e.jsonl")
+    r = evaluate(tmp_path / "t.jsonl", expectations=tmp_path / "e.jsonl", progress=False,
+                 cache=False, n_resamples=200)
+    assert list(r.per_conversation["conversation_id"]) == ["good", "bad"]
+
+
+def test_labeled_set_split_and_card_mismatch_warning():
+    ls = load_labeled_set("support_desk")
+    card = JudgeCard(judge_name="tfidf-logreg", judge_version="x", kappa=0.8)
+    with pytest.warns(JudgeCardMismatchWarning, match="judge name"):
+        r = evaluate(ls, judge="heuristic", judge_card=card, split="test", progress=False,
+                     cache=False, n_resamples=200)
+    assert set(r.per_conversation["split"]) == {"test"}
+    assert len(r.per_conversation) == len(ls.manifest.splits["test"])
+
+
+def test_learned_judge_needs_a_split_and_never_scores_its_training_items():
+    ls = load_labeled_set("support_desk")
+    with pytest.raises(InputError, match="split"):
+        evaluate(ls, judge="tfidf-logreg", progress=False, cache=False)
+    r = evaluate(ls, judge="tfidf-logreg", split="test", progress=False, cache=False,
+                 n_resamples=200)
+    assert r.ledger["label"].notna().all()
+
+
+def test_typo_in_judge_name_is_an_input_error():
+    traces, exps = two_conversations()
+    with pytest.raises(InputError, match="did you mean 'heuristic'"):
+        evaluate(traces, expectations=list(exps.values()), judge="heuristc", progress=False)
+
+
+def test_nothing_to_evaluate():
+    with pytest.raises(InputError, match="no traces"):
+        evaluate([], progress=False)
