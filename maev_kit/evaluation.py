@@ -41,6 +41,10 @@ class EvaluationResult:
         n_facts, retained, lost, contradicted, judge_errors, retention_rate, routing_cases,
         routing_exact, routing_acceptable, n_loops, exceeds_limit, should_escalate,
         contract_violations, handoff_quality, information_retention, routing_quality, composite.
+        The routing decision is the first handoff made by ``triage_agent``. The composite
+        follows :func:`~maev_kit.metrics.coordination_score`; a conversation with no routing
+        case (or no key fact) has nothing to get wrong there and counts 1.0 for that component,
+        as a conversation with no expected and no actual handoff does for handoffs.
     aggregates : DataFrame
         One row per metric: metric, mean, ci_low, ci_high, n (percentile bootstrap over
         conversations).
