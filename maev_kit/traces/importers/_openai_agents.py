@@ -14,11 +14,14 @@ text and tool calls); a ``response`` span (Responses API) carries only a respons
 turn has message ``""`` and the trace gets ``metadata["text_unavailable"] = True``; ``function``
 spans fill tool outputs; ``handoff`` spans are handoffs, their context taken from the arguments
 of the matching ``transfer_to_<agent>`` tool call (present when the handoff has an
-``input_type``).
+``input_type``). An agent run as a tool (``Agent.as_tool``) nests under the ``function`` span;
+it becomes a ``delegate`` handoff with the tool's arguments as context (see ``_spantree``).
 
 Run items / run state: items of one model response form a turn; ``handoff_output_item`` is a
 handoff whose context is the ``handoff_call_item``'s arguments. A handoff hidden by an
-``input_filter`` (the agent changes with no handoff item) is inferred, and reported.
+``input_filter`` (the agent changes with no handoff item) is inferred, and reported. An agent
+run as a tool is not in them (the SDK keeps only the calling run's items): its call is a plain
+tool call.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@
 - handoffs: ``TOOL`` spans named ``handoff to <agent>`` (OpenAI Agents SDK: ``input.value`` is the
   source agent, ``output.value`` the target) and ``TOOL`` spans of a ``transfer_to_<agent>`` tool
   (langgraph-swarm, AutoGen Swarm); their ``input.value`` arguments become ``context_passed``;
-- other ``TOOL`` spans fill the output of the matching tool call;
+- other ``TOOL`` spans fill the output of the matching tool call; an ``AGENT`` span inside one
+  (an agent used as a tool) is a ``delegate`` handoff from the tool's caller;
 - CrewAI: an agent's ReAct ``Action: Delegate work to coworker`` steps recorded in its output
   become ``delegate`` handoffs.
 

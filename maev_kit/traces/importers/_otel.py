@@ -7,7 +7,8 @@
   ``pass_control`` → ``transfer``, ``return_to_caller`` → ``delegate``), the openai-agents-v2
   instrumentation's ``agent_handoff`` spans (``gen_ai.handoff.from_agent`` / ``to_agent``) and
   ``execute_tool`` spans of a ``transfer_to_<agent>`` tool;
-- other ``execute_tool`` spans fill the output of the matching tool call.
+- other ``execute_tool`` spans fill the output of the matching tool call; an ``invoke_agent``
+  span inside one (an agent used as a tool) is a ``delegate`` handoff from the tool's caller.
 """
 
 from __future__ import annotations

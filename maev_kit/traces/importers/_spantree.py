@@ -2,6 +2,16 @@
 
 A *dialect* says what each span is (agent, LLM call, tool call, handoff) and how to read it;
 the walk turns spans, in start order, into user messages, agent turns and handoffs.
+
+Agents as tools: an agent span whose nearest enclosing agent/LLM/tool/handoff span is a *tool*
+span ran inside that tool call (OpenAI Agents ``Agent.as_tool``: function → task → agent; OTel
+``invoke_agent`` under ``execute_tool``; OpenInference ``AGENT`` under ``TOOL``). The caller
+delegated and got the result back, so the first such agent of a call becomes
+``Handoff(caller, agent, context_passed=<the tool's arguments>, mode="delegate")``; its turns
+stay turns; the ``role: user`` input of its LLM calls (the caller's tool argument) is not a user
+message; no transfer back is recorded. Under a handoff span (e.g. OTel ``execute_tool`` with
+``gen_ai.transfer.target.name``) that span is already the handoff: only the input is skipped.
+The dialects need no rule of their own.
 """
 
 from __future__ import annotations
@@ -110,7 +120,58 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
             if n and n not in known:
                 known.append(n)
 
+    # agents as tools: an agent span whose nearest enclosing call is a tool (or handoff) span
+    # runs *inside* that call — the caller delegates and gets the result back
+    call_of: dict[int, Span] = {}  # id(agent span) → the tool / handoff span it runs inside
+    wrappers: set[int] = set()  # spans between such a call and its agent (the nested run's root)
+    for s in group:
+        if kinds[id(s)] != "agent":
+            continue
+        between = []
+        for a in s.ancestors():
+            k = kinds.get(id(a))
+            if k in ("tool", "handoff"):
+                call_of[id(s)] = a
+                wrappers.update(between)
+                break
+            if k in ("agent", "llm"):
+                break
+            between.append(id(a))
+
+    def agent_of(span: Span) -> Span | None:
+        """The nearest agent span at or above ``span``."""
+        return next((a for a in [span, *span.ancestors()] if kinds.get(id(a)) == "agent"), None)
+
+    def nested(span: Span) -> bool:
+        """Whether ``span`` belongs to an agent running inside a tool call."""
+        a = agent_of(span)
+        return a is not None and id(a) in call_of
+
     b = TraceBuilder(conv_id, fmt, metadata=dict(metadata))
+    delegated: set[int] = set()  # ids of tool spans already turned into a delegation
+    delegations: Counter[tuple[str, str, str]] = Counter()
+    first_delegation_where = ""
+
+    def delegate(agent_span: Span, to: str) -> None:
+        """The first agent run inside a tool call → ``Handoff(caller, to, mode="delegate")``.
+
+        Later agents inside the same call are reached by the nested run's own handoffs; a
+        handoff span around the agent is already the handoff.
+        """
+        nonlocal first_delegation_where
+        call = call_of[id(agent_span)]
+        if kinds[id(call)] != "tool" or id(call) in delegated:
+            return
+        delegated.add(id(call))
+        frm = owner(call) or "assistant"
+        info = dialect.tool_info(call)
+        args = info.get("arguments")
+        ctx = dict(args) if isinstance(args, dict) else (
+            {} if args in (None, "", [], {}) else {"input": args})
+        b.handoff(frm, to, ctx, mode="delegate")
+        delegations[(frm, to, info.get("name") or call.name)] += 1
+        first_delegation_where = first_delegation_where or call.where
+
     seen_users: Counter[str] = Counter()
     last_turn: dict[str, AgentTurn] = {}
     consumed: set[int] = set()
@@ -127,7 +188,7 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
                 seen_users[u] += 1
                 b.user(u)
 
-    has_llm = any(k == "llm" for k in kinds.values())
+    has_llm = any(kinds[id(s)] == "llm" and not nested(s) for s in group)
     if not has_llm:
         for s in group:
             if s.parent is None:
@@ -139,7 +200,8 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
             continue
         if k == "llm":
             users, text, calls = dialect.llm_io(s)
-            add_users(users)
+            if not nested(s):  # a nested agent's "user" input is its caller's tool argument
+                add_users(users)
             ag = owner(s)
             if ag is None:
                 ag, anonymous = "assistant", True
@@ -150,8 +212,12 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
                 structural.add(id(last_turn[ag]))
         elif k == "agent":
             ag = dialect.agent_name(s) or owner(s)
+            if id(s) in call_of and ag:
+                delegate(s, ag)
             descendants = s.descendants()
-            if any(kinds[id(d)] == "llm" for d in descendants):
+            # LLM spans of an agent called as a tool below are that agent's, not this one's
+            if any(kinds[id(d)] == "llm" and (agent_of(d) is s or not nested(d))
+                   for d in descendants):
                 dialect.extra(s, b, ag, issues)
                 continue
             tools = []
@@ -212,9 +278,16 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
             else:
                 last_turn[ag] = b.turn(ag, "", [info])
                 text_missing += 1
-        elif not (s.parent is None and s.children):
+        elif not (s.parent is None and s.children) and id(s) not in wrappers:
             unmapped[s.name] += 1
 
+    if delegations:
+        shown = ", ".join(f"{f} → {t} via tool {n!r}" + (f" ×{c}" if c > 1 else "")
+                          for (f, t, n), c in delegations.items())
+        issues.append(ImportIssue(fmt, first_delegation_where, f"{sum(delegations.values())} "
+                                  f"agent run(s) inside a tool call (agents as tools) imported "
+                                  f"as delegate handoffs: {shown}; the tool's arguments are "
+                                  "their context_passed, not user messages", conv_id))
     if anonymous:
         issues.append(ImportIssue(fmt, "", "LLM spans with no enclosing agent were "
                                   "attributed to agent 'assistant'", conv_id))
