@@ -10,7 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "ERROR_CAUSES",
     "InputError",
+    "JudgeErrorWarning",
+    "JudgeErrorsExceeded",
+    "JudgeUnavailableError",
+    "NotApplicableWarning",
     "LabelValidationError",
     "MaevError",
     "Problem",
@@ -90,3 +95,39 @@ class UndefinedMetricWarning(UserWarning):
 
     Mirrors scikit-learn's warning of the same name.
     """
+
+
+#: Why a judge call failed, as counted everywhere (run stats, ledger, results, CLI, report):
+#: ``auth`` (authentication / permission), ``unreachable`` (connection refused, DNS, no route),
+#: ``rate_limit`` (429 after the retries), ``timeout``, ``server`` (5xx after the retries),
+#: ``content_filter`` (the provider refused the content), ``unparseable`` (a reply neither the
+#: transport nor the judge could read), ``other``.
+ERROR_CAUSES: tuple[str, ...] = ("auth", "unreachable", "rate_limit", "timeout", "server",
+                                 "content_filter", "unparseable", "other")
+
+
+class JudgeUnavailableError(MaevError):
+    """The judge cannot answer at all (bad credentials, nothing listening at the endpoint).
+
+    Raised early — after the first requests, not after every retry of every item — so a run
+    against a dead endpoint stops within seconds. ``cause`` is one of :data:`ERROR_CAUSES`;
+    ``fix`` says what to change (which variable to set, which URL did not answer).
+    """
+
+    def __init__(self, message: str, *, cause: str, fix: str = "") -> None:
+        super().__init__(f"{message}; {fix}" if fix else message)
+        self.cause = cause
+        self.fix = fix
+
+
+class JudgeErrorsExceeded(MaevError):
+    """Too large a share of the judged items failed for the numbers to be trusted."""
+
+
+class JudgeErrorWarning(UserWarning):
+    """Some judge calls failed: those items are left out of every rate, and counted by cause."""
+
+
+class NotApplicableWarning(UserWarning):
+    """A metric component had nothing to measure (no expectation, no routing case, no judged
+    fact) for some conversations: it is n/a there, never 0 or 1."""
