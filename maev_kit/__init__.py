@@ -94,14 +94,36 @@ def __dir__() -> list[str]:
     return __all__
 
 
-if TYPE_CHECKING:  # for type checkers and IDEs; never executed
+if TYPE_CHECKING:  # for type checkers and IDEs; never executed. Lists every _LAZY name.
+    from maev_kit.agreement import agreement_report, cohen_kappa
+    from maev_kit.backends import LiteLLMBackend, OpenAIClientBackend
+    from maev_kit.calibration import CalibrationResult, JudgeCard, calibrate
+    from maev_kit.datasets import LabeledSet, load_labeled_set
     from maev_kit.errors import MaevError, TraceValidationError
+    from maev_kit.evaluation import evaluate
     from maev_kit.expectations import (
         HandoffExpectation,
         KeyFact,
         RoutingTestCase,
         load_expectations,
     )
+    from maev_kit.judges import HeuristicJudge, LearnedJudge, RetentionJudge, Verdict, get_judge
+    from maev_kit.labels import LabelStore, LabelingSession
+    from maev_kit.metrics import (
+        ContractViolation,
+        HandoffContract,
+        check_handoff_contracts,
+        coordination_score,
+        detect_circular_handoffs,
+        load_contracts,
+        routing_confusion,
+        score_handoff_accuracy,
+        score_routing,
+        weight_sensitivity,
+    )
+    from maev_kit.reporting import Report, report
+    from maev_kit.retention import RetentionItem, build_retention_items
+    from maev_kit.runner import JudgeRun, arun_judge, run_judge, score_information_retention
     from maev_kit.traces import (
         AgentTurn,
         Handoff,
@@ -113,3 +135,5 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
         save_traces,
         traces_to_frame,
     )
+    from maev_kit.traces.importers import import_traces
+    from maev_kit.widgets import CalibrationDashboard, Labeler, TraceViewer, show
