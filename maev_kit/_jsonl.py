@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +12,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from maev_kit.errors import Problem
+
+try:  # POSIX; on other systems O_APPEND alone keeps single-write lines whole
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
 
 #: Longest line read into memory. Longer lines are skipped (and reported) in bounded memory.
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -126,3 +131,82 @@ def write_jsonl(records: Iterator[dict[str, Any]] | list[dict[str, Any]],
             f.write(json.dumps(r, ensure_ascii=False, separators=(", ", ": ")))
             f.write("\n")
     os.replace(tmp, path)
+
+
+# --------------------------------------------------------------------------- append-only logs
+def read_append_log(path: str | os.PathLike[str], *, name: str | None = None
+                    ) -> tuple[list[JsonLine], Problem | None]:
+    """Read an append-only JSONL log (labels, review decisions): ``(lines, torn_last_line)``.
+
+    A last line without a newline that does not parse is a *torn write* (a crash mid-write,
+    never acknowledged): it is left out of ``lines`` and returned as a warning
+    :class:`Problem`. Every other line, problems included, is in ``lines``. Never raises on
+    content.
+    """
+    name = name or display_name(path)
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        if size:
+            f.seek(size - 1)
+            ends_with_newline = f.read(1) == b"\n"
+        else:
+            ends_with_newline = True
+    lines = list(iter_json_lines(path, name=name))
+    if lines and lines[-1].problem is not None and not ends_with_newline:
+        torn = lines.pop()
+        return lines, Problem(name, torn.line, "", "torn last line (an interrupted write); "
+                              "ignored", "warning")
+    return lines, None
+
+
+def append_lines(path: str | os.PathLike[str], lines: Sequence[bytes]) -> bool:
+    """Append whole lines to an append-only log; returns once they are on disk.
+
+    Each line (bytes ending in a newline) is one ``os.write`` on a descriptor opened with
+    ``O_APPEND``, under an exclusive ``flock``, and the file is ``fsync``-ed before returning,
+    so concurrent writers never interleave and an acknowledged line survives a crash. A torn
+    last line left by an earlier crash is cut off first, so the file stays valid JSONL.
+    Returns True when such a torn line was cut.
+    """
+    if not lines:
+        return False
+    path = Path(path)
+    for data in lines:
+        if not data.endswith(b"\n") or b"\n" in data[:-1]:
+            raise ValueError("each line must be bytes ending in one newline")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            cut = _cut_torn_tail(fd)
+            for data in lines:
+                written = os.write(fd, data)
+                if written != len(data):  # pragma: no cover - disk full and the like
+                    raise OSError(f"short write to {display_name(path)}: "
+                                  f"{written} of {len(data)} bytes")
+            os.fsync(fd)
+        finally:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+    return cut
+
+
+def _cut_torn_tail(fd: int) -> bool:
+    """If the file does not end with a newline, cut the unacknowledged torn fragment."""
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return False
+    end = size
+    while end > 0:  # look back for the last newline, 64 KiB at a time
+        start = max(0, end - 65536)
+        cut = os.pread(fd, end - start, start).rfind(b"\n")
+        if cut >= 0:
+            os.ftruncate(fd, start + cut + 1)
+            return True
+        end = start
+    os.ftruncate(fd, 0)
+    return True

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from maev_kit._jsonl import display_name, iter_json_lines, pydantic_problems
+from maev_kit._jsonl import display_name, pydantic_problems, read_append_log
 from maev_kit.errors import Problem
 
 __all__ = ["LABEL_VALUES", "LabelFile", "LabelRecord", "latest_labels", "read_label_file"]
@@ -63,23 +63,10 @@ def read_label_file(path: str | os.PathLike[str], *, name: str | None = None) ->
     records: list[LabelRecord] = []
     problems: list[Problem] = []
     lines: dict[int, int] = {}
-    torn: Problem | None = None
-    size = os.path.getsize(path)
-    with open(path, "rb") as f:
-        if size:
-            f.seek(size - 1)
-            ends_with_newline = f.read(1) == b"\n"
-        else:
-            ends_with_newline = True
-    pending: list = list(iter_json_lines(path, name=name))
-    for idx, jl in enumerate(pending):
-        is_last = idx == len(pending) - 1
+    json_lines, torn = read_append_log(path, name=name)
+    for jl in json_lines:
         if jl.problem is not None:
-            if is_last and not ends_with_newline:
-                torn = Problem(name, jl.line, "", "torn last line (an interrupted write); "
-                               "ignored", "warning")
-            else:
-                problems.append(jl.problem)
+            problems.append(jl.problem)
             continue
         try:
             rec = LabelRecord.model_validate(jl.value)

@@ -18,14 +18,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from maev_kit._jsonl import display_name
+from maev_kit._jsonl import append_lines, display_name
 from maev_kit.errors import LabelValidationError, Problem
 from maev_kit.labels._records import LABEL_VALUES, LabelRecord, latest_labels, read_label_file
-
-try:  # POSIX; on other systems O_APPEND alone keeps single-write lines whole
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["LabelStore", "LabelStoreWarning"]
 
@@ -162,28 +157,8 @@ class LabelStore:
 
     def extend(self, records: Iterable[LabelRecord]) -> None:
         """Append several records; each is its own single-write line."""
-        lines = [self._encode(r) for r in records]
-        if not lines:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            if fcntl is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                if self._cut_torn_tail(fd):
-                    self.torn_last_line = None
-                for data in lines:
-                    written = os.write(fd, data)
-                    if written != len(data):  # pragma: no cover - disk full and the like
-                        raise OSError(f"short write to {display_name(self.path)}: "
-                                      f"{written} of {len(data)} bytes")
-                os.fsync(fd)
-            finally:
-                if fcntl is not None:
-                    fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+        if append_lines(self.path, [self._encode(r) for r in records]):
+            self.torn_last_line = None
 
     @staticmethod
     def _encode(record: LabelRecord) -> bytes:
@@ -191,20 +166,3 @@ class LabelStore:
             raise TypeError(f"expected a LabelRecord, got {type(record).__name__}")
         d: dict[str, Any] = record.model_dump(exclude_none=True)
         return (json.dumps(d, ensure_ascii=False) + "\n").encode("utf-8")
-
-    @staticmethod
-    def _cut_torn_tail(fd: int) -> bool:
-        """If the file does not end with a newline, cut the unacknowledged torn fragment."""
-        size = os.fstat(fd).st_size
-        if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-            return False
-        end = size
-        while end > 0:  # look back for the last newline, 64 KiB at a time
-            start = max(0, end - 65536)
-            cut = os.pread(fd, end - start, start).rfind(b"\n")
-            if cut >= 0:
-                os.ftruncate(fd, start + cut + 1)
-                return True
-            end = start
-        os.ftruncate(fd, 0)
-        return True
