@@ -41,7 +41,8 @@ class ProposedFact:
     ``value`` is the exact span of the source message the fact rests on (``"ACCT-4471"``), or
     None when there is none; ``source_turn_index`` is the ``turn_index`` of that message;
     ``proposer`` names what proposed it (``"offline"``, ``"llm:<model>"``, ``"context"``;
-    several joined by ``+`` after a merge).
+    several joined by ``+`` after a merge). ``reviewed`` is True once a person accepted, edited
+    or added the fact (see :class:`~maev_kit.facts.FactReviewSession`).
     """
 
     conversation_id: str
@@ -52,6 +53,7 @@ class ProposedFact:
     kind: str
     source_turn_index: int | None
     proposer: str
+    reviewed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
