@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -17,6 +18,10 @@ try:  # POSIX; on other systems O_APPEND alone keeps single-write lines whole
     import fcntl
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
+
+#: The message for JSON nested deeper than the parser can follow (``[[[[...``).
+NESTING_TOO_DEEP = ("JSON nesting too deep (arrays or objects nested hundreds of levels); "
+                    "no maev-kit record nests more than a few levels")
 
 #: Longest line read into memory. Longer lines are skipped (and reported) in bounded memory.
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -61,8 +66,9 @@ def iter_json_lines(path: str | os.PathLike[str], *, max_line_bytes: int = MAX_L
                     if not more or more.endswith(b"\n"):
                         break
                 yield JsonLine(lineno, None, None, Problem(
-                    name, lineno, "", f"line is {size:,} bytes, over the limit of "
-                    f"{max_line_bytes:,} bytes; split the record or raise `max_line_bytes`"))
+                    name, lineno, "", f"line too long: {size:,} bytes, over the limit of "
+                    f"{max_line_bytes:,} bytes per record; split the record (a trace "
+                    "usually needs well under 1 MB)"))
                 continue
             last_unterminated = not chunk.endswith(b"\n")
             if not chunk.strip():
@@ -80,6 +86,9 @@ def iter_json_lines(path: str | os.PathLike[str], *, max_line_bytes: int = MAX_L
                 hint = " (the last line looks truncated)" if last_unterminated else ""
                 yield JsonLine(lineno, None, chunk, Problem(
                     name, lineno, "", f"not valid JSON: {e.msg} at column {e.colno}{hint}"))
+                continue
+            except RecursionError:
+                yield JsonLine(lineno, None, chunk, Problem(name, lineno, "", NESTING_TOO_DEEP))
                 continue
             if not isinstance(value, dict):
                 yield JsonLine(lineno, None, chunk, Problem(
@@ -123,14 +132,42 @@ def pydantic_problems(err: ValidationError, file: str, line: int | None,
 
 def write_jsonl(records: Iterator[dict[str, Any]] | list[dict[str, Any]],
                 path: str | os.PathLike[str]) -> None:
-    """Write records as JSONL atomically (write to a temporary file, then rename)."""
+    """Write records as JSONL atomically (write to a temporary file, then rename).
+
+    An existing file at ``path`` is only replaced once every record is written. Errors name
+    ``path`` as given, never the temporary file:
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> write_jsonl([{"a": 1}], folder)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    IsADirectoryError: [Errno 21] is a folder, not a file: '...'
+    """
+    shown = os.fspath(path)
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", shown)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-        for r in records:
-            f.write(json.dumps(r, ensure_ascii=False, separators=(", ", ": ")))
-            f.write("\n")
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            for r in records:
+                f.write(json.dumps(r, ensure_ascii=False, separators=(", ", ": ")))
+                f.write("\n")
+        os.replace(tmp, path)
+    except OSError as e:
+        _remove_quietly(tmp)
+        raise type(e)(e.errno, e.strerror or str(e), shown) from None
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
+
+
+def _remove_quietly(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
 
 
 # --------------------------------------------------------------------------- append-only logs

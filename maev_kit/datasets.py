@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from maev_kit._jsonl import display_name, pydantic_problems
+from maev_kit._jsonl import NESTING_TOO_DEEP, _json_type, display_name, pydantic_problems
 from maev_kit.errors import InputError, LabelValidationError, Problem, TraceValidationError
 from maev_kit.expectations import ConversationExpectations, read_expectations
 from maev_kit.labels._records import LabelRecord, latest_labels, read_label_file
@@ -67,10 +67,20 @@ class ValidationReport:
         return not self.errors
 
     def summary(self) -> str:
-        parts = ", ".join(f"{v:,} {k}" for k, v in self.counts.items())
-        status = "valid" if self.ok else f"{len(self.errors)} problem(s)"
-        warn = f", {len(self.warnings)} warning(s)" if self.warnings else ""
-        return f"{self.path}: {status} ({parts}{warn})"
+        """One line: ``path: valid (85 traces, ...)`` or ``path: 2 problems (...)``.
+
+        >>> ValidationReport("t.jsonl", counts={"traces": 3}).summary()
+        't.jsonl: valid (3 traces)'
+        >>> ValidationReport("t.jsonl", errors=[Problem("t.jsonl", 1, "", "bad")]).summary()
+        't.jsonl: 1 problem'
+        """
+        n = len(self.errors)
+        status = "valid" if self.ok else f"{n} problem{'s' if n != 1 else ''}"
+        parts = [f"{v:,} {k}" for k, v in self.counts.items()]
+        if self.warnings:
+            w = len(self.warnings)
+            parts.append(f"{w} warning{'s' if w != 1 else ''}")
+        return f"{self.path}: {status}" + (f" ({', '.join(parts)})" if parts else "")
 
 
 @dataclass
@@ -232,13 +242,21 @@ def _validate_folder(p: Path, shown: str, report: ValidationReport):
     try:
         raw = json.loads((p / "manifest.json").read_text(encoding="utf-8"))
         if not isinstance(raw, dict):
-            raise ValueError("expected a JSON object")
+            raise ValueError(f"expected a JSON object, got {_json_type(raw)}")
         manifest = Manifest.model_validate(raw)
-    except (UnicodeDecodeError, ValueError) as e:
-        if isinstance(e, ValidationError):
-            report.errors += pydantic_problems(e, name("manifest.json"), None)
-        else:
-            report.errors.append(Problem(name("manifest.json"), None, "", f"not valid JSON: {e}"))
+    except ValidationError as e:
+        report.errors += pydantic_problems(e, name("manifest.json"), None)
+    except UnicodeDecodeError as e:
+        report.errors.append(Problem(name("manifest.json"), None, "",
+                                     f"not UTF-8 text (byte 0x{e.object[e.start]:02x} at "
+                                     f"offset {e.start}); save the file as UTF-8"))
+    except json.JSONDecodeError as e:
+        report.errors.append(Problem(name("manifest.json"), e.lineno, "",
+                                     f"not valid JSON: {e.msg} at column {e.colno}"))
+    except ValueError as e:
+        report.errors.append(Problem(name("manifest.json"), None, "", str(e)))
+    except RecursionError:
+        report.errors.append(Problem(name("manifest.json"), None, "", NESTING_TOO_DEEP))
 
     traces, errs, warns = validate_trace_file(p / "traces.jsonl", name=name("traces.jsonl"))
     report.errors += errs

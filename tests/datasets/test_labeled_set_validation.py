@@ -100,7 +100,7 @@ def test_split_naming_unknown_conversation(small_set):
 def test_missing_file_and_bad_manifest(small_set):
     path, _ = small_set
     (path / "manifest.json").write_text("{not json")
-    assert any("manifest.json: not valid JSON" in m for m in messages(path))
+    assert any("manifest.json:1: not valid JSON" in m for m in messages(path))
     (path / "expectations.jsonl").unlink()
     assert any("expectations.jsonl: missing" in m for m in messages(path))
 
