@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -16,17 +17,41 @@ __all__ = ["DEFAULT_WEIGHTS", "coordination_score", "weight_sensitivity"]
 DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(
     {"handoff": 0.3, "retention": 0.4, "routing": 0.3})
 _COMPONENTS = ("handoff", "retention", "routing")
+NotApplicable = Literal["na", "article"]
+_MODES = ("na", "article")
+
+# What each report must carry, and the other keys the score_* functions (and evaluate) put in
+# it: a key outside both that looks like a needed one is a misspelling, not an extra.
+_NEEDED: dict[str, tuple[str, ...]] = {
+    "handoff_report": ("target_accuracy", "context_completeness"),
+    "retention_report": ("retention_rate", "contradicted"),
+    "routing_report": ("acceptable_routing_accuracy",),
+}
+_KNOWN: dict[str, frozenset[str]] = {
+    "handoff_report": frozenset({"handoff_accuracy", "reason_accuracy", "missing_handoffs",
+                                 "unexpected_handoffs", "matching", "handoff_details",
+                                 "unexpected_handoff_indices"}),
+    "retention_report": frozenset({"retained", "lost", "contradicted", "errors", "details",
+                                   "judged", "judge_errors", "n_facts"}),
+    "routing_report": frozenset({"exact_routing_accuracy", "total_cases", "misrouted",
+                                 "category_routing_accuracy", "category_cases", "per_category",
+                                 "confusion"}),
+}
+_SOURCE = {"handoff_report": "score_handoff_accuracy",
+           "retention_report": "score_information_retention",
+           "routing_report": "score_routing"}
 
 
 def coordination_score(
-    handoff_report: Mapping[str, Any],
-    retention_report: Mapping[str, Any],
-    routing_report: Mapping[str, Any],
+    handoff_report: Mapping[str, Any] | None,
+    retention_report: Mapping[str, Any] | None,
+    routing_report: Mapping[str, Any] | None,
     *,
     weights: Mapping[str, float] | None = None,
     contradiction_penalty: float = 0.2,
-) -> dict[str, float]:
-    """One number for how well the agents coordinate: the article's composite, exactly.
+    not_applicable: NotApplicable = "na",
+) -> dict[str, Any]:
+    """One number for how well the agents coordinate: the article's composite.
 
     - handoff quality = 0.5 · ``target_accuracy`` + 0.5 · ``context_completeness`` (of
       :func:`score_handoff_accuracy`);
@@ -35,45 +60,101 @@ def coordination_score(
     - routing quality = ``acceptable_routing_accuracy`` (of :func:`score_routing`);
     - composite = 0.3 · handoff + 0.4 · retention + 0.3 · routing (``weights`` changes these).
 
-    A key missing from a report (or None) counts as 0, as in the article.
+    A component with nothing to measure is *not applicable*, never 0 or 1: its report is None,
+    a value it reads is None or NaN, the handoff report has no expectation
+    (``handoff_details`` is empty) or the routing report no case (``total_cases`` is 0). With
+    ``not_applicable="na"`` (default) such a component is NaN and the composite is taken over
+    the applicable components with their weights renormalised to sum to 1
+    (composite = Σ wᵢ·cᵢ / Σ wᵢ over the applicable i with wᵢ > 0); it is NaN when none
+    applies, and ``components_used`` says which were used. ``not_applicable="article"`` is the
+    article's behaviour, for parity: a missing key or None counts 0, an empty report's values
+    are taken as they are, and no ``components_used`` is returned.
+
+    A key that looks like a misspelling of a needed one (``context_completness``) is an
+    error in both modes, and so is a missing needed key in ``"na"`` mode.
 
     Parameters
     ----------
-    handoff_report, retention_report, routing_report : mapping
+    handoff_report, retention_report, routing_report : mapping, or None (``"na"`` only)
+        The dicts :func:`score_handoff_accuracy`, :func:`score_information_retention` and
+        :func:`score_routing` return (or any mapping with the keys read above).
     weights : mapping with keys ``handoff``, ``retention``, ``routing``, optional
         Non-negative, summing to 1. Default ``{"handoff": 0.3, "retention": 0.4,
         "routing": 0.3}``.
     contradiction_penalty : float, default 0.2
         Subtracted from the retention rate per contradicted fact; non-negative.
+    not_applicable : {"na", "article"}, default "na"
 
     Returns
     -------
     dict
         ``handoff_quality``, ``information_retention``, ``routing_quality`` and
         ``composite_coordination``, each rounded to 3 decimals (the composite is computed from
-        the unrounded components).
+        the unrounded components; NaN when not applicable), and in ``"na"`` mode
+        ``components_used``: a tuple of the component names the composite used.
+
+    Raises
+    ------
+    ValueError
+        On a misspelt or (``"na"``) missing report key, naming it and the expected keys; on
+        bad weights.
 
     Examples
     --------
     >>> coordination_score({"target_accuracy": 1.0, "context_completeness": 0.5},
     ...                    {"retention_rate": 0.75, "contradicted": 1},
-    ...                    {"acceptable_routing_accuracy": 0.75})
-    {'handoff_quality': 0.75, 'information_retention': 0.55, 'routing_quality': 0.75, 'composite_coordination': 0.67}
+    ...                    {"acceptable_routing_accuracy": 0.75})  # doctest: +NORMALIZE_WHITESPACE
+    {'handoff_quality': 0.75, 'information_retention': 0.55, 'routing_quality': 0.75,
+     'composite_coordination': 0.67, 'components_used': ('handoff', 'retention', 'routing')}
+
+    No routing case: the composite is over handoff and retention, weighted 0.3 : 0.4.
+
+    >>> r = coordination_score({"target_accuracy": 1.0, "context_completeness": 0.5},
+    ...                        {"retention_rate": 0.75, "contradicted": 1}, None)
+    >>> r["routing_quality"], r["composite_coordination"], r["components_used"]
+    (nan, 0.636, ('handoff', 'retention'))
+
+    The article counted the missing component as 0:
+
+    >>> coordination_score({"target_accuracy": 1.0, "context_completeness": 0.5},
+    ...                    {"retention_rate": 0.75, "contradicted": 1}, {},
+    ...                    not_applicable="article")["composite_coordination"]
+    0.445
+
+    >>> coordination_score({"target_accuracy": 1.0, "context_completness": 0.5},
+    ...                    {"retention_rate": 0.75, "contradicted": 1}, None)
+    Traceback (most recent call last):
+    ...
+    ValueError: `handoff_report` has a key 'context_completness' where 'context_completeness' is expected (a misspelling?); coordination_score reads target_accuracy, context_completeness from it
     """
     w = _check_weights(weights)
     penalty = _check_penalty(contradiction_penalty)
-    for arg, value in (("handoff_report", handoff_report), ("retention_report", retention_report),
-                       ("routing_report", routing_report)):
-        if type(value) is not dict and not isinstance(value, Mapping):
-            raise TypeError(f"`{arg}` must be a mapping (the dict a score_* function returns), "
-                            f"got {type(value).__name__}")
-    h, r, ro = _components(handoff_report, retention_report, routing_report, penalty)
-    composite = w["handoff"] * h + w["retention"] * r + w["routing"] * ro
+    mode = _check_mode(not_applicable)
+    reports = {"handoff_report": handoff_report, "retention_report": retention_report,
+               "routing_report": routing_report}
+    for arg, value in reports.items():
+        _check_report(arg, value, mode)
+    if mode == "article":
+        h, r, ro = _components(handoff_report, retention_report, routing_report,  # type: ignore[arg-type]
+                               penalty)
+        composite = w["handoff"] * h + w["retention"] * r + w["routing"] * ro
+        return {
+            "handoff_quality": round(h, 3),
+            "information_retention": round(r, 3),
+            "routing_quality": round(ro, 3),
+            "composite_coordination": round(composite, 3),
+        }
+    comps = dict(zip(_COMPONENTS, _na_components(handoff_report, retention_report,
+                                                 routing_report, penalty)))
+    used = tuple(c for c in _COMPONENTS if not math.isnan(comps[c]) and w[c] > 0)
+    total = sum(w[c] for c in used)
+    composite = (sum(w[c] * comps[c] for c in used) / total) if used else math.nan
     return {
-        "handoff_quality": round(h, 3),
-        "information_retention": round(r, 3),
-        "routing_quality": round(ro, 3),
+        "handoff_quality": round(comps["handoff"], 3),
+        "information_retention": round(comps["retention"], 3),
+        "routing_quality": round(comps["routing"], 3),
         "composite_coordination": round(composite, 3),
+        "components_used": used,
     }
 
 
@@ -121,6 +202,9 @@ def weight_sensitivity(
 
     base = _check_weights(weights)
     penalty = _check_penalty(contradiction_penalty)
+    for arg, value in (("handoff_report", handoff_report), ("retention_report", retention_report),
+                       ("routing_report", routing_report)):
+        _check_report(arg, value, "article")
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta <= 1:
         raise ValueError(f"`delta` must be a number in (0, 1], got {delta!r}")
     comps = dict(zip(_COMPONENTS, _components(handoff_report, retention_report, routing_report,
@@ -164,6 +248,66 @@ def _components(handoff_report: Mapping[str, Any], retention_report: Mapping[str
                     - penalty * _get(retention_report, "contradicted"))
     routing = _get(routing_report, "acceptable_routing_accuracy")
     return handoff, retention, routing
+
+
+def _na_components(handoff_report: Mapping[str, Any] | None,
+                   retention_report: Mapping[str, Any] | None,
+                   routing_report: Mapping[str, Any] | None,
+                   penalty: float) -> tuple[float, float, float]:
+    """The three components, NaN where not applicable (see :func:`coordination_score`)."""
+    nan = math.nan
+    handoff = retention = routing = nan
+    if handoff_report is not None and handoff_report.get("handoff_details", None) != []:
+        t = _value(handoff_report, "target_accuracy")
+        c = _value(handoff_report, "context_completeness")
+        handoff = 0.5 * t + 0.5 * c  # NaN when either is
+    if retention_report is not None:
+        rate = _value(retention_report, "retention_rate")
+        if not math.isnan(rate):
+            contradicted = _value(retention_report, "contradicted")
+            retention = max(0.0, rate - penalty * (0.0 if math.isnan(contradicted)
+                                                   else contradicted))
+    if routing_report is not None and routing_report.get("total_cases", None) != 0:
+        routing = _value(routing_report, "acceptable_routing_accuracy")
+    return handoff, retention, routing
+
+
+def _value(report: Mapping[str, Any], key: str) -> float:
+    """A needed value as a float, NaN when None or NaN (``"na"`` mode; presence is checked)."""
+    value = report[key]
+    return math.nan if value is None else _get(report, key)
+
+
+def _check_mode(mode: str) -> str:
+    if mode not in _MODES:
+        raise ValueError(f"`not_applicable` must be 'na' or 'article', got {mode!r}")
+    return mode
+
+
+def _check_report(arg: str, report: Any, mode: str) -> None:
+    """A report is a mapping (or None in ``"na"`` mode) without misspelt or missing keys."""
+    if report is None and mode == "na":
+        return
+    if type(report) is not dict and not isinstance(report, Mapping):
+        allowed = " (or None when the component is n/a)" if mode == "na" else ""
+        raise TypeError(f"`{arg}` must be a mapping (the dict a score_* function returns)"
+                        f"{allowed}, got {type(report).__name__}")
+    needed = _NEEDED[arg]
+    reads = ", ".join(needed)
+    missing = [k for k in needed if k not in report]
+    if not missing:
+        return
+    for key in report:
+        if key in _KNOWN[arg] or not isinstance(key, str):
+            continue
+        close = difflib.get_close_matches(key, missing, n=1, cutoff=0.8)
+        if close:
+            raise ValueError(f"`{arg}` has a key {key!r} where {close[0]!r} is expected (a "
+                             f"misspelling?); coordination_score reads {reads} from it")
+    if mode == "na":
+        raise ValueError(f"`{arg}` has no key {missing[0]!r}; coordination_score reads {reads} "
+                         f"from it (the dict {_SOURCE[arg]} returns), or pass None when the "
+                         "component is n/a")
 
 
 def _get(report: Mapping[str, Any], key: str) -> float:

@@ -17,19 +17,99 @@ ROUTING = {"acceptable_routing_accuracy": 0.75}
 
 
 def test_worked_example():
-    assert coordination_score(HANDOFF, RETENTION, ROUTING) == {
+    article = coordination_score(HANDOFF, RETENTION, ROUTING, not_applicable="article")
+    assert article == {
         "handoff_quality": 0.75, "information_retention": 0.55, "routing_quality": 0.75,
         "composite_coordination": 0.67}
+    # With every component applicable the default gives the same numbers, and says so.
+    assert coordination_score(HANDOFF, RETENTION, ROUTING) == {
+        **article, "components_used": ("handoff", "retention", "routing")}
 
 
-def test_missing_keys_count_as_zero():
-    assert coordination_score({}, {}, {}) == {
+def test_missing_keys_count_as_zero_in_article_mode():
+    article = {"not_applicable": "article"}
+    assert coordination_score({}, {}, {}, **article) == {
         "handoff_quality": 0.0, "information_retention": 0.0, "routing_quality": 0.0,
         "composite_coordination": 0.0}
-    r = coordination_score({"target_accuracy": 1.0}, {"retention_rate": 1.0}, {})
+    r = coordination_score({"target_accuracy": 1.0}, {"retention_rate": 1.0}, {}, **article)
     assert r["handoff_quality"] == 0.5 and r["information_retention"] == 1.0
     assert r["composite_coordination"] == 0.55
-    assert coordination_score({"target_accuracy": None}, {}, {})["handoff_quality"] == 0.0
+    assert coordination_score({"target_accuracy": None}, {}, {}, **article)[
+        "handoff_quality"] == 0.0
+
+
+def test_missing_keys_are_errors_by_default():
+    with pytest.raises(ValueError, match="`routing_report` has no key 'acceptable_routing_accuracy'"):
+        coordination_score(HANDOFF, RETENTION, {})
+    with pytest.raises(ValueError, match="`retention_report` has no key 'contradicted'.*"
+                                         "score_information_retention"):
+        coordination_score(HANDOFF, {"retention_rate": 1.0}, ROUTING)
+
+
+@pytest.mark.parametrize("mode", ["na", "article"])
+@pytest.mark.parametrize(("arg", "report", "bad", "good"), [
+    (0, {"target_accuracy": 1.0, "context_completness": 0.5}, "context_completness",
+     "context_completeness"),
+    (0, {"target_acuracy": 1.0, "context_completeness": 0.5}, "target_acuracy", "target_accuracy"),
+    (1, {"retention_rte": 0.75, "contradicted": 1}, "retention_rte", "retention_rate"),
+    (1, {"retention_rate": 0.75, "contradictd": 1}, "contradictd", "contradicted"),
+    (2, {"acceptable_routing_acuracy": 0.75}, "acceptable_routing_acuracy",
+     "acceptable_routing_accuracy"),
+])
+def test_misspelt_report_keys_are_rejected_by_name(mode, arg, report, bad, good):
+    reports = [HANDOFF, RETENTION, ROUTING]
+    reports[arg] = report
+    with pytest.raises(ValueError, match=f"'{bad}' where '{good}' is expected"):
+        coordination_score(*reports, not_applicable=mode)
+    with pytest.raises(ValueError, match=f"'{bad}' where '{good}' is expected"):
+        weight_sensitivity(*reports)
+
+
+def test_the_score_functions_reports_are_accepted_whole():
+    from maev_kit import RoutingTestCase, score_routing
+
+    handoffs = score_handoff_accuracy([], [{"expected_target": "billing"}])
+    routing = score_routing([RoutingTestCase("refund", "billing", category="money")], ["billing"])
+    retention = {"retention_rate": 0.5, "retained": 1, "lost": 1, "contradicted": 0,
+                 "errors": 0, "details": []}
+    r = coordination_score(handoffs, retention, routing)
+    assert r["components_used"] == ("handoff", "retention", "routing")
+    assert r["handoff_quality"] == 0.0 and r["routing_quality"] == 1.0
+
+
+def test_not_applicable_components_are_left_out_and_the_weights_renormalised():
+    r = coordination_score(HANDOFF, RETENTION, None)
+    assert math.isnan(r["routing_quality"]) and r["components_used"] == ("handoff", "retention")
+    assert r["composite_coordination"] == round((0.3 * 0.75 + 0.4 * 0.55) / 0.7, 3)
+    # The forms "nothing to measure" takes in the score_* reports:
+    no_handoffs = score_handoff_accuracy([], [])  # no expectation
+    no_cases = {"exact_routing_accuracy": 0.0, "acceptable_routing_accuracy": 0.0,
+                "total_cases": 0, "misrouted": 0}
+    nothing_judged = {"retention_rate": float("nan"), "contradicted": 0}
+    r = coordination_score(no_handoffs, RETENTION, no_cases)
+    assert r["components_used"] == ("retention",) and r["composite_coordination"] == 0.55
+    r = coordination_score({"target_accuracy": None, "context_completeness": None},
+                           nothing_judged, ROUTING)
+    assert r["components_used"] == ("routing",) and r["composite_coordination"] == 0.75
+    r = coordination_score(no_handoffs, nothing_judged, None)
+    assert r["components_used"] == () and math.isnan(r["composite_coordination"])
+    assert all(math.isnan(r[k]) for k in ("handoff_quality", "information_retention",
+                                          "routing_quality"))
+    # A zero-weight component is not used even when it applies.
+    r = coordination_score(HANDOFF, nothing_judged, ROUTING,
+                           weights={"handoff": 0.0, "retention": 1.0, "routing": 0.0})
+    assert r["components_used"] == () and math.isnan(r["composite_coordination"])
+
+
+def test_article_mode_keeps_the_articles_numbers_for_empty_reports():
+    no_handoffs = score_handoff_accuracy([], [])
+    r = coordination_score(no_handoffs, RETENTION, {}, not_applicable="article")
+    assert r["handoff_quality"] == 1.0 and r["routing_quality"] == 0.0
+    assert r["composite_coordination"] == round(0.3 * 1.0 + 0.4 * 0.55, 3)
+    with pytest.raises(TypeError, match="`routing_report` must be a mapping"):
+        coordination_score(HANDOFF, RETENTION, None, not_applicable="article")
+    with pytest.raises(ValueError, match="`not_applicable` must be 'na' or 'article'"):
+        coordination_score(HANDOFF, RETENTION, ROUTING, not_applicable="zero")
 
 
 def test_retention_is_floored_at_zero():
@@ -95,10 +175,15 @@ def test_scores_in_unit_interval(t, c, rate, contradicted, routing, raw):
     w["routing"] = 1.0 - w["handoff"] - w["retention"]
     if w["routing"] < 0:
         w["routing"] = 0.0
-    r = coordination_score({"target_accuracy": t, "context_completeness": c},
-                           {"retention_rate": rate, "contradicted": contradicted},
-                           {"acceptable_routing_accuracy": routing}, weights=w)
+    reports = ({"target_accuracy": t, "context_completeness": c},
+               {"retention_rate": rate, "contradicted": contradicted},
+               {"acceptable_routing_accuracy": routing})
+    r = coordination_score(*reports, weights=w, not_applicable="article")
     assert all(0.0 <= v <= 1.0 for v in r.values())
+    na = coordination_score(*reports, weights=w)
+    assert 0.0 <= na["composite_coordination"] <= 1.0
+    assert na["components_used"] == tuple(k for k in ("handoff", "retention", "routing")
+                                          if w[k] > 0)
 
 
 def test_weight_sensitivity_frame():
