@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
+import warnings
 from typing import Any
 
 import click
 
 from maev_kit import __version__
-from maev_kit.errors import InputError, MaevError
+from maev_kit.errors import InputError, MaevError, _ProblemsError
 
 # command name -> "module:attribute" of a click command, imported when the command is used
 _LAZY_COMMANDS: dict[str, str] = {
@@ -104,27 +106,93 @@ def validate(paths: tuple[str, ...], as_json: bool, quiet: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Entry point of the ``maev`` console script."""
-    try:
-        return cli.main(args=argv, prog_name="maev", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(130)
-    except click.ClickException as e:
-        e.show()
-        sys.exit(e.exit_code)
-    except InputError as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(2)
-    except MaevError as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(1)
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
-        click.echo(f"error: {e.strerror}: {e.filename}", err=True)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        click.echo("interrupted: finished work is kept (cached); rerun to continue", err=True)
-        sys.exit(130)
+    """Entry point of the ``maev`` console script.
+
+    Every expected failure ends as one readable message on stderr, never a traceback: bad input
+    (a file, a flag, a path) exits 2, a run that failed exits 1. Python warnings raised while a
+    command runs print as ``warning: ...`` lines.
+    """
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        try:
+            return cli.main(args=argv, prog_name="maev", standalone_mode=False)
+        except click.exceptions.Abort:
+            _fail("aborted", 130)
+        except click.UsageError as e:
+            where = f" (see `{e.ctx.command_path} --help`)" if e.ctx is not None else ""
+            _fail(f"error: {_one_line(e.format_message())}{where}", 2)
+        except click.ClickException as e:
+            _fail(f"error: {_one_line(e.format_message())}", e.exit_code)
+        except _ProblemsError as e:
+            _fail(_problems_text(e), 2)
+        except InputError as e:
+            _fail(f"error: {e}", 2)
+        except MaevError as e:
+            _fail(f"error: {e}", 1)
+        except OSError as e:
+            _fail(f"error: {_os_error_text(e)}", 2)
+        except UnicodeDecodeError as e:
+            _fail(f"error: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start}); "
+                  "save the file as UTF-8", 2)
+        except RecursionError:
+            _fail("error: input nested too deep to read (JSON arrays or objects nested hundreds "
+                  "of levels)", 2)
+        except KeyboardInterrupt:
+            _fail("interrupted: finished work is kept (cached); rerun to continue", 130)
+        except Exception as e:  # a bug: still one line, the traceback on request
+            if os.environ.get("MAEV_DEBUG"):
+                raise
+            _fail(f"error: internal error ({type(e).__name__}: {_one_line(str(e))}); this is "
+                  "a bug in maev-kit — rerun with MAEV_DEBUG=1 for the traceback and report it", 1)
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(message, err=True)
+    sys.exit(code)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def _problems_text(e: _ProblemsError) -> str:
+    """One ``error: file:line › field: message`` line per problem (at most 50)."""
+    shown = e.problems[:50]
+    lines = [f"error: {p}" for p in shown]
+    if len(e.problems) > len(shown):
+        lines.append(f"error: … and {len(e.problems) - len(shown)} more problems")
+    return "\n".join(lines)
+
+
+_OS_HINTS: dict[type[OSError], str] = {
+    IsADirectoryError: "is a folder; give a file path",
+    NotADirectoryError: "a part of this path is a file, not a folder",
+    FileNotFoundError: "no such file or folder",
+    PermissionError: "permission denied",
+    FileExistsError: "already exists",
+}
+
+
+def _os_error_text(e: OSError) -> str:
+    """``path: reason`` for a file-system error, naming the path the user gave."""
+    reason = next((hint for cls, hint in _OS_HINTS.items() if isinstance(e, cls)), None)
+    detail = e.strerror or (str(e) if e.args else "")
+    if reason is None:
+        reason = detail or type(e).__name__
+    elif detail and detail.lower() not in reason.lower() and e.strerror is None:
+        reason = detail  # a message written for the user, e.g. by Report.save
+    if e.filename is None:
+        return reason
+    where = os.fsdecode(e.filename)
+    if e.filename2 is not None:
+        where += f" → {os.fsdecode(e.filename2)}"
+    return f"{where}: {reason}"
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """Print a warning as ``warning: message`` on stderr (no source line, no file name)."""
+    click.echo(f"warning: {message}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover
