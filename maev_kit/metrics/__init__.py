@@ -11,6 +11,7 @@ from maev_kit.metrics._contracts import (
     ContractViolation,
     HandoffContract,
     check_handoff_contracts,
+    contract_violations_by_handoff,
     load_contracts,
     parse_contracts,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "HandoffContract",
     "VALUE_TYPES",
     "check_handoff_contracts",
+    "contract_violations_by_handoff",
     "coordination_score",
     "detect_circular_handoffs",
     "load_contracts",

@@ -25,6 +25,7 @@ __all__ = [
     "ContractViolation",
     "HandoffContract",
     "check_handoff_contracts",
+    "contract_violations_by_handoff",
     "load_contracts",
 ]
 
@@ -259,6 +260,34 @@ def check_handoff_contracts(
         if require_contract and not covered:
             out.append(ContractViolation(cid, hi, h.turn_index, h.from_agent, h.to_agent,
                                          None, None, "no_contract"))
+    return out
+
+
+def contract_violations_by_handoff(
+    trace: MultiAgentTrace,
+    contracts: Sequence[HandoffContract] | str | os.PathLike[str],
+    *,
+    require_contract: bool = False,
+) -> dict[int, list[ContractViolation]]:
+    """:func:`check_handoff_contracts`, grouped by handoff index: what a view marks on each handoff.
+
+    The trace viewer and the report draw exactly these violations — the matching rule lives in
+    :func:`check_handoff_contracts` alone. Handoffs without a violation are absent.
+
+    Examples
+    --------
+    >>> from maev_kit import Handoff, MultiAgentTrace
+    >>> t = MultiAgentTrace("c-1", handoffs=[
+    ...     Handoff("triage", "general", "fallback", {}, 1),
+    ...     Handoff("general", "billing", "specialization", {}, 2)])
+    >>> found = contract_violations_by_handoff(t, [HandoffContract("*", "billing",
+    ...                                            required_context_keys=["account_number"])])
+    >>> {i: [v.key for v in vs] for i, vs in found.items()}
+    {1: ['account_number']}
+    """
+    out: dict[int, list[ContractViolation]] = {}
+    for v in check_handoff_contracts(trace, contracts, require_contract=require_contract):
+        out.setdefault(v.handoff_index, []).append(v)
     return out
 
 

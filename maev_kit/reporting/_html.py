@@ -7,11 +7,11 @@ untrusted: a ``<script>`` or ``<img onerror=...>`` in a message must show as tex
 
 from __future__ import annotations
 
-import html
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from maev_kit._html import esc, fmt, is_missing
 
 __all__ = ["CSS", "callout", "details", "esc", "figure", "fmt", "kv_table", "page",
            "records_table", "section", "table"]
@@ -107,54 +107,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;margin:18px 0}
 """
 
 
-def esc(value: Any) -> str:
-    """``html.escape`` of ``str(value)``, quotes included.
-
-    >>> esc('<img src=x onerror="alert(1)">')
-    '&lt;img src=x onerror=&quot;alert(1)&quot;&gt;'
-    """
-    return html.escape(str(value), quote=True)
-
-
-def _is_missing(v: Any) -> bool:
-    if v is None:
-        return True
-    if isinstance(v, float) and math.isnan(v):
-        return True
-    try:
-        import pandas as pd
-
-        return v is pd.NA or v is pd.NaT
-    except ImportError:  # pragma: no cover
-        return False
-
-
-def fmt(value: Any, spec: str | None = None) -> str:
-    """A cell value as plain (unescaped) text: floats to 3 decimals, missing as ``—``.
-
-    >>> fmt(0.123456), fmt(3), fmt(float("nan")), fmt(True), fmt([1, 2]), fmt(0.5, "{:.1%}")
-    ('0.123', '3', '—', 'yes', '1, 2', '50.0%')
-    """
-    if _is_missing(value):
-        return "—"
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        try:
-            value = value.item()  # numpy scalar
-        except (TypeError, ValueError, AttributeError):
-            pass
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if spec is not None and isinstance(value, (int, float)):
-        return spec.format(value)
-    if isinstance(value, float):
-        if math.isinf(value):
-            return "∞" if value > 0 else "−∞"
-        return f"{value:.3f}"
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return ", ".join(fmt(v) for v in value)
-    if isinstance(value, Mapping):
-        return json.dumps(value, default=str, ensure_ascii=False)
-    return str(value)
+_is_missing = is_missing
 
 
 def _is_num(value: Any) -> bool:

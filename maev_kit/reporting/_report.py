@@ -16,7 +16,8 @@ from typing import Any
 
 from maev_kit.reporting import _html as h
 from maev_kit.reporting import _plots
-from maev_kit.reporting._values import (
+from maev_kit._html._trace import trace_html
+from maev_kit._html._values import (
     ceiling as _ceiling,
     judge_label as _judge_label,
     key_label as _key_label,
@@ -141,7 +142,7 @@ def _plural(n: int, word: str) -> str:
 
 
 def _transcript_html(trace: Any) -> str:
-    """A plain escaped transcript (used when the widgets' renderer is not available)."""
+    """A plain escaped transcript (used when the trace renderer fails on an odd trace)."""
     parts = []
     for e in trace.timeline():
         kind = type(e).__name__
@@ -161,10 +162,6 @@ def _transcript_html(trace: Any) -> str:
 
 
 def _render_trace(trace: Any, facts: list[dict[str, Any]], verdicts: dict[str, Any]) -> str:
-    try:
-        from maev_kit.widgets._render import trace_html
-    except ImportError:
-        return _transcript_html(trace)
     try:
         return trace_html(trace, facts=facts or None, verdicts=verdicts or None)
     except Exception:  # one odd trace must not sink the whole report

@@ -175,6 +175,6 @@ class MultiAgentTrace:
         return out
 
     def _repr_html_(self) -> str:
-        from maev_kit.widgets._render import trace_html  # lazy: keeps `import maev_kit` light
+        from maev_kit._html._trace import trace_html  # lazy: keeps `import maev_kit` light
 
         return trace_html(self)

@@ -1,7 +1,7 @@
 """Notebook widgets: TraceViewer, Labeler, CalibrationDashboard (ipywidgets views).
 
 The widgets are thin views: the labeling logic lives in :class:`maev_kit.labels.LabelingSession`
-and the HTML in :mod:`maev_kit.widgets._render` (plain strings). ipywidgets is imported only
+and the HTML in :mod:`maev_kit._html` (plain strings, shared with the report). ipywidgets is imported only
 when a widget name is first used, so ``MultiAgentTrace._repr_html_`` works without it.
 """
 

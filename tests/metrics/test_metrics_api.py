@@ -10,7 +10,8 @@ import maev_kit.metrics as metrics
 
 EXPECTED = [
     "ContractValidationError", "ContractViolation", "DEFAULT_WEIGHTS", "HandoffContract",
-    "VALUE_TYPES", "check_handoff_contracts", "coordination_score", "detect_circular_handoffs",
+    "VALUE_TYPES", "check_handoff_contracts", "contract_violations_by_handoff",
+    "coordination_score", "detect_circular_handoffs",
     "load_contracts", "parse_contracts", "routing_confusion", "score_handoff_accuracy", "score_routing",
     "weight_sensitivity",
 ]
