@@ -1,0 +1,40 @@
+"""Key facts proposed from the trace itself, for traces that come without expectations.
+
+``propose_facts(traces, method="offline")`` finds, for each handoff, what the user said before
+it that the receiving agent should keep (account numbers, amounts, dates, names…);
+``method="context"`` turns each handoff's ``context_passed`` into facts. The proposals are
+:class:`ProposedFact` objects with a stable ``fact_id``; a person reviews them, then
+:func:`save_facts_as_expectations` writes them as key facts that scoring reads.
+
+Importing this package loads the standard library only.
+"""
+
+from maev_kit.facts._io import (
+    facts_to_expectations,
+    load_facts,
+    save_facts,
+    save_facts_as_expectations,
+)
+from maev_kit.facts._model import FACT_KINDS, ProposedFact, fact_id_for
+from maev_kit.facts._propose import (
+    METHODS,
+    FactNote,
+    FactProposal,
+    merge_facts,
+    propose_facts,
+)
+
+__all__ = [
+    "FACT_KINDS",
+    "METHODS",
+    "FactNote",
+    "FactProposal",
+    "ProposedFact",
+    "fact_id_for",
+    "facts_to_expectations",
+    "load_facts",
+    "merge_facts",
+    "propose_facts",
+    "save_facts",
+    "save_facts_as_expectations",
+]

@@ -1,0 +1,268 @@
+"""The offline fact extractor: deterministic rules over one message, stdlib only.
+
+:func:`extract` finds the spans a person would write down as key facts — identifiers and codes,
+emails, phone numbers, money, dates and times, counts with a unit, names a person gives for
+themselves, places, plans — and returns them as :class:`Span` objects whose ``value`` is the
+exact text of the message (``value in message`` holds), so a reviewer can highlight it.
+
+Rules favour precision: a bare number, a word in capitals or an agent's pleasantry proposes
+nothing. Overlapping matches keep the most specific one (an account number wins over the
+digits inside it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["STRONG_KINDS", "Span", "extract"]
+
+#: Kinds taken from the handing-off agent's own words as well as from the user's.
+STRONG_KINDS = frozenset({"identifier", "email", "phone", "money"})
+
+
+@dataclass(frozen=True)
+class Span:
+    """One extracted fact: ``kind``, ``text`` (a readable sentence), ``value`` (exact span)."""
+
+    kind: str
+    text: str
+    value: str
+    start: int
+
+
+# ---- building blocks ---------------------------------------------------------------------
+
+_MONTHS = ("January|February|March|April|May|June|July|August|September|October|November|"
+           "December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec")
+_WEEKDAYS = "Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday"
+_NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
+                 "fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|"
+                 "fifty|a dozen|a couple of|a pair of")
+_TIME = r"\d{1,2}(?::[0-5]\d)?\s?(?:[ap]\.m\.|[ap]m)(?![\w])|(?:[01]?\d|2[0-3]):[0-5]\d(?!\d)"
+_DAY_OF_MONTH = r"\d{1,2}(?:st|nd|rd|th)?"
+_DATE = (
+    rf"\d{{4}}-[01]\d-[0-3]\d"                                      # 2025-03-14
+    rf"|[0-3]?\d/[0-3]?\d/(?:\d{{4}}|\d{{2}})"                      # 03/14/2025
+    rf"|(?:{_MONTHS})\.?\s{_DAY_OF_MONTH}(?:,?\s\d{{4}})?"          # June 16, 2025
+    rf"|{_DAY_OF_MONTH}\s(?:of\s)?(?:{_MONTHS})(?:,?\s\d{{4}})?"    # 16 June 2025
+    rf"|(?:{_WEEKDAYS})(?:,?\s(?:{_MONTHS})\.?\s{_DAY_OF_MONTH})?"  # Friday(, June 16)
+    rf"|(?:{_MONTHS})\s\d{{4}}"                                     # March 2025
+)
+_B = r"(?<![\w@.-])"   # left boundary: not inside a word, an email or an identifier
+_E = r"(?![\w@-])"      # right boundary
+
+# Identifier keywords → the label used in the fact text.
+_ID_LABELS = {
+    "account": "account number", "acct": "account number", "order": "order number",
+    "booking": "booking reference", "reservation": "reservation number",
+    "confirmation": "confirmation code", "ticket": "ticket number", "case": "case number",
+    "invoice": "invoice number", "customer": "customer number", "member": "member id",
+    "membership": "membership number", "user": "user id", "username": "username",
+    "policy": "policy number", "tracking": "tracking number", "reference": "reference",
+    "ref": "reference", "pnr": "booking reference", "serial": "serial number",
+    "claim": "claim number", "loyalty": "loyalty number", "passport": "passport number",
+    "flight": "flight number", "transaction": "transaction id", "refund": "refund reference",
+    "error": "error code", "model": "model", "version": "version", "license": "license key",
+    "subscription": "subscription id", "device": "device id", "employee": "employee id",
+    "student": "student id", "patient": "patient id", "id": "id",
+}
+_ID_TOKEN = (r"(?=[\w-]*\d)[A-Za-z0-9][\w-]*[A-Za-z0-9]"   # has a digit: ACCT-4471, 88123
+             r"|[A-Z][A-Z0-9]{4,}(?![a-z])")                  # or capitals: QXBPTF
+_KEYWORD_ID = re.compile(
+    rf"\b(?i:(?P<kw>{'|'.join(sorted(_ID_LABELS, key=len, reverse=True))})"
+    r"(?:\s+(?:number|no\.?|num|#|id|code|reference|ref))?"
+    r"(?:\s*(?:is|was|:|=|#)\s*|\s+)(?:it'?s\s+)?)#?"
+    rf"(?P<value>{_ID_TOKEN}){_E}")
+_CARD = re.compile(
+    r"\b(?:card|visa|mastercard|amex)\b[^.?!\n]{0,30}?\b(?:end(?:s|ing)\s+(?:in|with)|last\s+"
+    r"(?:four|4)(?:\s+digits)?(?:\s+(?:is|are))?:?)\s+(?P<value>\d{4})(?!\d)", re.IGNORECASE)
+
+_PATTERNS: list[tuple[str, int, re.Pattern[str]]] = [
+    # (kind, priority, pattern); a named group `value` narrows the span, else the whole match
+    ("email", 90, re.compile(r"(?<![\w.+-])[A-Za-z0-9][\w.+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
+                             r"\.[A-Za-z]{2,}(?![\w-])")),
+    ("money", 80, re.compile(
+        _B + r"(?:[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion)\b)?"
+        r"|(?:USD|EUR|GBP|CHF|JPY|CAD|AUD)\s?\d[\d,]*(?:\.\d+)?"
+        r"|\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|dollars|euros|pounds)\b)")),
+    ("date", 70, re.compile(rf"\b(?:{_DATE})(?:,?\s(?:at\s)?(?:{_TIME}))?(?![\w/])")),
+    ("time", 60, re.compile(rf"{_B}(?:{_TIME})")),
+    ("phone", 55, re.compile(
+        r"(?<![\w-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s?|\d{2,4}[\s.-])\d{2,4}[\s.-]\d{3,4}"
+        r"(?:[\s.-]\d{2,4})?(?![\w-])")),
+    ("identifier", 50, re.compile(
+        _B + r"(?:[A-Z]{1,6}(?:-[A-Z0-9]+)*-\d[A-Z0-9]*(?:-[A-Z0-9]+)*"   # ACCT-4471-9920, E-PAY-402
+        r"|[A-Z]+[0-9][A-Z0-9]*(?:-[A-Z0-9]+)*"                        # INV88213, UM3OG5, RF5521
+        r"|[0-9]+[A-Z][A-Z0-9]*"                                       # 5AB12
+        r"|[a-z][a-z0-9]*(?:_[a-z0-9]+)*_\d+[a-z0-9_]*"                # omar_rossi_1241
+        r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"                              # SSL_ERROR_BAD_CERT
+        r"|(?:[A-Z][a-z]+)+(?:Exception|Error|Fault)"               # ThrottlingException
+        r"|[a-z]{2,}(?:-[a-z]+)+-\d+[a-z]?"                            # eu-west-1
+        r"|HTTP\s\d{3}"                                                # HTTP 504
+        r"|v?\d+\.\d+\.\d+(?:\.\d+)?"                                  # 6.1.5
+        r"|\d{5,}"                                                     # 8812345
+        r")" + _E)),
+    ("quantity", 40, re.compile(
+        rf"\b(?:\d+(?:\.\d+)?|{_NUMBER_WORDS})\s(?:[a-z]+\s)?"
+        r"(?:bags?|suitcases?|luggage|people|persons?|passengers?|guests?|adults?|children|"
+        r"kids?|infants?|seats?|licen[cs]es?|users?|rooms?|nights?|days?|weeks?|months?|"
+        r"years?|hours?|minutes?|items?|tickets?|devices?|laptops?|phones?|lines?|accounts?|"
+        r"units?|boxes|packages?|pieces?|orders?|copies|employees|members|beds?|tables?|"
+        r"floors?|pets?|dogs?|cats?|GB|TB|MB|kg|lbs?|km|miles?|meters?|metres?|mbps|Mbps|"
+        r"gigabytes?|terabytes?|kilograms?|pounds of)\b")),
+]
+
+_CAP = r"[^\W\d_][\w'’-]*"          # a word; capitalisation is checked after matching
+_NAME = re.compile(
+    rf"\b(?:my name is|my name's|name is|I'm|I am|this is|call me|it's)\s+(?P<value>{_CAP}"
+    rf"(?:\s{_CAP}){{0,2}})", re.IGNORECASE)
+_FROM_TO = re.compile(rf"\bfrom\s+(?P<a>{_CAP}(?:\s{_CAP}){{0,3}})\s+to\s+(?P<b>{_CAP}"
+                      rf"(?:\s{_CAP}){{0,3}})")
+_FROM = re.compile(rf"\bfrom\s+(?P<value>{_CAP}(?:\s{_CAP}){{0,3}})")
+_PLAN = re.compile(
+    rf"\b(?:on|have|has|with|using|use|got|bought|pay for|subscribed to)\s+(?:the\s+|a\s+|an\s+|"
+    rf"our\s+|my\s+)?(?P<value>{_CAP}(?:\s(?:annual|monthly|yearly|plan|tier|"
+    rf"subscription|membership|package))+|{_CAP}\s(?=plan\b|tier\b|subscription\b))")
+
+# Capitalised words that are not names or places (sentence words, days, pronouns, fillers).
+_NOT_PROPER = frozenset("""
+a an the i i'm im me my we our you your he she it they this that these those there here
+not no yes so very really just also still already now then sorry sure fine ok okay good great
+happy glad afraid here calling writing back again new from with about in on at to for of and or
+but if when what who how why which hi hello hey thanks thank please help can could would will
+trying looking having getting going done ready available interested confused frustrated
+customer support team agent user sir madam mr mrs ms dr account order booking
+monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday morning
+evening night january february march april may june july august september october november
+december
+""".split())
+_LOWER_ALLOWED = frozenset({"de", "da", "van", "von", "del", "la", "le", "di", "bin", "al"})
+
+
+def _proper_words(value: str, *, max_words: int) -> str | None:
+    """The leading run of capitalised, non-stop words of ``value`` (None when there is none)."""
+    words = value.split()
+    out: list[str] = []
+    for w in words[:max_words]:
+        bare = w.strip("'’-")
+        if not bare or bare.casefold() in _NOT_PROPER and not (out and bare.casefold()
+                                                               in _LOWER_ALLOWED):
+            break
+        if not bare[0].isupper():
+            if out and bare in _LOWER_ALLOWED:
+                out.append(w)
+                continue
+            break
+        out.append(w)
+    while out and out[-1] in _LOWER_ALLOWED:
+        out.pop()
+    return " ".join(out) if out else None
+
+
+def _cap(label: str) -> str:
+    return label[:1].upper() + label[1:]
+
+
+def _id_label(value: str) -> str:
+    prefix = re.match(r"[A-Za-z]+", value)
+    guess = {"acct": "account number", "acc": "account number", "inv": "invoice number",
+             "ord": "order number", "tkt": "ticket number", "tick": "ticket number",
+             "case": "case number", "bk": "booking reference", "res": "reservation number",
+             "rf": "refund reference", "ref": "reference", "cs": "case number",
+             "pnr": "booking reference", "http": "error code", "err": "error code",
+             "e": "error code"}
+    if prefix and prefix.group().casefold() in guess and not value.isalpha():
+        return guess[prefix.group().casefold()]
+    if "Exception" in value or "Error" in value or value.startswith("HTTP"):
+        return "error code"
+    if re.fullmatch(r"[a-z]{2,}(?:-[a-z]+)+-\d+[a-z]?", value):
+        return "region"
+    if re.fullmatch(r"v?\d+\.\d+\.\d+(?:\.\d+)?", value):
+        return "version"
+    if "_" in value and value.islower():
+        return "user id"
+    if "_" in value:
+        return "code"
+    return "reference"
+
+
+def _text(kind: str, value: str, label: str | None = None) -> str:
+    if kind == "identifier":
+        return f"{_cap(label or _id_label(value))} is {value}"
+    return {
+        "email": f"Email is {value}",
+        "phone": f"Phone number is {value}",
+        "money": f"Amount is {value}",
+        "date": f"Date is {value}",
+        "time": f"Time is {value}",
+        "quantity": value,
+        "name": f"Name is {value}",
+        "place": f"Place is {value}",
+        "other": f"Plan is {value}",
+    }.get(kind, value)
+
+
+def extract(message: str) -> list[Span]:
+    """Facts in one message, in order of position, none overlapping another.
+
+    >>> [(s.kind, s.value) for s in extract("My account number is ACCT-4471, 3 checked bags.")]
+    [('identifier', 'ACCT-4471'), ('quantity', '3 checked bags')]
+    >>> extract("My account number is ACCT-4471")[0].text
+    'Account number is ACCT-4471'
+    >>> extract("Thanks, I'll look into it now.")
+    []
+    """
+    found: list[tuple[int, int, int, Span]] = []  # (priority, start, end, span)
+
+    def add(kind: str, prio: int, start: int, value: str, label: str | None = None) -> None:
+        found.append((prio, start, start + len(value),
+                      Span(kind, _text(kind, value, label), value, start)))
+
+    if not message:
+        return []
+    for m in _KEYWORD_ID.finditer(message):
+        value = m.group("value")
+        kw = m.group("kw").casefold()
+        if kw in ("id", "model", "version") and not any(c.isdigit() for c in value):
+            continue
+        add("identifier", 100, m.start("value"), value, _ID_LABELS[kw])
+    for m in _CARD.finditer(message):
+        add("identifier", 100, m.start("value"), m.group("value"), "card ending")
+    for kind, prio, pattern in _PATTERNS:
+        for m in pattern.finditer(message):
+            value = m.group()
+            if kind == "phone" and sum(c.isdigit() for c in value) < 8:
+                continue
+            add(kind, prio, m.start(), value)
+    for m in _NAME.finditer(message):
+        name = _proper_words(m.group("value"), max_words=3)
+        if name:
+            add("name", 45, m.start("value"), name)
+    for m in _FROM_TO.finditer(message):
+        a = _proper_words(m.group("a"), max_words=4)
+        b = _proper_words(m.group("b"), max_words=4)
+        if a and b and m.group("a").startswith(a) and m.group("b") == b:
+            value = message[m.start("a"):m.start("b") + len(b)]
+            found.append((44, m.start("a"), m.start("a") + len(value),
+                          Span("place", f"Route is from {value}", value, m.start("a"))))
+    for m in _FROM.finditer(message):
+        place = _proper_words(m.group("value"), max_words=4)
+        if place:
+            add("place", 30, m.start("value"), place)
+    for m in _PLAN.finditer(message):
+        words = m.group("value")
+        if _proper_words(words.split()[0], max_words=1):
+            value = re.sub(r"\s(?:plan|tier|subscription|membership|package)$", "", words)
+            add("other", 35, m.start("value"), value)
+
+    found.sort(key=lambda f: (-f[0], -(f[2] - f[1]), f[1]))
+    taken: list[tuple[int, int]] = []
+    spans: list[Span] = []
+    for _, start, end, span in found:
+        if any(start < e and s < end for s, e in taken):
+            continue
+        taken.append((start, end))
+        spans.append(span)
+    spans.sort(key=lambda s: s.start)
+    return spans

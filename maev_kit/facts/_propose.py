@@ -1,0 +1,306 @@
+"""Proposing key facts for each handoff of a conversation: from the handoff's context, from
+offline rules over what was said before it, or (later) from an LLM."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from maev_kit.errors import InputError
+from maev_kit.facts._model import ProposedFact, _normalise, fact_id_for
+from maev_kit.facts._offline import STRONG_KINDS, extract
+
+if TYPE_CHECKING:
+    from maev_kit.traces._model import AgentTurn, MultiAgentTrace
+
+__all__ = ["METHODS", "FactNote", "FactProposal", "merge_facts", "propose_facts"]
+
+#: The proposer names :func:`propose_facts` accepts.
+METHODS: tuple[str, ...] = ("offline", "context", "llm")
+
+#: Agent ids or roles that mark a turn as the user's (exports and simulators often record the
+#: user as one more participant).
+USER_ROLES = frozenset({"user", "customer", "human", "client", "end_user", "end-user",
+                        "enduser", "caller", "requester"})
+_TOOL_ROLES = frozenset({"tool", "function", "tool_result", "function_call", "tool_call"})
+
+
+@dataclass(frozen=True)
+class FactNote:
+    """Why a conversation (``handoff_index`` None) or one handoff got no proposed fact."""
+
+    conversation_id: str
+    handoff_index: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = (self.conversation_id if self.handoff_index is None
+                 else f"{self.conversation_id}/h{self.handoff_index}")
+        return f"{where}: {self.message}"
+
+
+class FactProposal(list):  # list[ProposedFact]
+    """The proposed facts (a plain list of :class:`ProposedFact`) plus ``notes``: one
+    :class:`FactNote` per conversation or handoff that got none, saying why.
+
+    >>> p = FactProposal([], [FactNote("c1", None, "no handoff: nothing to propose facts for")])
+    >>> list(p), [str(n) for n in p.notes]
+    ([], ['c1: no handoff: nothing to propose facts for'])
+    """
+
+    def __init__(self, facts: Iterable[ProposedFact] = (),
+                 notes: Iterable[FactNote] = ()) -> None:
+        super().__init__(facts)
+        self.notes: list[FactNote] = list(notes)
+
+
+def is_user_turn(turn: AgentTurn) -> bool:
+    """True when an agent turn is really the user speaking (role or id ``user``, ``customer``…)."""
+    return (turn.agent_role.strip().casefold() in USER_ROLES
+            or turn.agent_id.strip().casefold() in USER_ROLES)
+
+
+def _is_tool_turn(turn: AgentTurn) -> bool:
+    return (turn.agent_role.strip().casefold() in _TOOL_ROLES
+            or turn.agent_id.strip().casefold() in _TOOL_ROLES)
+
+
+def _handoff_order(trace: MultiAgentTrace) -> list[int]:
+    return sorted(range(len(trace.handoffs)), key=lambda i: trace.handoffs[i].turn_index)
+
+
+# ---- context ------------------------------------------------------------------------------
+
+def _propose_context(trace: MultiAgentTrace, notes: list[FactNote]) -> list[ProposedFact]:
+    from maev_kit.retention._items import derive_facts  # the same facts scoring derives
+
+    out = []
+    for hi in _handoff_order(trace):
+        h = trace.handoffs[hi]
+        for kf in derive_facts(trace, hi):
+            value = str(h.context_passed[kf.fact_id.removeprefix("ctx:")])
+            out.append(ProposedFact(trace.conversation_id, hi, kf.fact_id, kf.text, value,
+                                    "context", h.turn_index, "context"))
+    if trace.handoffs and not out:
+        notes.append(FactNote(trace.conversation_id, None,
+                              "no handoff passes a context value: no context fact"))
+    return out
+
+
+# ---- offline ------------------------------------------------------------------------------
+
+def _propose_offline(trace: MultiAgentTrace, notes: list[FactNote], *,
+                     carry_over: bool) -> list[ProposedFact]:
+    from maev_kit.traces._model import AgentTurn, UserMessage
+
+    cid = trace.conversation_id
+    # (turn_index, speaker or None for the user, text), in conversation order
+    said: list[tuple[int, str | None, str]] = []
+    tool_only = bool(trace.turns)
+    for e in trace.timeline():
+        if isinstance(e, UserMessage):
+            said.append((e.turn_index, None, e.content))
+        elif isinstance(e, AgentTurn):
+            if is_user_turn(e):
+                said.append((e.turn_index, None, e.message))
+            elif not _is_tool_turn(e) and e.message.strip():
+                tool_only = False
+                if not e.message.lstrip().startswith(("{", "[")):  # a tool result, not words
+                    said.append((e.turn_index, e.agent_id, e.message))
+    user_said = [s for s in said if s[1] is None and s[2].strip()]
+    if not user_said:
+        why = ("only tool turns, no user text" if tool_only and trace.turns
+               else "no user text")
+        notes.append(FactNote(cid, None, f"{why}: no offline fact proposed"))
+        return []
+
+    cache: dict[int, list[Any]] = {}
+    out: list[ProposedFact] = []
+    seen_in_conversation: set[str] = set()
+    previous = -1  # turn_index of the previous handoff
+    for hi in _handoff_order(trace):
+        h = trace.handoffs[hi]
+        seen: set[str] = set()
+        found = 0
+        for pos, (turn, speaker, text) in enumerate(said):
+            if turn > h.turn_index:
+                break
+            if speaker is not None and (speaker != h.from_agent or turn <= previous):
+                continue  # only the handing-off agent's own words since it took over
+            if not carry_over and turn <= previous:
+                continue
+            spans = cache.get(pos)
+            if spans is None:
+                spans = cache[pos] = extract(text)
+            for s in spans:
+                if speaker is not None and s.kind not in STRONG_KINDS:
+                    continue
+                key = _normalise(s.value)
+                if key in seen or (not carry_over and key in seen_in_conversation):
+                    continue
+                seen.add(key)
+                found += 1
+                out.append(ProposedFact(cid, hi, fact_id_for(hi, s.text), s.text, s.value,
+                                        s.kind, turn, "offline"))
+        seen_in_conversation |= seen
+        if not found:
+            n = sum(1 for t, sp, _ in user_said if t <= h.turn_index)
+            why = ("no user text before this handoff" if not n else
+                   f"nothing fact-like in the {n} user message{'s' if n != 1 else ''} "
+                   "before this handoff" + ("" if carry_over else " that was not proposed "
+                                                                   "for an earlier handoff"))
+            notes.append(FactNote(cid, hi, why))
+        previous = h.turn_index
+    return out
+
+
+# ---- llm (not built yet) ------------------------------------------------------------------
+
+def _propose_llm(traces: Sequence[MultiAgentTrace], backend: Any, notes: list[FactNote],
+                 **kw: Any) -> list[ProposedFact]:
+    # HOOK: the LLM proposer (a versioned extraction prompt, one request per handoff through
+    # the judging runner, backends, cache, retries and error accounting) plugs in here.
+    raise InputError("the llm proposer is not available yet")
+
+
+# ---- public -------------------------------------------------------------------------------
+
+def _methods(method: str | Sequence[str]) -> list[str]:
+    names = [method] if isinstance(method, str) else list(method)
+    if not names:
+        raise InputError(f"`method` names no proposer; use one or more of {', '.join(METHODS)}")
+    for name in names:
+        if name not in METHODS:
+            close = difflib.get_close_matches(str(name), METHODS, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise InputError(f"unknown fact proposer {name!r}{hint} "
+                             f"(use one or more of {', '.join(METHODS)})")
+    return list(dict.fromkeys(names))
+
+
+def propose_facts(traces: MultiAgentTrace | Iterable[MultiAgentTrace], *,
+                  method: str | Sequence[str] = "offline", backend: Any = None,
+                  carry_over: bool = True, **kw: Any) -> FactProposal:
+    """Propose key facts for every handoff of every conversation.
+
+    Parameters
+    ----------
+    traces : MultiAgentTrace or iterable of them
+    method : {"offline", "context", "llm"} or a list of them
+        ``"offline"``: deterministic rules (stdlib only, no network) over what the user said
+        before each handoff — identifiers and codes, emails, phones, money, dates and times,
+        counts with a unit, names a person gives for themselves, places, plans — plus the
+        identifiers, emails, phones and amounts the handing-off agent itself stated since it
+        took over. User text is read from ``user_messages`` and from turns whose agent id or
+        role is ``user``, ``customer``, ``human``, ``client``…
+        ``"context"``: one fact per value in each handoff's ``context_passed`` (fact id
+        ``ctx:<key>``, as scoring derives them).
+        ``"llm"``: needs ``backend``; not available yet.
+        Several methods merge with :func:`merge_facts` (de-duplicated by value).
+    backend : a backend or model name, for ``"llm"`` only.
+    carry_over : bool
+        True (default): a fact stated before an earlier handoff is proposed again at each later
+        one — every handoff is a new chance to lose it (the reference set ``support_desk``
+        repeats more than half of its first-handoff facts at the second). False: each value is
+        proposed once, at the first handoff after it was stated.
+
+    Returns
+    -------
+    FactProposal
+        A list of :class:`ProposedFact` in conversation and handoff order, with ``.notes``:
+        one :class:`FactNote` for each conversation or handoff that got no fact, and why (no
+        handoff, no user text, only tool turns, nothing fact-like). Never raises on a trace's
+        content.
+
+    Raises
+    ------
+    InputError
+        For an unknown method, or ``"llm"`` without a backend.
+
+    Examples
+    --------
+    >>> from maev_kit import AgentTurn, Handoff, MultiAgentTrace
+    >>> t = MultiAgentTrace("c1", user_messages=["My account number is ACCT-4471."],
+    ...     turns=[AgentTurn("triage", "router", "Transferring you.", turn_index=1)],
+    ...     handoffs=[Handoff("triage", "billing", None, turn_index=2)])
+    >>> [(f.handoff_index, f.text, f.value, f.kind) for f in propose_facts([t])]
+    [(0, 'Account number is ACCT-4471', 'ACCT-4471', 'identifier')]
+    >>> [str(n) for n in propose_facts([MultiAgentTrace("c2")]).notes]
+    ['c2: no handoff: nothing to propose facts for']
+    """
+    from maev_kit.traces._model import MultiAgentTrace
+
+    if isinstance(traces, MultiAgentTrace):
+        traces = [traces]
+    traces = list(traces)
+    names = _methods(method)
+    if "llm" in names and backend is None and kw.get("model") is None:
+        raise InputError("the llm proposer needs a model: pass backend=<model name or backend>")
+    notes: list[FactNote] = []
+    lists: list[list[ProposedFact]] = []
+    for name in names:
+        if name == "llm":
+            lists.append(_propose_llm(traces, backend, notes, **kw))
+            continue
+        if kw:
+            raise InputError(f"unknown option(s) for the {name} proposer: {', '.join(kw)}")
+        facts: list[ProposedFact] = []
+        for t in traces:
+            if not t.handoffs:
+                if name == names[0]:
+                    notes.append(FactNote(t.conversation_id, None,
+                                          "no handoff: nothing to propose facts for"))
+                continue
+            if name == "context":
+                facts.extend(_propose_context(t, notes))
+            else:
+                facts.extend(_propose_offline(t, notes, carry_over=carry_over))
+        lists.append(facts)
+    merged = merge_facts(*lists) if len(lists) > 1 else lists[0]
+    if len(lists) > 1:  # a handoff one method could not fill but another did is no news
+        filled = {(f.conversation_id, f.handoff_index) for f in merged}
+        convs = {f.conversation_id for f in merged}
+        notes = [n for n in notes if not (
+            (n.handoff_index is not None and (n.conversation_id, n.handoff_index) in filled)
+            or (n.handoff_index is None and n.conversation_id in convs))]
+    return FactProposal(merged, notes)
+
+
+def merge_facts(*lists: Iterable[ProposedFact]) -> list[ProposedFact]:
+    """Merge proposals from several proposers, de-duplicated by normalised value per handoff.
+
+    The first proposal of a value is kept (its id, text and kind); its ``proposer`` joins the
+    names of every proposer that found the value with ``+``. Facts without a value
+    de-duplicate by text. Order: conversation, then handoff, in order of first appearance.
+
+    >>> a = ProposedFact("c1", 0, "ctx:account", "account is ACCT-1", "ACCT-1", "context", 2,
+    ...                  "context")
+    >>> b = ProposedFact("c1", 0, "p-1", "Account number is ACCT-1", "ACCT-1", "identifier", 0,
+    ...                  "offline")
+    >>> [(f.fact_id, f.proposer) for f in merge_facts([a], [b])]
+    [('ctx:account', 'context+offline')]
+    """
+    kept: dict[tuple[str, int, str], ProposedFact] = {}
+    names: dict[tuple[str, int, str], list[str]] = {}
+    for facts in lists:
+        for f in facts:
+            key = (f.conversation_id, f.handoff_index,
+                   "v:" + _normalise(f.value) if f.value else "t:" + _normalise(f.text))
+            if key not in kept:
+                kept[key] = f
+                names[key] = []
+            for p in f.proposer.split("+"):
+                if p not in names[key]:
+                    names[key].append(p)
+    conv_order = {c: i for i, c in enumerate(dict.fromkeys(k[0] for k in kept))}
+    keys = sorted(kept, key=lambda k: (conv_order[k[0]], k[1]))
+    out = []
+    for k in keys:
+        f = kept[k]
+        proposer = "+".join(names[k])
+        if proposer != f.proposer:
+            f = ProposedFact(**{**f.to_dict(), "proposer": proposer})
+        out.append(f)
+    return out
