@@ -5,8 +5,12 @@ Each is a thin shell over the library (``evaluate``, ``calibrate``, ``report``, 
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
+import os
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +39,10 @@ def _json_default(o: Any) -> Any:
     return str(o)
 
 
+def _one_line(text: str) -> str:
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
 def _frame_text(df: Any, max_rows: int = 30) -> str:
     import pandas as pd
 
@@ -46,9 +54,7 @@ def _frame_text(df: Any, max_rows: int = 30) -> str:
 def _read_labels(path: str) -> list[dict[str, Any]]:
     from maev_kit.labels import latest_labels, read_label_file
 
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{path}: no such labels file")
+    p = _input_file(path, "LABELS", "labels (labels.jsonl)")
     lf = read_label_file(p, name=path)
     if lf.problems:
         from maev_kit.errors import LabelValidationError
@@ -63,13 +69,16 @@ def _read_judge_run(path: str) -> dict[str, str | None]:
     """item_id → label from a CSV or JSONL with ``item_id`` and ``label`` columns."""
     import pandas as pd
 
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"{path}: no such judge-run file")
+    p = _input_file(path, "--judge-run", "judge-run (.csv or .jsonl)")
+    if p.suffix.lower() not in (".csv", ".jsonl", ".json"):
+        raise InputError(f"--judge-run {path}: unknown file type {p.suffix or '(none)'!r}; "
+                         "give the .csv or .jsonl ledger written by `maev score --ledger`")
+    kind = "CSV" if p.suffix.lower() == ".csv" else "JSONL"
     try:
-        df = pd.read_json(p, lines=True) if p.suffix in (".jsonl", ".json") else pd.read_csv(p)
-    except ValueError as e:
-        raise InputError(f"{path}: cannot read as {'JSONL' if p.suffix != '.csv' else 'CSV'}: {e}")
+        df = pd.read_csv(p) if kind == "CSV" else pd.read_json(p, lines=True)
+    except (ValueError, UnicodeDecodeError, RecursionError, pd.errors.ParserError) as e:
+        reason = "nesting too deep" if isinstance(e, RecursionError) else _one_line(str(e))
+        raise InputError(f"--judge-run {path}: cannot read as {kind}: {reason}") from None
     missing = {"item_id", "label"} - set(df.columns)
     if missing:
         raise InputError(f"{path}: missing column(s) {sorted(missing)}; a judge run needs "
@@ -81,7 +90,8 @@ def _read_judge_run(path: str) -> dict[str, str | None]:
 @click.argument("labels_path", metavar="LABELS.jsonl")
 @click.option("--judge-run", "judge_run", type=click.Path(), default=None,
               help="CSV/JSONL of a judge's verdicts (item_id, label), e.g. from `maev score --ledger`.")
-@click.option("--resamples", default=10_000, show_default=True, help="Bootstrap resamples.")
+@click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(100),
+              help="Bootstrap resamples.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def agree(labels_path: str, judge_run: str | None, resamples: int, as_json: bool) -> None:
     """Agreement between the annotators of a labels file, and with a judge run.
@@ -133,150 +143,478 @@ def agree(labels_path: str, judge_run: str | None, resamples: int, as_json: bool
                     click.echo(f"  {k}: ({v[0]:.3f}, {v[1]:.3f})")
 
 
-def _judge_options(f: Any) -> Any:
-    f = click.option("--api-base", default=None,
-                     help="Base URL of an OpenAI-compatible server (with an `openai/<name>` model).")(f)
-    f = click.option("--prompt", "prompt", default=None, type=click.Choice(["v1", "v2"]),
-                     help="Prompt variant when --judge is a model string.")(f)
-    f = click.option("--no-progress", is_flag=True, help="No progress bar.")(f)
-    f = click.option("--no-cache", is_flag=True, help="Do not read or write the reply cache.")(f)
-    return f
+# --------------------------------------------------------------------------- shared judge flags
+OFFLINE_JUDGES = ("heuristic", "tfidf-logreg")
 
 
-def _backend(judge: str, api_base: str | None) -> Any:
-    """A LiteLLM backend when ``--api-base`` is given for a model string, else None."""
-    if api_base is None:
+@dataclass(frozen=True)
+class JudgeFlags:
+    """The judge flags every judging command takes (``score``, ``report``, ``demo``,
+    ``calibrate``), as given on the command line."""
+
+    judges: tuple[str, ...]
+    prompts: tuple[str, ...] = ()
+    api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False)  # never printed, never written
+    no_cache: bool = False
+    no_progress: bool = False
+    max_concurrency: int | None = None
+    max_judge_errors: float = 0.05
+
+    @property
+    def judge(self) -> str:
+        return self.judges[0]
+
+    @property
+    def prompt(self) -> str | None:
+        return self.prompts[0] if self.prompts else None
+
+    @property
+    def cache(self) -> bool | None:
+        return False if self.no_cache else None
+
+    @property
+    def progress(self) -> bool:
+        return not self.no_progress
+
+    @property
+    def run_params(self) -> dict[str, Any]:
+        """``cache``, ``progress`` and (when given) ``max_concurrency`` for evaluate/calibrate."""
+        out: dict[str, Any] = {"cache": self.cache, "progress": self.progress}
+        if self.max_concurrency is not None:
+            out["max_concurrency"] = self.max_concurrency
+        return out
+
+    def backend_params(self) -> dict[str, Any]:
+        """``api_base`` / ``api_key`` for a model judge (a local server needs no real key)."""
+        params: dict[str, Any] = {}
+        if self.api_base:
+            params["api_base"] = self.api_base
+            params["api_key"] = self.api_key or os.environ.get("OPENAI_API_KEY", "not-needed")
+        elif self.api_key:
+            params["api_key"] = self.api_key
+        return params
+
+    def backend(self, judge: str) -> Any:
+        """A LiteLLM backend for a model string when a flag sets its endpoint or key, else None."""
+        params = self.backend_params()
+        if not params or _is_offline(judge):
+            return None
+        from maev_kit.backends import LiteLLMBackend
+
+        return LiteLLMBackend(judge, **params)
+
+    def check(self) -> None:
+        """Reject unknown judges (suggesting the closest), unknown prompts and flags that
+        nothing would use, before any work starts."""
+        for name in self.judges:
+            _check_judge(name, self.prompts)
+        if all(_is_offline(j) for j in self.judges):
+            used = [f for f, v in (("--prompt", self.prompts), ("--api-base", self.api_base),
+                                   ("--api-key", self.api_key)) if v]
+            if used:
+                raise InputError(f"{' and '.join(used)} only apply to a model judge; "
+                                 f"{', '.join(self.judges)} runs offline (drop the flag, or "
+                                 "pass --judge MODEL, e.g. gpt-4o-mini)")
+
+
+def _is_offline(judge: str) -> bool:
+    return judge.strip().lower() in OFFLINE_JUDGES
+
+
+def _check_judge(name: str, prompts: tuple[str, ...]) -> None:
+    """Resolve ``name`` (and each prompt) the way evaluate and calibrate will."""
+    if not name.strip():
+        raise InputError("--judge is empty; give an offline judge (heuristic, tfidf-logreg) "
+                         "or a model string such as gpt-4o-mini")
+    try:
+        from maev_kit.judges import resolve_judge
+    except ImportError:
+        resolve_judge = None
+    if resolve_judge is not None:
+        for prompt in prompts or (None,):
+            resolve_judge(name, prompt=prompt)
+        return
+    import difflib
+
+    if not _is_offline(name) and "/" not in name:
+        close = difflib.get_close_matches(name.strip().lower(), OFFLINE_JUDGES, n=1, cutoff=0.75)
+        if close:
+            raise InputError(f"unknown judge {name!r}; did you mean {close[0]!r}?")
+    for prompt in prompts:
+        if prompt not in ("v1", "v2"):
+            raise InputError(f"unknown prompt {prompt!r}; use v1 or v2")
+
+
+def judge_options(*, several: bool = False) -> Any:
+    """The judge flags shared by score, report, demo and calibrate.
+
+    The command receives one ``flags`` argument, a :class:`JudgeFlags`. With ``several``
+    (calibrate) ``--judge`` and ``--prompt`` repeat and ``--judge`` is required; otherwise
+    ``--judge`` defaults to the offline heuristic judge.
+    """
+    def decorate(f: Any) -> Any:
+        @functools.wraps(f)
+        def command(*args: Any, judge: Any, prompt: Any, api_base: str | None,
+                    api_key: str | None, no_cache: bool, no_progress: bool,
+                    max_concurrency: int | None, max_judge_errors: float, **kwargs: Any) -> Any:
+            flags = JudgeFlags(
+                judges=tuple(judge) if several else (judge,),
+                prompts=tuple(prompt) if several else ((prompt,) if prompt else ()),
+                api_base=api_base, api_key=api_key, no_cache=no_cache, no_progress=no_progress,
+                max_concurrency=max_concurrency, max_judge_errors=max_judge_errors)
+            flags.check()
+            return f(*args, flags=flags, **kwargs)
+
+        options = [
+            click.option("--judge", "judge", multiple=several, required=several,
+                         default=None if several else "heuristic", show_default=not several,
+                         help="Offline judge (heuristic, tfidf-logreg) or a litellm model string "
+                              "(gpt-4o-mini, openai/<name> with --api-base)"
+                              + (". Repeat for several." if several else ".")),
+            click.option("--prompt", "prompt", multiple=several, default=None,
+                         help="Prompt variant of a model judge (v1, v2; default v1)"
+                              + (". Repeat for several." if several else ".")),
+            click.option("--api-base", default=None, metavar="URL",
+                         help="Base URL of an OpenAI-compatible server for openai/<name>."),
+            click.option("--api-key", default=None, envvar="MAEV_API_KEY",
+                         help="API key for the model judge (or MAEV_API_KEY; else the provider's "
+                              "variable, e.g. OPENAI_API_KEY). Never written anywhere."),
+            click.option("--no-cache", is_flag=True, help="Do not read or write the reply cache."),
+            click.option("--no-progress", is_flag=True, help="No progress bars."),
+            click.option("--max-concurrency", type=click.IntRange(1), default=None,
+                         help="Requests in flight at once (default 16)."),
+            click.option("--max-judge-errors", type=click.FloatRange(0, 1), default=0.05,
+                         show_default=True,
+                         help="Fail (exit 1, nothing written) when a larger share of the facts "
+                              "could not be judged."),
+        ]
+        for option in reversed(options):
+            command = option(command)
+        return command
+    return decorate
+
+
+def _raise_for_judge_errors(result: Any, max_share: float) -> None:
+    """Exit 1 (JudgeErrorsExceeded) before anything presents an errored run as a result."""
+    if hasattr(result, "raise_for_judge_errors"):
+        result.raise_for_judge_errors(max_share)
+        return
+    stats = result.judge.get("stats") or {}  # until EvaluationResult.raise_for_judge_errors
+    total, failed = stats.get("items", 0), stats.get("errors", 0)
+    if total and failed / total > max_share:
+        from maev_kit.errors import JudgeErrorsExceeded
+
+        raise JudgeErrorsExceeded(
+            f"{failed} of {total} facts could not be judged ({_causes(stats)}), over "
+            f"--max-judge-errors {max_share:g}; no scores written")
+
+
+def _causes(stats: dict[str, Any]) -> str:
+    by = stats.get("errors_by_cause") or stats.get("errors_by_kind") or {}
+    return ", ".join(f"{k} {v}" for k, v in sorted(by.items(), key=lambda kv: -kv[1]))
+
+
+def _judge_line(judge: dict[str, Any]) -> str:
+    """``judge: heuristic v1-…, offline: 0 requests, 0 cache hits, 0 errors``."""
+    stats = judge.get("stats") or {}
+    model = f"model {judge['model']}" if judge.get("model") else "offline"
+    n_err = stats.get("errors", 0)
+    errors = f"{n_err} error{'s' if n_err != 1 else ''}" + (
+        f" ({_causes(stats)})" if n_err and _causes(stats) else "")
+    return (f"judge: {judge.get('name')} {judge.get('version', '')}".rstrip()
+            + f", {model}: {stats.get('requests', 0)} requests, "
+            f"{stats.get('cache_hits', 0)} cache hits, {errors}")
+
+
+def _error_summary_line(result: Any) -> str | None:
+    """The result's "retention over N of M facts; K failed (...)" line when something failed."""
+    summary = getattr(result, "judge_errors", None)
+    if summary is not None and getattr(summary, "failed", 0):
+        return f"warning: {summary}"
+    return None
+
+
+# --------------------------------------------------------------------------- paths
+def _output_file(path: str | None, option: str, suffixes: tuple[str, ...] = ()) -> None:
+    """Fail before any work when ``path`` cannot be written as a file of one of ``suffixes``."""
+    if path is None:
+        return
+    p = Path(path)
+    if not path.strip():
+        raise InputError(f"{option} is empty; give a file path")
+    if p.is_dir():
+        example = p / ("report.html" if ".html" in suffixes else f"out{suffixes[0]}"
+                       if suffixes else "out")
+        raise InputError(f"{option} {path}: is a folder; give a file path such as {example}")
+    if suffixes and p.suffix.lower() not in suffixes:
+        raise InputError(f"{option} {path}: unknown output type {p.suffix or '(none)'!r}; use "
+                         + ", ".join(suffixes))
+    if p.suffix.lower() == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise InputError(f"{option} {path}: writing parquet needs pyarrow "
+                             "(pip install pyarrow); or use .csv") from None
+    if p.exists() and not os.access(p, os.W_OK):
+        raise InputError(f"{option} {path}: permission denied; cannot overwrite it")
+    _writable_parent(p.parent, option, path)
+
+
+def _output_folder(path: str | None, option: str) -> None:
+    """Fail before any work when ``path`` cannot be (or become) a writable folder."""
+    if path is None:
+        return
+    p = Path(path)
+    if not path.strip():
+        raise InputError(f"{option} is empty; give a folder")
+    if p.exists() and not p.is_dir():
+        raise InputError(f"{option} {path}: is a file, not a folder; give a folder to write into")
+    if p.is_dir():
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise InputError(f"{option} {path}: permission denied; cannot write into it")
+        return
+    _writable_parent(p.parent, option, path)
+
+
+def _writable_parent(parent: Path, option: str, path: str) -> None:
+    """The nearest existing ancestor must be a writable folder (missing ones are created)."""
+    anc = parent if str(parent) else Path(".")
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise InputError(f"{option} {path}: {anc} is a file, not a folder")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise InputError(f"{option} {path}: permission denied; cannot write in {anc}")
+
+
+def _input_file(path: str, option: str, what: str) -> Path:
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{option} {path}: is a folder; give the {what} file")
+    if not p.is_file():
+        raise InputError(f"{option} {path}: no such file")
+    return p
+
+
+def _load_card(path: str | None) -> Any:
+    """The judge card at ``path``; anything else there is one error naming the file."""
+    if path is None:
         return None
-    from maev_kit.backends import LiteLLMBackend
+    _input_file(path, "--judge-card", "judge card (judge_card.json, from `maev calibrate`)")
+    from pydantic import ValidationError
 
-    import os
-    return LiteLLMBackend(judge, api_base=api_base,
-                          api_key=os.environ.get("OPENAI_API_KEY", "not-needed"))
+    from maev_kit._jsonl import NESTING_TOO_DEEP, pydantic_problems
+    from maev_kit.calibration import JudgeCard
+
+    what = "not a judge card (write one with `maev calibrate --card FILE`)"
+    try:
+        return JudgeCard.load(path)
+    except InputError:
+        raise
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: {what}: not UTF-8 text") from None
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}:{e.lineno}: {what}: not valid JSON: {e.msg} at column "
+                         f"{e.colno}") from None
+    except ValidationError as e:
+        raise InputError(f"{pydantic_problems(e, path, None)[0]} ({what})") from None
+    except RecursionError:
+        raise InputError(f"{path}: {what}: {NESTING_TOO_DEEP}") from None
+    except (AttributeError, TypeError, ValueError) as e:
+        raise InputError(f"{path}: {what}: {e}") from None
+
+
+def _check_split(ls: Any, split: str | None) -> None:
+    if split is not None and split not in ls.manifest.splits:
+        have = ", ".join(ls.manifest.splits) or "none (the set declares no splits)"
+        raise InputError(f"--split {split!r}: labeled set {ls.name!r} has no such split; "
+                         f"available: {have}")
+
+
+# --------------------------------------------------------------------------- score
+FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
 
 
 @click.command()
 @click.argument("set_path", metavar="SET")
-@click.option("--judge", default="heuristic", show_default=True,
-              help="Offline judge name or a litellm model string.")
 @click.option("--judge-card", type=click.Path(), default=None,
               help="Judge card from `maev calibrate`: warns when the judge no longer matches it.")
 @click.option("--split", default=None, help="Score only this split (e.g. test).")
 @click.option("--out", "out", type=click.Path(), default=None,
-              help="Write per-conversation scores (.csv or .parquet).")
+              help="Write per-conversation scores (.csv, .jsonl or .parquet).")
 @click.option("--ledger", type=click.Path(), default=None,
-              help="Write the per-fact retention ledger (.csv or .jsonl).")
+              help="Write the per-fact retention ledger (.csv, .jsonl or .parquet).")
 @click.option("--json", "as_json", is_flag=True, help="Print the aggregates as JSON.")
-@_judge_options
-def score(set_path: str, judge: str, judge_card: str | None, split: str | None, out: str | None,
-          ledger: str | None, as_json: bool, api_base: str | None, prompt: str | None,
-          no_progress: bool, no_cache: bool) -> None:
+@judge_options()
+def score(set_path: str, judge_card: str | None, split: str | None, out: str | None,
+          ledger: str | None, as_json: bool, flags: JudgeFlags) -> None:
     """Score every conversation of a labeled set (or a trace file)."""
     from maev_kit.evaluation import evaluate
 
+    _output_file(out, "--out", FRAME_SUFFIXES)
+    _output_file(ledger, "--ledger", FRAME_SUFFIXES)
+    if out and ledger and Path(out).resolve() == Path(ledger).resolve():
+        raise InputError("--out and --ledger name the same file; give two paths")
+    card = _load_card(judge_card)
+    source: Any = set_path
+    if split is not None and not Path(set_path).is_file():
+        from maev_kit.datasets import load_labeled_set
+
+        source = load_labeled_set(set_path)
+        _check_split(source, split)
     t0 = time.perf_counter()
-    result = evaluate(set_path, judge=judge, judge_card=judge_card, split=split,
-                      backend=_backend(judge, api_base), prompt=prompt,
-                      progress=not no_progress, cache=False if no_cache else None)
-    if out:
-        _write_frame(result.per_conversation, out)
-    if ledger:
-        _write_frame(result.ledger, ledger)
+    result = evaluate(source, judge=flags.judge, judge_card=card, split=split,
+                      backend=flags.backend(flags.judge), prompt=flags.prompt,
+                      **_run_params(flags, as_json))
+    _raise_for_judge_errors(result, flags.max_judge_errors)
+    written = [p for p, df in ((out, result.per_conversation), (ledger, result.ledger))
+               if p and _write_frame(df, p)]
     if as_json:
         _echo_json({"aggregates": result.aggregates.to_dict(orient="records"),
-                    "judge": result.judge, "out": out, "ledger": ledger})
+                    "judge": result.judge, "files": written})
         return
-    click.echo(_frame_text(result.summary()))
-    click.echo(f"\n{len(result.per_conversation)} conversations scored with "
-               f"{result.judge['name']} in {time.perf_counter() - t0:.1f} s"
-               + (f"; scores written to {out}" if out else ""))
+    click.echo(_frame_text(_na(result.summary())))
+    click.echo(f"\n{len(result.per_conversation)} conversations scored in "
+               f"{time.perf_counter() - t0:.1f} s")
+    click.echo(_judge_line(result.judge))
+    warn = _error_summary_line(result)
+    if warn:
+        click.echo(warn, err=True)
+    for p in written:
+        click.echo(f"written: {p}")
 
 
-def _write_frame(df: Any, path: str) -> None:
+def _run_params(flags: JudgeFlags, quiet: bool) -> dict[str, Any]:
+    params = flags.run_params
+    if quiet:
+        params["progress"] = False
+    return params
+
+
+def _na(df: Any) -> Any:
+    """Show NaN as n/a in text tables."""
+    return df.astype(object).where(df.notna(), "n/a")
+
+
+def _write_frame(df: Any, path: str) -> bool:
     p = Path(path)
-    if p.parent and not p.parent.exists():
-        p.parent.mkdir(parents=True)
-    if p.suffix == ".parquet":
-        try:
-            df.to_parquet(p, index=False)
-        except ImportError as e:
-            raise InputError(f"{path}: writing parquet needs pyarrow ({e}); use .csv") from None
-    elif p.suffix == ".jsonl":
+    p.parent.mkdir(parents=True, exist_ok=True)
+    suffix = p.suffix.lower()
+    if suffix == ".parquet":
+        df.to_parquet(p, index=False)
+    elif suffix == ".jsonl":
         df.to_json(p, orient="records", lines=True, force_ascii=False)
-    elif p.suffix == ".csv":
-        df.to_csv(p, index=False)
     else:
-        raise InputError(f"{path}: unknown output type {p.suffix!r}; use .csv, .jsonl or .parquet")
+        df.to_csv(p, index=False)
+    return True
 
 
+# --------------------------------------------------------------------------- report
 @click.command("report")
 @click.argument("set_path", metavar="SET")
-@click.option("--out", "out", type=click.Path(), default="report.html", show_default=True)
-@click.option("--judge", default="heuristic", show_default=True,
-              help="Judge that scores retention (offline name or litellm model string).")
+@click.option("--out", "out", type=click.Path(), default="report.html", show_default=True,
+              help="The HTML file to write.")
 @click.option("--calibrate/--no-calibrate", "do_calibrate", default=True, show_default=True,
               help="Include a calibration of the offline judges against the set's labels.")
-@_judge_options
-def report_command(set_path: str, out: str, judge: str, do_calibrate: bool,
-                   api_base: str | None, prompt: str | None, no_progress: bool,
-                   no_cache: bool) -> None:
+@judge_options()
+def report_command(set_path: str, out: str, do_calibrate: bool, flags: JudgeFlags) -> None:
     """Write the self-contained HTML report for a labeled set."""
     from maev_kit.datasets import load_labeled_set
     from maev_kit.evaluation import evaluate
     from maev_kit.reporting import report
 
-    ls = load_labeled_set(set_path)
-    cal = _calibrate_offline(ls, progress=not no_progress) if do_calibrate else None
-    result = evaluate(ls, judge=judge, backend=_backend(judge, api_base), prompt=prompt,
-                      progress=not no_progress, cache=False if no_cache else None)
+    _output_file(out, "--out", (".html", ".htm"))
+    ls = _labeled_set(set_path)
+    cal = _calibrate_for_report(ls, flags) if do_calibrate else None
+    result = evaluate(ls, judge=flags.judge, backend=flags.backend(flags.judge),
+                      prompt=flags.prompt, **flags.run_params)
+    _raise_for_judge_errors(result, flags.max_judge_errors)
     path = report(result, calibration=cal, labeled_set=ls).save(out)
-    click.echo(f"report written to {path}")
+    click.echo(_judge_line(result.judge))
+    warn = _error_summary_line(result)
+    if warn:
+        click.echo(warn, err=True)
+    click.echo(f"written: {path}")
 
 
-OFFLINE_JUDGES = ("heuristic", "tfidf-logreg")
+def _labeled_set(set_path: str) -> Any:
+    from maev_kit.datasets import load_labeled_set
+
+    if Path(set_path).is_file():
+        raise InputError(f"{set_path}: is a file; give a labeled-set folder (manifest.json, "
+                         "traces.jsonl, expectations.jsonl) or a bundled set's name")
+    return load_labeled_set(set_path)
 
 
-def _calibrate_offline(ls: Any, *, progress: bool, n_resamples: int = 2000) -> Any:
-    """Calibrate the offline judges on a labeled set's test split (None if it has no labels)."""
+def _calibrate_for_report(ls: Any, flags: JudgeFlags, *, n_resamples: int = 2000) -> Any:
+    """Calibrate the offline judges (and a model judge that will score) on the set's labels.
+
+    None when the set has no labels. A model judge whose calls fail is left out here: the
+    scoring run then reports the failure with its cause.
+    """
     from maev_kit.calibration import calibrate
 
     if not ls.label_records:
         return None
     judges = list(OFFLINE_JUDGES) if len(ls.manifest.splits) >= 2 else ["heuristic"]
-    return calibrate(ls, judges=judges, progress=progress, n_resamples=n_resamples)
+    params: dict[str, Any] = {}
+    if not _is_offline(flags.judge):
+        judges.append(flags.judge)
+        params = {"prompts": [flags.prompt or "v1"], "backend_params": flags.backend_params()}
+    return calibrate(ls, judges=judges, n_resamples=n_resamples, **params, **flags.run_params)
 
 
+# --------------------------------------------------------------------------- demo
 @click.command()
 @click.option("--out", "out", type=click.Path(), default="maev-demo", show_default=True,
               help="Folder for the report and tables.")
 @click.option("--set", "set_path", default="support_desk", show_default=True, help=SET_HELP)
-@click.option("--no-progress", is_flag=True, help="No progress bars.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def demo(out: str, set_path: str, no_progress: bool, as_json: bool) -> None:
-    """The main job, offline, on the bundled support_desk set.
+@judge_options()
+def demo(out: str, set_path: str, as_json: bool, flags: JudgeFlags) -> None:
+    """The main job on a bundled set: calibrate, score, report.
 
-    Calibrates the two offline judges against the set's labels (on its test split), scores
-    every conversation with the heuristic judge (the learned judge would refuse the items it
-    was trained on), writes a self-contained HTML report and prints a summary.
+    Calibrates the offline judges (and --judge when it is a model) against the set's labels
+    on its test split, scores every conversation with --judge (default: the offline heuristic
+    judge; the learned judge would refuse the items it was trained on), writes a
+    self-contained HTML report and tables and prints a summary.
     """
-    from maev_kit.datasets import load_labeled_set
     from maev_kit.evaluation import evaluate
     from maev_kit.reporting import report
 
+    _output_folder(out, "--out")
+    if flags.judge.strip().lower() == "tfidf-logreg":
+        raise InputError("--judge tfidf-logreg learns from the set's labels and refuses the items "
+                         "it was trained on, so it cannot score every conversation; use "
+                         "`maev score SET --judge tfidf-logreg --split test`")
     t0 = time.perf_counter()
-    progress = not no_progress and not as_json
+    params = _run_params(flags, as_json)
+    quiet_flags = dataclasses.replace(flags, no_progress=not params["progress"])
+    ls = _labeled_set(set_path)
+    cal = _calibrate_for_report(ls, quiet_flags)
+    card = None
+    if cal is not None:
+        card = next((cal.card(k) for k in cal.runs if cal.runs[k].judge_name == flags.judge
+                     or cal.runs[k].model == flags.judge), None)
+    result = evaluate(ls, judge=flags.judge, judge_card=card, backend=flags.backend(flags.judge),
+                      prompt=flags.prompt, **params)
+    _raise_for_judge_errors(result, flags.max_judge_errors)
+
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    ls = load_labeled_set(set_path)
-    cal = _calibrate_offline(ls, progress=progress)
-    card = cal.card("heuristic") if cal is not None else None
+    written = [out_dir / "scores.csv", out_dir / "retention_ledger.csv"]
+    result.per_conversation.to_csv(written[0], index=False)
+    result.ledger.to_csv(written[1], index=False)
+    if cal is not None:
+        cal.leaderboard.to_csv(out_dir / "calibration.csv", index=False)
+        written.append(out_dir / "calibration.csv")
     if card is not None:
         card.save(out_dir / "judge_card.json")
-        cal.leaderboard.to_csv(out_dir / "calibration.csv", index=False)
-    result = evaluate(ls, judge="heuristic", judge_card=card, progress=progress)
-    result.per_conversation.to_csv(out_dir / "scores.csv", index=False)
-    result.ledger.to_csv(out_dir / "retention_ledger.csv", index=False)
+        written.append(out_dir / "judge_card.json")
     path = report(result, calibration=cal, labeled_set=ls,
                   title=f"maev-kit coordination report — {ls.name}").save(out_dir / "report.html")
+    written.insert(0, path)
     wall = time.perf_counter() - t0
 
     summary = result.aggregates.set_index("metric")
@@ -284,31 +622,47 @@ def demo(out: str, set_path: str, no_progress: bool, as_json: bool) -> None:
         _echo_json({"labeled_set": ls.name, "conversations": len(result.per_conversation),
                     "retention_items": len(result.ledger),
                     "aggregates": result.aggregates.to_dict(orient="records"),
+                    "judge": result.judge,
                     "calibration": (cal.leaderboard[["judge", "prompt", "kappa", "kappa_low",
                                                      "kappa_high"]].to_dict(orient="records")
                                     if cal is not None else None),
                     "recommendation": cal.recommendation if cal is not None else None,
-                    "report": str(path), "seconds": round(wall, 2)})
+                    "report": str(path), "files": [str(p) for p in written],
+                    "seconds": round(wall, 2)})
         return
+    _demo_text(ls, result, cal, flags, summary)
+    click.echo("\n" + _judge_line(result.judge))
+    warn = _error_summary_line(result)
+    if warn:
+        click.echo(warn, err=True)
+    click.echo(f"\nReport: {path}")
+    for p in written[1:]:
+        click.echo(f"written: {p}")
+    click.echo(f"Done in {wall:.1f} s.")
+
+
+def _demo_text(ls: Any, result: Any, cal: Any, flags: JudgeFlags, summary: Any) -> None:
     click.echo(f"\nmaev demo — {ls.name} v{ls.version}: {len(result.per_conversation)} "
                f"conversations, {len(result.ledger)} retention items")
+    scorer = result.judge.get("name", flags.judge)
     if cal is not None:
         click.echo("\nJudge calibration (test split; κ vs the set's labels, 95 % bootstrap CI):")
-        board = cal.leaderboard[["judge", "kappa", "kappa_low", "kappa_high", "accuracy",
-                                 "recall_contradicted"]]
-        click.echo(_frame_text(board.set_index("judge")))
+        cols = [c for c in ("judge", "prompt", "kappa", "kappa_low", "kappa_high", "accuracy",
+                            "recall_contradicted", "status") if c in cal.leaderboard.columns]
+        click.echo(_frame_text(_na(cal.leaderboard[cols].set_index("judge"))))
         click.echo(cal.recommendation)
-        if cal.recommended not in (None, "heuristic"):
-            click.echo(f"Scoring below uses heuristic: {cal.recommended} was fit on the dev split "
-                       "and refuses to score the items it learned from "
+        if cal.recommended not in (None, flags.judge, scorer) and _is_offline(flags.judge):
+            click.echo(f"Scoring below uses {flags.judge}: {cal.recommended} was fit on the dev "
+                       "split and refuses to score the items it learned from "
                        "(`maev score SET --judge tfidf-logreg --split test` scores the rest).")
-    click.echo("\nCoordination (mean over conversations, 95 % bootstrap CI; judge: heuristic):")
-    click.echo(_frame_text(summary[["mean", "ci_low", "ci_high"]]))
-    if cal is not None and "heuristic" in cal.confusions:
+    click.echo(f"\nCoordination (mean over conversations, 95 % bootstrap CI; judge: "
+               f"{flags.judge}):")
+    click.echo(_frame_text(_na(summary[["mean", "ci_low", "ci_high"]])))
+    if cal is not None and scorer in cal.confusions:
         from maev_kit.calibration import corrected_prevalence
 
-        prev = corrected_prevalence(result.ledger["label"].tolist(), cal.confusions["heuristic"],
-                                    n_resamples=1000)
+        prev = corrected_prevalence(result.ledger["label"].dropna().tolist(),
+                                    cal.confusions[scorer], n_resamples=1000)
         click.echo("\nShare of facts per label: the judge's raw shares, and corrected for its "
                    "measured errors (95 % CI):")
         click.echo(_frame_text(prev))
@@ -317,7 +671,3 @@ def demo(out: str, set_path: str, no_progress: bool, as_json: bool) -> None:
                f"{int(pc['should_escalate'].sum())} should escalate to a human, "
                f"{int(pc['contract_violations'].sum())} contract violations, "
                f"{int(pc['contradicted'].sum())} contradicted facts.")
-    click.echo(f"\nReport: {path}\nTables: {out_dir / 'scores.csv'}, "
-               f"{out_dir / 'retention_ledger.csv'}" + (f", {out_dir / 'calibration.csv'}"
-                                                        if cal is not None else ""))
-    click.echo(f"Done in {wall:.1f} s.")

@@ -3,83 +3,126 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
+
+from maev_kit._cli_main import (JudgeFlags, _check_split, _judge_line, _labeled_set,
+                                _output_file, _output_folder, judge_options)
+from maev_kit.errors import MaevError
 
 __all__ = ["calibrate_command"]
 
 
 @click.command("calibrate")
 @click.argument("labeled_set")
-@click.option("--judge", "judges", multiple=True, required=True,
-              help="Offline judge name (heuristic, tfidf-logreg) or litellm model string "
-                   "(gpt-4o-mini, openai/<name> with --api-base). Repeat for several.")
-@click.option("--prompt", "prompts", multiple=True,
-              help="Prompt variant for the model judges (v1, v2). Repeat for several; "
-                   "default v1.")
-@click.option("--api-base", default=None, help="OpenAI-compatible server for openai/<name>.")
-@click.option("--api-key", default=None, envvar="MAEV_API_KEY",
-              help="API key for --api-base (or MAEV_API_KEY); never written to the card.")
 @click.option("--split", default=None, help="Split to score (default: test when declared).")
 @click.option("--threshold", default=0.6, show_default=True, type=click.FloatRange(-1, 1),
               help="Recommend a judge whose κ CI lower bound is at least this.")
 @click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(100),
               help="Bootstrap resamples.")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the reply cache.")
-@click.option("--card", "card_path", default=None, type=click.Path(dir_okay=False),
+@click.option("--card", "card_path", default=None, type=click.Path(),
               help="Write the recommended judge's card (JSON) here.")
-@click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False),
+@click.option("--out", "out_dir", default=None, type=click.Path(),
               help="Write leaderboard.csv, disagreements.csv, confusions.csv, "
                    "calibration.json and judge_card.json into this folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def calibrate_command(labeled_set: str, judges: tuple[str, ...], prompts: tuple[str, ...],
-                      api_base: str | None, api_key: str | None, split: str | None,
-                      threshold: float, resamples: int, no_cache: bool, card_path: str | None,
-                      out_dir: str | None, as_json: bool) -> None:
+@judge_options(several=True)
+def calibrate_command(labeled_set: str, split: str | None, threshold: float, resamples: int,
+                      card_path: str | None, out_dir: str | None, as_json: bool,
+                      flags: JudgeFlags) -> None:
     """Calibrate judges against the human labels of LABELED_SET (a folder or bundled name).
 
     Prints the leaderboard (κ with CI, Δκ to the best with its paired p-value), the human
-    ceiling and a recommendation.
+    ceiling and a recommendation. A judge whose calls fail is listed as failed with its cause;
+    when every judge failed, nothing is written and the exit code is 1.
     """
     from maev_kit.calibration._calibrate import calibrate
 
-    params = {k: v for k, v in (("api_base", api_base), ("api_key", api_key)) if v}
-    result = calibrate(labeled_set, judges=list(judges), prompts=list(prompts) or None,
-                       backend_params=params, split=split, threshold=threshold,
-                       cache=False if no_cache else None, progress=not as_json,
-                       n_resamples=resamples)
+    _output_file(card_path, "--card", (".json",))
+    _output_folder(out_dir, "--out")
+    ls = _labeled_set(labeled_set)
+    _check_split(ls, split)
+    params = flags.run_params
+    if as_json:
+        params["progress"] = False
+    result = calibrate(ls, judges=list(flags.judges), prompts=list(flags.prompts) or None,
+                       backend_params=flags.backend_params(), split=split, threshold=threshold,
+                       n_resamples=resamples, **params)
+    failed = _failed_judges(result, flags.max_judge_errors)
+    if failed and len(failed) == len(result.leaderboard):
+        raise MaevError("every judge failed, nothing written: " + "; ".join(
+            f"{k}: {why}" for k, why in failed.items()))
+    for key, why in failed.items():
+        click.echo(f"warning: judge {key} failed and is not ranked: {why}", err=True)
+    written = []
     if card_path:
         if result.recommended is None:
-            click.echo("no judge cleared the threshold: writing the best judge's card anyway",
-                       err=True)
-        result.card().save(card_path)
-    written = _write_outputs(result, out_dir) if out_dir else None
+            click.echo("warning: no judge cleared the threshold: writing the best judge's card "
+                       "anyway", err=True)
+        result.card(_best_working(result, failed)).save(card_path)
+        written.append(card_path)
+    if out_dir:
+        written += _write_outputs(result, out_dir, _best_working(result, failed))
     if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=2))
-    else:
-        click.echo(str(result))
-        if card_path:
-            click.echo(f"judge card written to {card_path}")
-        if written:
-            click.echo(f"results written to {written}/")
+        click.echo(json.dumps({**result.to_dict(), "files": written}, indent=2, default=str))
+        return
+    click.echo(str(result))
+    for key, run in result.runs.items():
+        click.echo(_judge_line({"name": key, "model": run.model, "stats": run.stats}))
+    for path in written:
+        click.echo(f"written: {path}")
 
 
-def _write_outputs(result, out_dir: str) -> str:
-    """Write the calibration's tables and the best judge's card into ``out_dir``."""
+def _failed_judges(result: Any, max_share: float) -> dict[str, str]:
+    """Leaderboard key → why, for judges whose calls failed (their κ is not a result)."""
+    board = result.leaderboard
+    out: dict[str, str] = {}
+    for _, row in board.iterrows():
+        key = row.get("key", row.get("judge"))
+        status = row.get("status")
+        run = result.runs.get(key)
+        stats = run.stats if run is not None else {}
+        n, errors = stats.get("items", 0), stats.get("errors", 0)
+        by = stats.get("errors_by_cause") or stats.get("errors_by_kind") or {}
+        causes = ", ".join(f"{c} {k}" for c, k in sorted(by.items(), key=lambda kv: -kv[1]))
+        if isinstance(status, str) and status not in ("ok", ""):
+            out[key] = f"{status}" + (f" ({causes})" if causes and causes not in status else "")
+        elif n and errors / n > max_share:
+            out[key] = (f"{errors} of {n} calls failed" + (f" ({causes})" if causes else "")
+                        + f", over --max-judge-errors {max_share:g}")
+    return out
+
+
+def _best_working(result: Any, failed: dict[str, str]) -> str | None:
+    """The recommended judge, else the best ranked one that did not fail."""
+    if result.recommended is not None and result.recommended not in failed:
+        return result.recommended
+    board = result.leaderboard
+    keys = [k for k in board.get("key", board["judge"]) if k not in failed]
+    return keys[0] if keys else None
+
+
+def _write_outputs(result: Any, out_dir: str, card_key: str | None) -> list[str]:
+    """Write the calibration's tables and the best working judge's card into ``out_dir``."""
     from pathlib import Path
 
     import pandas as pd
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    result.leaderboard.to_csv(out / "leaderboard.csv", index=False)
-    result.disagreements.to_csv(out / "disagreements.csv", index=False)
+    written = [out / "leaderboard.csv", out / "disagreements.csv"]
+    result.leaderboard.to_csv(written[0], index=False)
+    result.disagreements.to_csv(written[1], index=False)
     frames = [df.rename_axis("human").reset_index().melt(id_vars="human", var_name="judge_label",
                                                          value_name="count").assign(judge=key)
               for key, df in result.confusions.items()]
     if frames:
         pd.concat(frames, ignore_index=True).to_csv(out / "confusions.csv", index=False)
+        written.append(out / "confusions.csv")
     (out / "calibration.json").write_text(json.dumps(result.to_dict(), indent=2, default=str),
                                           encoding="utf-8")
-    result.card().save(out / "judge_card.json")
-    return str(out)
+    written.append(out / "calibration.json")
+    result.card(card_key).save(out / "judge_card.json")
+    written.append(out / "judge_card.json")
+    return [str(p) for p in written]
