@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from maev_kit._cli_main import _output_file
+from maev_kit._jsonl import NESTING_TOO_DEEP
 from maev_kit.errors import InputError
 
 __all__ = ["import_command"]
@@ -32,16 +34,24 @@ def import_command(format: str, path: Path, output: Path, speaker_change_handoff
     from maev_kit.traces.importers import FORMATS, import_traces
 
     if format != "auto" and format not in FORMATS:
-        raise InputError(f"unknown FORMAT {format!r}; use 'auto' or one of: "
+        import difflib
+
+        close = difflib.get_close_matches(format, ("auto", *FORMATS), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise InputError(f"unknown FORMAT {format!r}; {hint}use 'auto' or one of: "
                          f"{', '.join(FORMATS)}")
     if output.resolve() == path.resolve():
         raise InputError("--output must not be the input file")
+    _output_file(str(output), "--output")
     options: dict[str, object] = {}
     if speaker_change_handoffs:
         options["speaker_change_handoffs"] = True
     if user_name is not None:
         options["user_name"] = user_name
-    traces, issues = import_traces(path, format, **options)
+    try:
+        traces, issues = import_traces(path, format, **options)
+    except RecursionError:
+        raise InputError(f"{path}:{_deep_line(path)}: {NESTING_TOO_DEEP}") from None
     if not traces:
         raise InputError(f"{path.name}: the export holds no conversation to import")
     save_traces(traces, output)
@@ -55,3 +65,35 @@ def import_command(format: str, path: Path, output: Path, speaker_change_handoff
                f"{'s' if len(issues) != 1 else ''}")
     for issue in issues:
         click.echo(f"  warning: {issue}")
+
+
+def _deep_line(path: Path, limit: int = 500) -> int:
+    """The line where the JSON at ``path`` first nests deeper than ``limit`` (1 if unknown).
+
+    >>> import tempfile, os
+    >>> p = Path(tempfile.mkdtemp()) / "x.json"
+    >>> _ = p.write_text('{"a": "[[[[",\\n "b": ' + "[" * 600)
+    >>> _deep_line(p)
+    2
+    """
+    depth, line, in_string, escaped = 0, 1, False, False
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for ch in iter(lambda: f.read(1), ""):
+            if in_string:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == '"':
+                    in_string = False
+            elif ch == '"':
+                in_string = True
+            elif ch in "[{":
+                depth += 1
+                if depth > limit:
+                    return line
+            elif ch in "]}":
+                depth -= 1
+            if ch == "\n":
+                line += 1
+    return 1
