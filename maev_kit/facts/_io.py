@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 __all__ = ["facts_to_expectations", "load_facts", "save_facts", "save_facts_as_expectations"]
 
 _FIELDS = {f.name: f for f in dataclasses.fields(ProposedFact)}
-_OPTIONAL = {"value", "source_turn_index"}
+_OPTIONAL = {"value", "source_turn_index", "reviewed"}
 
 
 def _check(record: dict[str, Any]) -> tuple[str, str] | None:
@@ -30,7 +30,10 @@ def _check(record: dict[str, Any]) -> tuple[str, str] | None:
                 continue
             return name, "field required"
         v = record[name]
-        if name in ("handoff_index", "source_turn_index"):
+        if name == "reviewed":
+            if not isinstance(v, bool):
+                return name, f"expected true or false, got {v!r}"
+        elif name in ("handoff_index", "source_turn_index"):
             if v is None and name in _OPTIONAL:
                 continue
             if not isinstance(v, int) or isinstance(v, bool) or v < 0:
@@ -80,7 +83,8 @@ def load_facts(path: str | os.PathLike[str]) -> list[ProposedFact]:
                             f"{first_line[key]})")
             continue
         first_line[key] = jl.line
-        facts.append(ProposedFact(**{k: rec.get(k) for k in _FIELDS}))
+        facts.append(ProposedFact(**{k: rec.get(k) for k in _FIELDS if k != "reviewed"},
+                                  reviewed=rec.get("reviewed", False)))
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise InputError(problems[0] + more)
