@@ -21,6 +21,14 @@ after the handoff (user messages are context, never evidence of retention):
 An identifier is matched as a whole token: the digits inside ``ACCT-4471`` never count as a
 mention of ``4471``.
 
+A number is read whole, however it is written (``1,200`` = ``1200``, ``12.0`` = ``12``,
+``twelve``, ``two hundred and fifty``, ``a dozen``, a price said aloud such as ``twelve
+fifty`` = ``$12.50``), and a quantity is keyed by what it counts: the unit word after it, or
+one glued to it (``12-person``, ``2h``), normalised so that words counting people (seats,
+people, users, licences, members, ``a team of 12``) are one unit and ``hours`` is ``h``. So
+"12 seats" is retained by "With 12 people" and contradicted by "120 people", while "12 days",
+"12:00", "$12", "12%", "the 12th seat" and "room 12" (a label, not a count) do not mention it.
+
 Every verdict carries evidence strings naming the slots that matched or conflicted.
 ``signals(item)`` exposes the numbers behind the decision (the learned judge uses them).
 """
@@ -80,6 +88,35 @@ _MONTHS.update({"jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug
 _AMBIGUOUS_MONTHS = frozenset({"may", "march", "mar", "jan", "dec"})  # also ordinary words
 _UNITS = {"kg", "g", "mg", "lb", "lbs", "km", "m", "cm", "mm", "mi", "ft", "gb", "mb", "tb",
           "kb", "ms", "s", "sec", "min", "mins", "h", "hr", "hrs", "x", "pcs", "l", "ml"}
+# Cardinal words that combine into one number ("two hundred fifty"), and the scales among them.
+_CARDINALS = {w: v for w, v in _WORD_NUMBERS.items()
+              if v is not None and w not in ("single", "couple", "pair")}
+_CARDINALS["million"] = 1_000_000
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "dozen": 12}
+# What a quantity counts, one name per unit: a number's unit word (or its stem) → the unit.
+# Words that count people are one unit, so "12 seats" and "12 people" state the same count.
+_UNIT_NAMES: dict[str, tuple[str, ...]] = {
+    "person": ("person", "people", "seat", "user", "licence", "license", "member", "employee",
+               "staff", "staffer", "headcount", "teammate", "colleague", "attendee",
+               "participant", "guest", "worker", "learner", "student", "engineer",
+               "developer", "login"),
+    "s": ("s", "sec", "secs", "second"), "ms": ("ms", "millisecond"),
+    "min": ("min", "mins", "minute"), "h": ("h", "hr", "hrs", "hour"), "day": ("day",),
+    "week": ("week", "wk"), "month": ("month", "mo"), "year": ("year", "yr"),
+    "kg": ("kg", "kilo", "kilogram"), "g": ("g", "gram"), "mg": ("mg", "milligram"),
+    "lb": ("lb", "lbs"), "km": ("km", "kilometer", "kilometre"), "m": ("m", "meter", "metre"),
+    "cm": ("cm", "centimeter", "centimetre"), "mm": ("mm", "millimeter", "millimetre"),
+    "mi": ("mi", "mile"), "ft": ("ft", "foot"), "kb": ("kb", "kilobyte"),
+    "mb": ("mb", "megabyte"), "gb": ("gb", "gigabyte"), "tb": ("tb", "terabyte"),
+    "l": ("l", "liter", "litre"), "ml": ("ml", "milliliter", "millilitre"),
+    "piece": ("pcs", "piece"),
+}
+_UNIT_OF = {w: unit for unit, names in _UNIT_NAMES.items() for w in names}
+# Words between a number and what it counts ("12 additional seats", "two different cards").
+_MODIFIERS = frozenset("""new additional extra different separate paid free full total active
+unused spare more other whole entire""".split())
+# "a team of 14" counts people
+_COLLECTIVES = frozenset({"team", "group", "party", "crew", "staff", "squad", "class"})
 _CURRENCY_WORDS = {"usd": "USD", "dollar": "USD", "dollars": "USD", "bucks": "USD",
                    "eur": "EUR", "euro": "EUR", "euros": "EUR", "gbp": "GBP", "pound": "GBP",
                    "pounds": "GBP", "$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
@@ -193,6 +230,7 @@ _TOKEN = re.compile(r"""
 |(?P<percent>\b\d+(?:\.\d+)?\s?(?:%|percent\b))
 |(?P<date>\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b)
 |(?P<time>\b\d{1,2}:\d{2}(?:\s?[ap](?:\.m\.|m\b))?|\b\d{1,2}\s?[ap](?:\.m\.|m\b))
+|(?P<number>\b\d{1,3}(?:,\d{3})+(?:\.\d+)?\b)
 |(?P<compound>[A-Za-z0-9]+(?:['’][A-Za-z]+)?(?:[-_/.#:][A-Za-z0-9]+)*)
 """, re.X | re.I)
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)|[^\n]+", re.M)
@@ -284,7 +322,7 @@ _GROUP_INDEX = {m: g for g, members in _GROUPS.items() for m in members}
 @dataclass(frozen=True)
 class _Slot:
     kind: str          # email ident money percent date time weekday month quantity number
-    #                    proper category
+    #                    ordinal proper category
     key: str           # slots conflict only with slots of the same kind and key
     value: Any         # normalized value
     text: str          # surface text
@@ -399,10 +437,12 @@ def _analyze(text: str) -> _Analysis:
         elif kind == "time":
             slots.append(_Slot("time", "time", _time_value(tok), tok, start))
             add_word(tok, start)
+        elif kind == "number":  # with thousands separators: "1,200"
+            add_word(tok, start)
         else:
             _compound(tok, start, text, words, slots, add_word)
     # number words / numbers + the word after them → quantities; month + day → dates
-    _quantities(words, slots)
+    _quantities(text, words, slots)
     _proper_context(words, slots)
     negs = tuple(i for i, w in enumerate(words)
                  if (low := w.text.lower().replace("\u2019", "'")) in _NEGATIONS
@@ -429,13 +469,18 @@ def _compound(tok: str, start: int, text: str, words: list[_Word], slots: list[_
     if tok.isdigit() or re.fullmatch(r"\d+\.\d+", tok):
         add_word(tok, start)
         return
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)(st|nd|rd|th)", tok, re.I)
-    if m:
-        add_word(m.group(1), start)  # ordinal: a number
+    if _ORDINAL.fullmatch(tok):
+        add_word(tok, start)  # "12th": a date with a month beside it, else an ordinal
+        return
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)-([A-Za-z]+)", tok)
+    if m:  # a number glued to what it counts: "12-person", "3-day"
+        add_word(m.group(1), start)
+        add_word(m.group(2), m.start(2) + start)
         return
     m = re.fullmatch(r"(\d+(?:\.\d+)?)([a-z]{1,3})", tok, re.I)
     if m and m.group(2).lower() in _UNITS:
-        slots.append(_Slot("quantity", m.group(2).lower(), float(m.group(1)), tok, start))
+        unit = m.group(2).lower()
+        slots.append(_Slot("quantity", _UNIT_OF.get(unit, unit), float(m.group(1)), tok, start))
         add_word(tok.lower(), start)
         return
     slots.append(_Slot("ident", _ident_key(tok), tok.upper(), tok, start))
@@ -464,48 +509,223 @@ def _plain_word(w: str, start: int, text: str, slots: list[_Slot], add_word: Any
             slots.append(_Slot("proper", "proper", low, w, start, hard=False))
 
 
-def _quantities(words: list[_Word], slots: list[_Slot]) -> None:
-    for i, w in enumerate(words):
-        low = w.text.lower()
-        value: float | None
-        if low in _WORD_NUMBERS:
-            value = _WORD_NUMBERS[low]
-            if value is None:
+_DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)", re.I)
+
+
+@dataclass(frozen=True)
+class _Number:
+    value: float
+    end: int             # index of the word after the number
+    spelled: bool        # written in words ("twelve")
+    scaled: bool         # used a scale word ("two hundred")
+
+
+def _same_sentence(words: list[_Word], i: int, j: int) -> bool:
+    return 0 <= j < len(words) and words[j].sentence == words[i].sentence
+
+
+def _spelled(parts: list[str]) -> tuple[float, int, bool]:
+    """Read cardinal words as one number: (value, parts used, whether a scale was used).
+
+    >>> _spelled(["two", "hundred", "and", "fifty", "seats"])
+    (250.0, 4, True)
+    >>> _spelled(["twelve", "fifty"])  # two numbers (a price said aloud), not 62
+    (12.0, 1, False)
+    """
+    total = current = 0.0
+    used, last, scaled = 0, "", False
+    for k, t in enumerate(parts):
+        if t == "and":
+            nxt = parts[k + 1] if k + 1 < len(parts) else ""
+            if last == "scale" and nxt in _CARDINALS and nxt not in _SCALES:
                 continue
-        elif re.fullmatch(r"\d[\d,]*(?:\.\d+)?", w.text):
-            value = _num(w.text)
-        elif "-" in low and all(p in _WORD_NUMBERS for p in low.split("-")):
-            value = sum(_WORD_NUMBERS[p] or 0 for p in low.split("-"))
+            break
+        if t not in _CARDINALS:
+            break
+        v = float(_CARDINALS[t])
+        if t in _SCALES:
+            if last == "scale" and not (parts[used - 1] == "hundred" and v >= 1000):
+                break
+            current = (current or 1.0) * v
+            if v >= 1000:
+                total, current = total + current, 0.0
+            last, scaled = "scale", True
+        elif used == 0 or last == "scale" or (last == "tens" and v < 10):
+            current += v
+            last = "tens" if v >= 20 and v % 10 == 0 else "small"
         else:
+            break
+        used = k + 1
+    return total + current, used, scaled
+
+
+def _read_number(words: list[_Word], i: int) -> _Number | None:
+    """The number that starts at word ``i`` ("1,200", "12.0", "twelve", "two hundred", "a
+    dozen" read at "dozen"), or None."""
+    text = words[i].text.lower()
+    if _DIGITS.fullmatch(text):
+        value, j = _num(text), i + 1
+        while value is not None and _same_sentence(words, i, j) and \
+                words[j].text.lower() in _SCALES:  # "1.5 million"
+            value, j = value * _SCALES[words[j].text.lower()], j + 1
+        return None if value is None else _Number(value, j, False, j > i + 1)
+    if text in _WORD_NUMBERS and text not in _CARDINALS:  # "a couple", "several"
+        value = _WORD_NUMBERS[text]
+        return None if value is None else _Number(float(value), i + 1, True, False)
+    # spelled-out cardinals, a hyphenated word ("twenty-five") read part by part
+    parts: list[str] = []
+    owner: list[int] = []
+    j = i
+    while _same_sentence(words, i, j) and all(
+            p in _CARDINALS or p == "and" for p in words[j].text.lower().split("-")):
+        for p in words[j].text.lower().split("-"):
+            parts.append(p)
+            owner.append(j)
+        j += 1
+    if not parts or parts[0] == "and":
+        return None
+    value, used, scaled = _spelled(parts)
+    if used < len(parts) and owner[used] == owner[used - 1]:
+        cut = owner.index(owner[used - 1])  # stopped inside a hyphenated word: stop before it
+        if cut == 0:
+            return None
+        value, used, scaled = _spelled(parts[:cut])
+    return _Number(value, owner[used - 1] + 1, True, scaled)
+
+
+def _joined(text: str, a: _Word, b: _Word, seps: str = "-") -> bool:
+    """Are words ``a`` and ``b`` next to each other, with only spaces or ``seps`` between?"""
+    return text[a.start + len(a.text):b.start].strip(" \t" + seps) == ""
+
+
+def _unit_name(word: str) -> str | None:
+    low = word.lower()
+    return _UNIT_OF.get(low) or _UNIT_OF.get(_stem(low))
+
+
+def _unit_after(text: str, words: list[_Word], i: int, j: int) -> tuple[str, bool]:
+    """What the number ending before word ``j`` counts: (unit, whether it is a known unit).
+
+    A known unit within the next two words wins ("12 seat licences", "two business days"),
+    after modifiers ("12 additional seats"); else the next content word ("3 laptops").
+    """
+    def next_to(k: int) -> bool:  # "14, open Settings": the comma ends the number's phrase
+        return _same_sentence(words, i, k) and _joined(text, words[k - 1], words[k])
+
+    while next_to(j) and words[j].text.lower() in _MODIFIERS:
+        j += 1
+    if not next_to(j):
+        return "", False
+    first = words[j]
+    if not first.text.isalpha() or first.text.lower() in _STOP:
+        return "", False
+    second = words[j + 1] if next_to(j + 1) else None
+    if second is not None and (not second.text.isalpha() or second.text.lower() in _STOP):
+        second = None
+    for w in (first, second):
+        unit = _unit_name(w.text) if w is not None else None
+        if unit:
+            return unit, True
+    if second is not None and _is_noun(second.stem) and not _is_noun(first.stem):
+        return second.stem, False  # "two young children"
+    return first.stem, False
+
+
+def _is_noun(stem: str) -> bool:
+    return stem in _HYPERNYMS or stem in _SPECIFIC_TO_GENERAL
+
+
+def _kin(a: str, b: str) -> bool:
+    """Is one unit a kind of the other ("woman" and "person")?"""
+    return a in _HYPERNYMS.get(b, ()) or b in _HYPERNYMS.get(a, ())
+
+
+def _quantities(text: str, words: list[_Word], slots: list[_Slot]) -> None:
+    """Numbers in ``words`` → quantity/number/ordinal slots, dates and prices said aloud.
+
+    A quantity's key is what it counts, named by :data:`_UNIT_OF` when known (so "12 seats",
+    "12 people", "twelve users" and "a 12-person team" agree, "12 days" does not); a number
+    with nothing after it is keyed by the content word before it ("ends in 5063" → ``#end``),
+    and marked a *label* when that word is right before it ("room 12", "macOS 14").
+    """
+    i = 0
+    while i < len(words):
+        w = words[i]
+        low = w.text.lower()
+        prev = words[i - 1] if _same_sentence(words, i, i - 1) else None
+        ordinal = _ORDINAL.fullmatch(low)
+        if ordinal:
+            day = int(ordinal.group(1))
+            nxt = words[i + 1] if _same_sentence(words, i, i + 1) else None
+            month = next((x.text.lower() for x in (nxt, prev)
+                          if x is not None and x.text.lower() in _MONTHS), None)
+            if month is not None and day <= 31:
+                first = prev if prev is not None and prev.text.lower() == month else w
+                slots.append(_Slot("date", "date", (None, _MONTHS[month], day),
+                                   f"{first.text} {words[i + 1].text}" if first is w else
+                                   f"{prev.text} {w.text}", first.start))
+            else:  # "the 12th seat" is not 12 seats
+                unit, _ = _unit_after(text, words, i, i + 1)
+                slots.append(_Slot("ordinal", unit, float(day), w.text, w.start))
+            i += 1
             continue
-        if value is None:
+        num = _read_number(words, i)
+        if num is None:
+            i += 1
             continue
-        nxt = words[i + 1] if i + 1 < len(words) and words[i + 1].sentence == w.sentence \
-            else None
-        prev = words[i - 1] if i > 0 and words[i - 1].sentence == w.sentence else None
-        if nxt is not None and nxt.text.lower() in _MONTHS:
+        value = num.value
+        nxt = words[num.end] if _same_sentence(words, i, num.end) else None
+        if num.end == i + 1 and nxt is not None and nxt.text.lower() in _MONTHS and \
+                value == int(value) and value <= 31:
             slots.append(_Slot("date", "date", (None, _MONTHS[nxt.text.lower()], int(value)),
                                f"{w.text} {nxt.text}", w.start))
+            i += 1
             continue
-        if prev is not None and prev.text.lower() in _MONTHS and value <= 31:
+        if num.end == i + 1 and prev is not None and prev.text.lower() in _MONTHS and \
+                value <= 31:
             slots.append(_Slot("date", "date", (None, _MONTHS[prev.text.lower()], int(value)),
                                f"{prev.text} {w.text}", prev.start))
+            i += 1
             continue
-        if low == "one" and (nxt is None or nxt.text.lower() in _STOP):
+        if low == "one" and num.end == i + 1 and (nxt is None or nxt.text.lower() in _STOP):
+            i += 1
             continue  # "one of them", a pronoun
-        unit = ""
+        price = _read_number(words, num.end) if nxt is not None else None
+        if num.spelled and price is not None and price.spelled and not num.scaled and \
+                _joined(text, words[num.end - 1], words[num.end]) and \
+                not price.scaled and 1 <= value < 100 and 10 <= price.value < 100:
+            # a price said aloud: "twelve fifty" → 12.50, "nineteen ninety-nine" → 19.99
+            text = " ".join(x.text for x in words[i:price.end])
+            slots.append(_Slot("money", "spoken", ("", value + price.value / 100), text,
+                               w.start))
+            i = price.end
+            continue
+        surface = " ".join(x.text for x in words[i:num.end])
         before = " ".join(x.text.lower() for x in words[max(0, i - 3):i]
                           if x.sentence == w.sentence)
-        if nxt is not None and nxt.text.lower() not in _STOP and nxt.text.isalpha():
-            unit = nxt.stem
-        else:  # no unit after it: key it by the nearest content word before ("ends in 5063")
-            for x in reversed(words[max(0, i - 3):i]):
-                if x.sentence == w.sentence and x.text.isalpha() and \
-                        x.text.lower() not in _STOP:
-                    unit = "#" + x.stem
-                    break
-        slots.append(_Slot("quantity" if unit else "number", unit, float(value), w.text,
-                           w.start, context=(before, "")))
+        unit, known = _unit_after(text, words, i, num.end)
+        label = False
+        if not known and prev is not None and prev.text.lower() == "of" and any(
+                x.text.lower() in _COLLECTIVES for x in words[max(0, i - 3):i - 1]
+                if x.sentence == w.sentence):
+            unit = "person"  # "a team of 14"
+        elif not unit:
+            if prev is not None and prev.text.isalpha() and prev.text.lower() not in _STOP \
+                    and _unit_name(prev.text) and _joined(text, prev, w, ":"):
+                unit = _unit_name(prev.text) or ""  # "seats: 12", "headcount 12"
+            else:
+                # no unit after it: key it by the nearest content word before ("ends in 5063")
+                for x in reversed(words[max(0, i - 3):i]):
+                    if x.sentence == w.sentence and x.text.isalpha() and \
+                            x.text.lower() not in _STOP:
+                        unit = "#" + x.stem
+                        # "room 12", "macOS 14": a name, not a count
+                        label = x is prev and _joined(text, prev, w)
+                        break
+        slots.append(_Slot("quantity" if unit else "number", unit, float(value), surface,
+                           w.start, context=(before, "label" if label else "")))
+        i = num.end
 
 
 def _proper_context(words: list[_Word], slots: list[_Slot]) -> None:
@@ -538,12 +758,10 @@ _ENDING = re.compile(r"\b(?:ending|ends|end|last)\b")
 def _same(a: _Slot, b: _Slot) -> bool:
     """Does text slot ``b`` state the value of fact slot ``a``?"""
     if a.kind in _NUMERIC and b.kind in _NUMERIC:
-        if a.value != b.value:
-            return False
-        # real units (not context words) must agree: 3 laptops is not 3 days
-        return a.key == b.key or not a.key or not b.key or "#" in (a.key[:1], b.key[:1])
+        return a.value == b.value and _units_agree(a, b)
     if a.kind == "money" and b.kind in _NUMERIC:
-        return abs(a.value[1] - b.value) < 1e-9  # "$19.99" restated as "the 19.99"
+        # "$19.99" restated as "the 19.99" (a bare number, not "19.99 kg")
+        return abs(a.value[1] - b.value) < 1e-9 and not _counts(b)
     if a.kind == "ident" and b.kind in _NUMERIC:
         # "ACCT-6795" referred to as "6795", or as "the one ending in 95"
         groups = re.findall(r"\d+", a.text)
@@ -567,14 +785,34 @@ def _same(a: _Slot, b: _Slot) -> bool:
     return a.value == b.value
 
 
+def _counts(s: _Slot) -> bool:
+    """Does the number say what it counts ("12 seats"), not only a word near it?"""
+    return bool(s.key) and not s.key.startswith("#")
+
+
+def _units_agree(a: _Slot, b: _Slot) -> bool:
+    """Can two equal numbers be the same quantity?
+
+    Real units must agree (3 laptops is not 3 days; 12 seats is 12 people); a number keyed
+    only by a nearby word agrees with anything, except that a count is not a label ("12 seats"
+    is not "room 12").
+    """
+    if _counts(a) and _counts(b):
+        return a.key == b.key or _kin(a.key, b.key)
+    if _counts(a) or _counts(b):
+        return "label" not in (a.context[1], b.context[1])
+    return True
+
+
 def _comparable(a: _Slot, b: _Slot) -> bool:
     """Can ``b`` stand for the same thing as ``a`` (so a different value conflicts)?"""
     if a.kind != b.kind or a.kind == "number":
         return False
     if a.kind == "proper":  # a different name in the same frame: "Pro monthly" / "Plus monthly"
         return any(x and x == y for x, y in zip(a.context, b.context))
-    if a.kind == "money":
-        return a.value[0] == b.value[0] or not a.value[0] or not b.value[0]
+    if a.kind == "money":  # a price said aloud may be a year: it confirms, never conflicts
+        return "spoken" not in (a.key, b.key) and (
+            a.value[0] == b.value[0] or not a.value[0] or not b.value[0])
     return a.key == b.key
 
 

@@ -133,3 +133,111 @@ def test_odd_text_does_not_break_it():
     for text in ["", "   ", "???", "<<<>>>", "é" * 1000, "1" * 500, "ACCT-" * 100,
                  "a@b.c @@ $$$ 99% 12:99 2024-13-45 31/31/31", "\x00\ud800"]:
         assert judge(text, text).label in ("retained", "lost", "contradicted")
+
+
+# --------------------------------------------------------------------------------------------
+# Numbers and quantities (support_desk sd-048: "12 seats" restated as "With 12 people")
+# --------------------------------------------------------------------------------------------
+
+SEATS = "The team needs 12 seats."
+
+SEATS_RETAINED = [
+    "With 12 people on the team you'd qualify for the volume rate.",  # sd-048 as written
+    "Twelve users, noted.",
+    "I've set up twelve licences.",
+    "A 12-person team fits the Business tier.",
+    "A twelve-person team fits the Business tier.",
+    "A team of 12 fits the Business tier.",
+    "12 seat licences are ready.",
+    "You need 12 additional seats.",
+    "12.0 seats on the invoice.",
+    "That's a dozen seats.",
+    "Seats: 12.",
+    "12 team members can sign in.",
+    "Your 12 seats are active.",
+]
+
+
+@pytest.mark.parametrize("said", SEATS_RETAINED)
+def test_a_count_of_people_restates_the_seats(said):
+    v = judge(SEATS, said)
+    assert v.label == "retained", v.evidence
+    assert any(e.startswith("quantity") and e.endswith("found") for e in v.evidence)
+
+
+SEATS_NOT_MENTIONED = [
+    "Your call is booked for 12:00.",        # a time
+    "That's $12 per seat.",                  # money
+    "You get 12% off as a team.",            # a percentage
+    "You're in room 12.",                    # a label, not a count
+    "Your 12th seat is free.",               # an ordinal
+    "There are 12 days left on the trial.",  # another unit
+    "It takes 12 hours to sync.",
+    "We shipped 12 laptops.",
+    "Your account is ACCT-1200.",            # digits inside an identifier
+    "Meet me on 12/03.",                     # a date
+    "Keep it under 12kg.",
+]
+
+
+@pytest.mark.parametrize("said", SEATS_NOT_MENTIONED)
+def test_the_same_digits_in_another_kind_of_value_are_not_the_seats(said):
+    v = judge(SEATS, said)
+    assert v.label == "lost", v.evidence
+    assert "quantity '12' not mentioned" in v.evidence
+
+
+SEATS_CONTRADICTED = [
+    ("With 120 people on the team.", "120"),
+    ("With 15 people on the team.", "15"),
+    ("Fifteen users, noted.", "Fifteen"),
+    ("That's 1,200 people.", "1,200"),
+    ("Twelve hundred people, then.", "Twelve hundred"),
+    ("A 21-person team.", "21"),
+]
+
+
+@pytest.mark.parametrize("said, other", SEATS_CONTRADICTED)
+def test_another_count_of_people_contradicts_the_seats(said, other):
+    v = judge(SEATS, said)
+    assert v.label == "contradicted", v.evidence
+    assert f"quantity conflict: fact '12', messages '{other}'" in v.evidence
+
+
+@pytest.mark.parametrize("expected, fact, said", [
+    ("retained", "The team needs 1,200 seats.", "Set up 1200 users."),
+    ("retained", "The team needs 1200 seats.", "Set up 1,200 users."),
+    ("retained", "The team needs 250 seats.", "Two hundred and fifty seats it is."),
+    ("retained", "The team needs 24 seats.", "Two dozen people, then."),
+    ("retained", "The team needs 30 seats.", "Thirty people on the team."),
+    ("contradicted", "The team needs 250 seats.", "Two hundred seats it is."),
+    ("retained", "The outage lasted 2 hours.", "After 2h of downtime we restarted."),
+    ("retained", "The outage lasted 2 hours.", "After two hours of downtime we restarted."),
+    ("lost", "The outage lasted 2 hours.", "After 2 days of downtime we restarted."),
+    ("retained", "Delivery on March 12th", "Delivery is on 12 March."),
+    # a price said aloud (support_desk sd-070, sd-027, sd-065)
+    ("retained", "The refund requested is $12.50.", "I'll reverse that twelve fifty charge."),
+    ("retained", "The customer wants a refund of $49.99.",
+     "That charge of forty-nine ninety-nine will come back to your card."),
+    ("retained", "The customer wants a refund of $19.99.",
+     "That charge of nineteen ninety-nine will come back."),
+    ("lost", "The refund is $30.", "That was back in twenty nineteen."),  # never a conflict
+    ("lost", "The refund is $12.", "You have 12 seats."),  # a count is not an amount
+    ("retained", "The refund requested is $19.99", "The 19.99 is being credited back to you."),
+    # a version number after a name is kept apart from the words after it
+    ("retained", "The device runs Android 14.", "Since you're on Android 14, clear the cache."),
+])
+def test_numbers_are_read_whole_and_keyed_by_what_they_count(expected, fact, said):
+    v = judge(fact, said)
+    assert v.label == expected, v.evidence
+
+
+def test_sd_048_seats_from_the_support_desk_set_is_retained():
+    import maev_kit
+
+    labeled = maev_kit.load_labeled_set("support_desk")
+    item = next(it for it in labeled.items if it.item_id == "sd-048/h0/f1_seats")
+    assert "With 12 people" in " ".join(m.content for m in item.after)
+    v = JUDGE.judge(item)
+    assert v.label == "retained", v.evidence
+    assert v.evidence == ("quantity '12' found",)
