@@ -29,6 +29,7 @@ __all__ = [
     "METHODS",
     "FactNote",
     "FactProposal",
+    "FactReviewSession",
     "ProposedFact",
     "fact_id_for",
     "facts_to_expectations",
@@ -38,3 +39,11 @@ __all__ = [
     "save_facts",
     "save_facts_as_expectations",
 ]
+
+
+def __getattr__(name: str):  # the review session needs pydantic: loaded when first used
+    if name == "FactReviewSession":
+        from maev_kit.facts._review import FactReviewSession
+
+        return FactReviewSession
+    raise AttributeError(f"module 'maev_kit.facts' has no attribute {name!r}")

@@ -37,7 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from maev_kit._jsonl import append_lines, display_name, pydantic_problems, read_append_log
 from maev_kit.errors import InputError, LabelValidationError, Problem
-from maev_kit.expectations import ConversationExpectations, KeyFact, save_expectations
+from maev_kit.expectations import ConversationExpectations, save_expectations
+from maev_kit.facts._io import facts_to_expectations
 from maev_kit.facts._model import ProposedFact, fact_id_for
 from maev_kit.traces._model import Message
 
@@ -668,16 +669,17 @@ class FactReviewSession:
         facts were all rejected gets an empty ``key_facts``, so it is not proposed again.
         ``metadata`` names each fact's proposer and the reviewer. Returns what was written.
         """
-        by_conv: dict[str, list[ProposedFact]] = {
-            cid: [] for cid in self._traces if any(k[0] == cid for k in self._latest)}
-        for f in self.reviewed_facts():
-            by_conv[f.conversation_id].append(f)
-        records = [ConversationExpectations(
-            conversation_id=cid,
-            key_facts=[KeyFact(f.fact_id, f.handoff_index, f.text) for f in facts],
-            metadata={"fact_proposers": {f.fact_id: f.proposer for f in facts},
-                      "facts_reviewed_by": self.reviewer})
-            for cid, facts in by_conv.items()]
+        reviewed = self.reviewed_facts()
+        by_conv = facts_to_expectations(reviewed)
+        records = []
+        for cid in self._traces:
+            if not any(k[0] == cid for k in self._latest):
+                continue
+            exp = by_conv.get(cid) or ConversationExpectations(cid)
+            exp.metadata = {"fact_proposers": {f.fact_id: f.proposer for f in reviewed
+                                               if f.conversation_id == cid},
+                            "facts_reviewed_by": self.reviewer}
+            records.append(exp)
         save_expectations(records, path)
         return records
 
