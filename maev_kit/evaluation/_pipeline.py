@@ -1,0 +1,457 @@
+"""``evaluate``: load → judge → score each conversation → aggregate, each stage a function."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import os
+import warnings
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from maev_kit import __version__
+from maev_kit.errors import InputError, JudgeErrorWarning, NotApplicableWarning
+from maev_kit.evaluation._result import METRIC_COMPONENT, EvaluationResult, JudgeErrorSummary
+from maev_kit.evaluation._score import COLUMNS, ConversationScore, NotApplicable, score_conversation
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from maev_kit.datasets import LabeledSet
+    from maev_kit.expectations import ConversationExpectations
+    from maev_kit.judges import Verdict
+    from maev_kit.metrics import HandoffContract
+    from maev_kit.retention import RetentionItem
+    from maev_kit.runner import JudgeRun
+    from maev_kit.traces import MultiAgentTrace
+
+__all__ = ["evaluate"]
+
+#: Per-conversation columns whose mean (with a bootstrap CI) is reported in ``aggregates``.
+AGGREGATED = ("composite", "handoff_quality", "information_retention", "routing_quality",
+              "target_accuracy", "reason_accuracy", "context_completeness", "retention_rate",
+              "routing_exact", "routing_acceptable")
+_LEDGER = ("item_id", "conversation_id", "handoff_index", "from_agent", "to_agent", "fact_id",
+           "fact", "label", "rationale", "evidence", "error", "error_cause")
+_PAIRS = ("from_agent", "to_agent", "handoffs", "facts", "retained", "lost", "contradicted",
+          "judge_errors", "retention_rate", "context_complete")
+_LABELS = ("retained", "lost", "contradicted")
+
+
+@dataclass
+class _Inputs:
+    """What the load stage produces: the traces to score and what they are scored against."""
+
+    traces: list[MultiAgentTrace]
+    expectations: dict[str, ConversationExpectations]
+    contracts: list[HandoffContract] | None
+    items: list[RetentionItem]
+    labeled_set: LabeledSet | None = None
+    split: str | None = None
+    splits: dict[str, str | None] = field(default_factory=dict)
+
+
+def evaluate(
+    labeled_set_or_traces: LabeledSet | str | os.PathLike[str] | Sequence[MultiAgentTrace],
+    *,
+    judge: Any = "heuristic",
+    judge_card: Any = None,
+    backend: Any = None,
+    prompt: str | None = None,
+    expectations: Any = None,
+    contracts: Any = None,
+    split: str | None = None,
+    triage_agent: str | None = "triage",
+    max_handoffs: int = 5,
+    weights: dict[str, float] | None = None,
+    not_applicable: NotApplicable = "na",
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    cache: Any = None,
+    progress: bool = True,
+    max_concurrency: int = 16,
+) -> EvaluationResult:
+    """Score every conversation for coordination quality.
+
+    Four stages: load the traces and expectations, judge every key fact across its handoff,
+    score each conversation (:func:`score_conversation`), aggregate with bootstrap CIs.
+
+    Parameters
+    ----------
+    labeled_set_or_traces : LabeledSet, path to a labeled-set folder (or a bundled set's name,
+        e.g. ``"support_desk"``), path to a trace JSONL file, or a list of traces.
+    judge : judge object, offline judge name (``"heuristic"``), or a litellm model string
+        (``"gpt-4o-mini"``, ``"openai/<name>"`` with ``backend`` params) for the LLM judge.
+    judge_card : JudgeCard or path, optional
+        The card pinned by calibration; a warning is issued when ``judge`` or the labeled set
+        no longer matches it.
+    backend : backend object or litellm model string, for LLM judges.
+    prompt : ``"v1"`` or ``"v2"`` when ``judge`` is a model string.
+    expectations : path or records, when ``labeled_set_or_traces`` is traces.
+    contracts : list of HandoffContract, a path (YAML/JSON) or records; a labeled set's
+        manifest contracts are used by default.
+    split : score only this split of a labeled set (e.g. ``"test"``).
+    triage_agent : the agent whose first handoff is the routing decision.
+    max_handoffs : handoff-count limit for :func:`~maev_kit.metrics.detect_circular_handoffs`.
+    weights : composite weights, see :func:`~maev_kit.metrics.coordination_score`.
+    not_applicable : {"na", "article"}, default "na"
+        ``"na"``: a component with nothing to measure (no expected handoff, no routing case,
+        no judged fact) is NaN and the composite is over the applicable components, weights
+        renormalised; one :class:`~maev_kit.errors.NotApplicableWarning` says how many
+        conversations lack what. ``"article"``: the article's numbers, for parity.
+    n_resamples, confidence, seed : bootstrap over conversations for the aggregates' CIs.
+    cache, progress, max_concurrency : passed to :func:`~maev_kit.runner.run_judge`.
+
+    Returns
+    -------
+    EvaluationResult
+
+    Warns
+    -----
+    JudgeErrorWarning
+        When some facts could not be judged (counts by cause); they are left out of every rate.
+        :meth:`EvaluationResult.raise_for_judge_errors` turns too many into an error.
+    NotApplicableWarning
+        Once, when a component is n/a for some conversations (``"na"`` mode).
+
+    Examples
+    --------
+    >>> from maev_kit import evaluate
+    >>> result = evaluate("support_desk", judge="heuristic", progress=False)  # doctest: +SKIP
+    >>> result.summary().loc["composite", "mean"]  # doctest: +SKIP
+    0.71
+    """
+    if not_applicable not in ("na", "article"):
+        raise InputError(f"`not_applicable` must be 'na' or 'article', got {not_applicable!r}")
+    inputs = _load(labeled_set_or_traces, expectations=expectations, contracts=contracts,
+                   split=split)
+    judge_obj, judge_backend = _resolve(judge, backend, prompt, judge_card, inputs)
+    run = _judge(inputs.items, judge_obj, judge_backend, cache=cache, progress=progress,
+                 max_concurrency=max_concurrency)
+    verdicts = _verdicts_by_conversation(inputs.items, run)
+    scores = [score_conversation(t, inputs.expectations.get(t.conversation_id),
+                                 verdicts.get(t.conversation_id, []), inputs.contracts,
+                                 split=inputs.splits.get(t.conversation_id),
+                                 triage_agent=triage_agent, max_handoffs=max_handoffs,
+                                 weights=weights, not_applicable=not_applicable)
+              for t in inputs.traces]
+    result = _aggregate(scores, inputs, run, n_resamples=n_resamples, confidence=confidence,
+                        seed=seed)
+    result.weights = weights
+    result.judge = _judge_info(judge_obj, judge, run)
+    result.provenance.update(
+        judge_card=(judge_card.model_dump() if hasattr(judge_card, "model_dump")
+                    else (str(judge_card) if judge_card is not None else None)),
+        not_applicable=not_applicable)
+    _warn(result)
+    return result
+
+
+# -- load -------------------------------------------------------------------------------------
+
+def _load(source: Any, *, expectations: Any = None, contracts: Any = None,
+          split: str | None = None) -> _Inputs:
+    """Traces, expectations, contracts and retention items from what the caller gave."""
+    from maev_kit import metrics
+    from maev_kit.datasets import LabeledSet, load_labeled_set
+    from maev_kit.expectations import load_expectations
+    from maev_kit.retention import build_retention_items
+    from maev_kit.traces import load_traces
+
+    labeled_set: LabeledSet | None = None
+    if isinstance(source, LabeledSet):
+        labeled_set = source
+    elif isinstance(source, (str, os.PathLike)):
+        from pathlib import Path
+
+        p = Path(source)
+        if p.is_file():
+            traces = load_traces(p)
+        else:
+            labeled_set = load_labeled_set(p)
+    else:
+        traces = list(source)
+    if labeled_set is not None:
+        traces = labeled_set.traces_in(split)
+        exp_by_conv = labeled_set.expectations
+        if contracts is None:
+            contracts = labeled_set.manifest.contracts or None
+    else:
+        if split is not None:
+            raise InputError("`split` needs a labeled set; got traces")
+        exp_by_conv = load_expectations(expectations) if expectations is not None else {}
+    if contracts is not None and not isinstance(contracts, (list, tuple)):
+        contracts = metrics.load_contracts(contracts)
+    elif contracts:
+        contracts = metrics.parse_contracts(contracts)
+    if not traces:
+        raise InputError("nothing to evaluate: no traces"
+                         + (f" in split {split!r}" if split else ""))
+    splits = ({t.conversation_id: labeled_set.split_of(t.conversation_id) for t in traces}
+              if labeled_set is not None else {})
+    return _Inputs(traces, dict(exp_by_conv), list(contracts) if contracts else None,
+                   build_retention_items(traces, exp_by_conv), labeled_set, split, splits)
+
+
+# -- judge ------------------------------------------------------------------------------------
+
+def _resolve(judge: Any, backend: Any, prompt: str | None, judge_card: Any,
+             inputs: _Inputs) -> tuple[Any, Any]:
+    """The judge object and backend; checked against the card; fit on other splits if needed."""
+    judge_obj, judge_backend = _resolve_judge(judge, backend, prompt)
+    if judge_card is not None:
+        from maev_kit.calibration import JudgeCard
+
+        card = judge_card if isinstance(judge_card, JudgeCard) else JudgeCard.load(judge_card)
+        model = (judge_backend if isinstance(judge_backend, str)
+                 else getattr(judge_backend, "model", None))
+        card.check(judge_obj, model=model, labeled_set=inputs.labeled_set)
+    if getattr(judge_obj, "requires_fit", False) and not getattr(judge_obj, "is_fitted", True):
+        _fit_on_other_splits(judge_obj, inputs.labeled_set, inputs.split)
+    return judge_obj, judge_backend
+
+
+def _resolve_judge(judge: Any, backend: Any, prompt: str | None) -> tuple[Any, Any]:
+    """A judge object and its backend from what the caller gave.
+
+    ``judge`` may be a judge object, an offline judge name (``"heuristic"``), a prompt-variant
+    name (``"retention-v1"``) or a litellm model string (``"gpt-4o-mini"``, which is paired with
+    ``RetentionJudge(prompt=prompt or "v1")``).
+    """
+    from maev_kit import judges
+
+    if not isinstance(judge, str):
+        return judge, backend
+    try:
+        return judges.get_judge(judge), backend
+    except ValueError as e:
+        if "did you mean" in str(e):  # a typo of an offline judge's name, not a model string
+            raise InputError(str(e)) from None
+    # Anything else is a model string for the LLM judge.
+    return judges.RetentionJudge(prompt=prompt or "v1"), backend or judge
+
+
+def _fit_on_other_splits(judge: Any, labeled_set: LabeledSet | None, split: str | None) -> None:
+    """Fit a judge that learns from labels on every split but the one being scored."""
+    from maev_kit.calibration._human import fit_on_majority, load_human_labels
+
+    name = getattr(judge, "name", "this judge")
+    if labeled_set is None or split is None:
+        raise InputError(f"{name} learns from labels: evaluate a labeled set's held-out split "
+                         f"(e.g. split='test'); it is fit on the other splits and never scores "
+                         "an item it was trained on")
+    train_ids = {cid for s, ids in labeled_set.manifest.splits.items() if s != split for cid in ids}
+    human = load_human_labels(labeled_set)
+    items = [i for i in labeled_set.items if i.conversation_id in train_ids and i.item_id in human]
+    if not items:
+        raise InputError(f"{name} needs labeled items outside split {split!r} to learn from")
+    fit_on_majority(judge, items, human)
+
+
+def _judge(items: Sequence[RetentionItem], judge: Any, backend: Any, *, cache: Any = None,
+           progress: bool = True, max_concurrency: int = 16) -> JudgeRun | None:
+    """Judge every item (None when there is nothing to judge)."""
+    if not items:
+        return None
+    from maev_kit.runner import run_judge
+
+    return run_judge(judge, list(items), backend, cache=cache, progress=progress,
+                     max_concurrency=max_concurrency)
+
+
+def _verdicts_by_conversation(items: Sequence[RetentionItem], run: JudgeRun | None
+                              ) -> dict[str, list[Verdict]]:
+    """Each conversation's verdicts, in item order; every item must have one."""
+    by_id = {v.item_id: v for v in (run.verdicts if run else [])}
+    missing = [it.item_id for it in items if it.item_id not in by_id]
+    if missing:
+        raise RuntimeError(f"the judge run returned no verdict for {len(missing)} item(s), "
+                           f"e.g. {missing[0]!r}")
+    out: dict[str, list[Verdict]] = {}
+    for it in items:
+        out.setdefault(it.conversation_id, []).append(by_id[it.item_id])
+    return out
+
+
+def _judge_info(judge_obj: Any, judge: Any, run: JudgeRun | None) -> dict[str, Any]:
+    return {"name": getattr(judge_obj, "name", str(judge)),
+            "version": getattr(judge_obj, "version", ""),
+            "model": run.model if run else None,
+            "offline": bool(getattr(judge_obj, "offline", False)),
+            "stats": dict(run.stats) if run else {}}
+
+
+# -- aggregate --------------------------------------------------------------------------------
+
+def _aggregate(scores: Sequence[ConversationScore], inputs: _Inputs, run: JudgeRun | None, *,
+               n_resamples: int = 2000, confidence: float = 0.95,
+               seed: int = 0) -> EvaluationResult:
+    """The result from every conversation's score: aggregates, pairs, ledger, routing."""
+    import pandas as pd
+
+    from maev_kit import metrics
+
+    per_conv = pd.DataFrame([s.to_row() for s in scores], columns=list(COLUMNS))
+    judge_errors = _judge_error_summary(scores)
+    not_applicable = _not_applicable(scores)
+    aggregates = _bootstrap_means(per_conv, AGGREGATED, n_resamples=n_resamples,
+                                  confidence=confidence, seed=seed)
+    aggregates["note"] = [_note(m, n, len(scores), judge_errors, not_applicable)
+                          for m, n in zip(aggregates["metric"], aggregates["n"])]
+    ledger = _ledger(inputs.items, run)
+    hf = pd.DataFrame([(h.from_agent, h.to_agent) for t in inputs.traces for h in t.handoffs],
+                      columns=["from_agent", "to_agent"])
+    matrix = pd.crosstab(hf["from_agent"], hf["to_agent"]) if len(hf) else pd.DataFrame()
+    cases = [c for s in scores for c in s.cases]
+    routes = [s.route for s in scores for _ in s.cases]
+    routing: dict[str, Any] = {}
+    if cases:
+        routing = dict(metrics.score_routing(cases, routes))
+        routing["confusion"] = metrics.routing_confusion(cases, routes)
+    provenance = {"maev_kit_version": __version__,
+                  "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                  "labeled_set": ({"name": inputs.labeled_set.name,
+                                   "version": inputs.labeled_set.version,
+                                   "hash": inputs.labeled_set.content_hash,
+                                   "labels_hash": inputs.labeled_set.labels_hash}
+                                  if inputs.labeled_set else None),
+                  "split": inputs.split, "confidence": confidence, "judge_card": None,
+                  "n_conversations": len(scores), "n_items": len(inputs.items)}
+    return EvaluationResult(
+        per_conversation=per_conv, aggregates=aggregates, handoff_matrix=matrix,
+        pair_stats=_pair_stats(hf, ledger, scores), ledger=ledger,
+        loops=[lp for s in scores for lp in s.loops],
+        violations=[v for s in scores for v in s.violations], routing=routing,
+        judge={}, provenance=provenance, traces=list(inputs.traces),
+        judge_errors=judge_errors, not_applicable=not_applicable)
+
+
+def _judge_error_summary(scores: Sequence[ConversationScore]) -> JudgeErrorSummary:
+    by_cause: Counter[str] = Counter()
+    for s in scores:
+        by_cause.update(s.errors_by_cause)
+    failed = sum(s.judge_errors for s in scores)
+    total = sum(s.n_facts for s in scores)
+    return JudgeErrorSummary(total=total, judged=total - failed, failed=failed,
+                             by_cause=dict(sorted(by_cause.items())))
+
+
+def _not_applicable(scores: Sequence[ConversationScore]) -> dict[str, dict[str, Any]]:
+    """Component → how many conversations it was n/a for, and why."""
+    reasons: dict[str, Counter[str]] = {}
+    for s in scores:
+        for comp, why in s.not_applicable.items():
+            reasons.setdefault(comp, Counter())[why] += 1
+    out = {}
+    for comp in ("handoff", "retention", "routing"):
+        if comp not in reasons:
+            continue
+        counts = reasons[comp]
+        reason = (next(iter(counts)) if len(counts) == 1
+                  else "; ".join(f"{why} ({n})" for why, n in counts.most_common()))
+        out[comp] = {"conversations": sum(counts.values()), "reason": reason}
+    return out
+
+
+def _note(metric: str, n: int, total: int, judge_errors: JudgeErrorSummary,
+          not_applicable: dict[str, dict[str, Any]]) -> str:
+    """Why a summary row is n/a or over fewer conversations; the retention rows' fact counts."""
+    comp = METRIC_COMPONENT.get(metric)
+    parts = []
+    if comp == "retention" and judge_errors.total:
+        parts.append(judge_errors.note())
+    if comp is None:  # the composite
+        if n == 0 and total:
+            parts.append("n/a: no component applies to any conversation")
+        elif n < total:
+            parts.append(f"n/a for {total - n} of {total} conversations: no component applies")
+    elif comp in not_applicable:
+        why = not_applicable[comp]["reason"]
+        parts.append(f"n/a: {why}" if n == 0 else f"n/a for {total - n} of {total} "
+                     f"conversations: {why}")
+    return "; ".join(parts)
+
+
+def _ledger(items: Sequence[RetentionItem], run: JudgeRun | None) -> pd.DataFrame:
+    import pandas as pd
+
+    verdicts = {v.item_id: v for v in (run.verdicts if run else [])}
+    rows = []
+    for it in items:
+        v = verdicts[it.item_id]
+        rows.append((it.item_id, it.conversation_id, it.handoff_index, it.from_agent,
+                     it.to_agent, it.fact_id, it.fact, v.label, v.rationale,
+                     "; ".join(v.evidence), v.error,
+                     (getattr(v, "cause", None) or "other") if v.error else None))
+    return pd.DataFrame(rows, columns=list(_LEDGER))
+
+
+def _pair_stats(hf: pd.DataFrame, ledger: pd.DataFrame,
+                scores: Sequence[ConversationScore]) -> pd.DataFrame:
+    import pandas as pd
+
+    ctx: dict[tuple[str, str], list[bool]] = {}
+    for s in scores:
+        for fa, ta, ok in s.pair_context:
+            ctx.setdefault((fa, ta), []).append(ok)
+    rows = []
+    for (fa, ta), n in (hf.value_counts().items() if len(hf) else []):
+        sub = ledger[(ledger["from_agent"] == fa) & (ledger["to_agent"] == ta)]
+        c = {lab: int((sub["label"] == lab).sum()) for lab in _LABELS}
+        judged = sum(c.values())
+        oks = ctx.get((fa, ta), [])
+        rows.append({"from_agent": fa, "to_agent": ta, "handoffs": int(n), "facts": len(sub),
+                     **c, "judge_errors": len(sub) - judged,
+                     "retention_rate": round(c["retained"] / judged, 3) if judged else math.nan,
+                     "context_complete": round(sum(oks) / len(oks), 3) if oks else math.nan})
+    return pd.DataFrame(rows, columns=list(_PAIRS))
+
+
+def _bootstrap_means(frame: pd.DataFrame, columns: Sequence[str], *, n_resamples: int,
+                     confidence: float, seed: int) -> pd.DataFrame:
+    """Mean and percentile-bootstrap CI of each column over the rows where it is not NaN."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    n = len(frame)
+    idx = rng.integers(0, n, size=(n_resamples, n)) if n else None
+    alpha = (1 - confidence) / 2
+    for col in columns:
+        values = frame[col].to_numpy(dtype=float) if n else np.array([])
+        ok = ~np.isnan(values)
+        if not ok.any():
+            rows.append((col, float("nan"), float("nan"), float("nan"), 0))
+            continue
+        mean = float(values[ok].mean())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            boot = np.nanmean(values[idx], axis=1)
+        boot = boot[~np.isnan(boot)]
+        lo, hi = (np.quantile(boot, [alpha, 1 - alpha]) if boot.size else (np.nan, np.nan))
+        rows.append((col, round(mean, 4), round(float(lo), 4), round(float(hi), 4),
+                     int(ok.sum())))
+    return pd.DataFrame(rows, columns=["metric", "mean", "ci_low", "ci_high", "n"])
+
+
+def _warn(result: EvaluationResult) -> None:
+    """One JudgeErrorWarning when facts failed; one NotApplicableWarning when components are n/a."""
+    s = result.judge_errors
+    if s.failed:
+        causes = s.causes()
+        warnings.warn(f"{s.failed} of {s.total} facts could not be judged"
+                      + (f" ({causes})" if causes else "") + ": they are left out of every "
+                      "rate (see result.judge_errors and the ledger's error column)",
+                      JudgeErrorWarning, stacklevel=3)
+    na = result.not_applicable
+    if na:
+        total = len(result.per_conversation)
+        phrases = [f"{info['conversations']} {info['reason']}" for info in na.values()]
+        phrases[0] = phrases[0].replace(" ", f" of {total} conversations have ", 1)
+        warnings.warn(", ".join(phrases) + ": those components are n/a (NaN) there and the "
+                      "composite is over the others (pass not_applicable='article' for the "
+                      "article's numbers)", NotApplicableWarning, stacklevel=3)

@@ -1,0 +1,209 @@
+"""What :func:`~maev_kit.evaluation.evaluate` returns: the result, its judge-error accounting."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from maev_kit.errors import JudgeErrorsExceeded
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from maev_kit.traces import MultiAgentTrace
+
+__all__ = ["EvaluationResult", "JudgeErrorSummary"]
+
+
+@dataclass(frozen=True)
+class JudgeErrorSummary:
+    """How many retention facts the judge labeled, and why the others failed.
+
+    Attributes
+    ----------
+    total : int
+        Facts to judge (one per key fact per handoff).
+    judged : int
+        Facts that received a label (retained, lost or contradicted).
+    failed : int
+        Facts whose judge call failed or whose reply could not be read: left out of every rate.
+    by_cause : dict
+        ``failed`` split by cause (one of :data:`maev_kit.errors.ERROR_CAUSES`).
+
+    Examples
+    --------
+    >>> s = JudgeErrorSummary(total=382, judged=370, failed=12,
+    ...                       by_cause={"timeout": 2, "rate_limit": 10})
+    >>> str(s)
+    'retention over 370 of 382 facts; 12 failed (rate_limit 10, timeout 2)'
+    >>> round(s.share, 3)
+    0.031
+    >>> JudgeErrorSummary(0, 0, 0, {}).share
+    nan
+    """
+
+    total: int = 0
+    judged: int = 0
+    failed: int = 0
+    by_cause: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def share(self) -> float:
+        """``failed / total``; NaN when there was nothing to judge."""
+        return self.failed / self.total if self.total else math.nan
+
+    def causes(self) -> str:
+        """``"rate_limit 10, timeout 2"``: the causes, most frequent first."""
+        ranked = sorted(self.by_cause.items(), key=lambda kv: (-kv[1], kv[0]))
+        return ", ".join(f"{cause} {n}" for cause, n in ranked if n)
+
+    def note(self) -> str:
+        """``"over 370 of 382 facts; 12 failed (rate_limit 10, timeout 2)"``."""
+        text = f"over {self.judged} of {self.total} facts; {self.failed} failed"
+        causes = self.causes()
+        return f"{text} ({causes})" if causes else text
+
+    def __str__(self) -> str:
+        return f"retention {self.note()}"
+
+
+_HANDOFF = ("handoff_quality", "target_accuracy", "reason_accuracy", "context_completeness")
+_RETENTION = ("information_retention", "retention_rate")
+_ROUTING = ("routing_quality", "routing_exact", "routing_acceptable")
+#: The component each aggregated metric belongs to (for the notes of :meth:`summary`).
+METRIC_COMPONENT = {**dict.fromkeys(_HANDOFF, "handoff"), **dict.fromkeys(_RETENTION, "retention"),
+                    **dict.fromkeys(_ROUTING, "routing")}
+
+
+@dataclass
+class EvaluationResult:
+    """What :func:`~maev_kit.evaluation.evaluate` returns.
+
+    The composite has three components (:func:`~maev_kit.metrics.coordination_score`):
+    handoff quality = 0.5 · target accuracy + 0.5 · context completeness; information
+    retention = max(0, retention rate − 0.2 · contradicted facts); routing quality = acceptable
+    routing accuracy. A component with nothing to measure in a conversation is *n/a* (NaN),
+    never 0 or 1: handoffs with no expected handoff, routing with no routing case, retention
+    with no judged fact. The composite is Σ wᵢ·cᵢ / Σ wᵢ over the applicable components
+    (weights 0.3 handoff, 0.4 retention, 0.3 routing unless ``weights`` says otherwise), so
+    their weights are renormalised; it is NaN when none applies. With
+    ``evaluate(..., not_applicable="article")`` the article's numbers are kept instead: a
+    conversation with no expectation gets the handoff report's 1.0 (no handoff made) or 0.0,
+    and 1.0 for routing and (with no key fact) retention.
+
+    A judge error is never a verdict: a fact whose judge call failed (or whose reply could not
+    be read) is left out of every rate, and counted in ``judge_errors`` and the ledger's
+    ``error`` / ``error_cause`` columns. A conversation whose facts all failed has retention
+    NaN in both modes.
+
+    Attributes
+    ----------
+    per_conversation : DataFrame
+        One row per conversation (see :meth:`ConversationScore.to_row
+        <maev_kit.evaluation.ConversationScore.to_row>`): ``conversation_id``, ``split``,
+        ``n_turns``, ``n_handoffs``; ``target_accuracy``, ``reason_accuracy``,
+        ``context_completeness`` (shares of the expected handoffs; NaN without any),
+        ``missing_handoffs``, ``unexpected_handoffs``; ``n_facts`` (facts to judge),
+        ``retained``, ``lost``, ``contradicted`` (judged facts by label), ``judge_errors``
+        (facts whose judge call failed), ``retention_rate`` (retained / judged facts; NaN with
+        none judged); ``routing_cases``, ``routing_exact``, ``routing_acceptable`` (the first
+        handoff made by ``triage_agent`` against the routing cases; NaN without a case);
+        ``n_loops``, ``exceeds_limit``, ``should_escalate`` (circular handoffs);
+        ``contract_violations``; the components ``handoff_quality``,
+        ``information_retention``, ``routing_quality`` (NaN where n/a); ``composite``; and
+        ``composite_components``, the components the composite used (``"handoff+retention"``;
+        empty when none applied).
+    aggregates : DataFrame
+        One row per metric: metric, mean, ci_low, ci_high (percentile bootstrap over
+        conversations), n (conversations where the metric applies) and note (why a metric is
+        n/a, or for the retention rows "over N of M facts; K failed (cause n, ...)").
+    handoff_matrix : DataFrame
+        Counts of handoffs, from-agent (rows) × to-agent (columns).
+    pair_stats : DataFrame
+        Per agent pair: from_agent, to_agent, handoffs, facts, retained, lost, contradicted,
+        judge_errors, retention_rate (retained / judged facts, NaN with none judged),
+        context_complete (share of expected handoffs on this pair whose required keys were all
+        passed; NaN without one).
+    ledger : DataFrame
+        The per-fact retention ledger: item_id, conversation_id, handoff_index, from_agent,
+        to_agent, fact_id, fact, label (None when the judge failed), rationale, evidence,
+        error, error_cause (one of :data:`maev_kit.errors.ERROR_CAUSES` when ``error`` is set).
+    loops : list of dict
+        Circular handoffs found, one dict per loop with conversation_id.
+    violations : list of dict
+        Handoff-contract violations, one dict each with conversation_id.
+    routing : dict
+        ``score_routing`` over every routing case of every conversation, plus ``confusion``.
+    judge : dict
+        name, version, model, offline, stats of the judge run.
+    provenance : dict
+        kit version, labeled set name/version/hash, judge card, date, not_applicable mode.
+    traces : list of MultiAgentTrace
+    weights : dict or None
+        The composite weights given to ``evaluate``.
+    judge_errors : JudgeErrorSummary
+        Facts to judge, judged, failed, failures by cause.
+    not_applicable : dict
+        Component (``handoff``, ``retention``, ``routing``) → ``{"conversations": n,
+        "reason": "..."}`` for the components that were n/a somewhere (empty in ``"article"``
+        mode).
+    """
+
+    per_conversation: pd.DataFrame
+    aggregates: pd.DataFrame
+    handoff_matrix: pd.DataFrame
+    pair_stats: pd.DataFrame
+    ledger: pd.DataFrame
+    loops: list[dict[str, Any]]
+    violations: list[dict[str, Any]]
+    routing: dict[str, Any]
+    judge: dict[str, Any]
+    provenance: dict[str, Any]
+    traces: list[MultiAgentTrace] = field(repr=False, default_factory=list)
+    weights: dict[str, float] | None = None
+    judge_errors: JudgeErrorSummary = field(default_factory=JudgeErrorSummary)
+    not_applicable: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def summary(self) -> pd.DataFrame:
+        """The aggregates by metric: mean, ci_low, ci_high, n and a note (why n/a, judge errors)."""
+        agg = self.aggregates.set_index("metric")
+        if "note" not in agg.columns:
+            agg = agg.assign(note="")
+        return agg
+
+    def worst(self, n: int = 5) -> pd.DataFrame:
+        """The ``n`` conversations with the lowest composite score (NaN composites last)."""
+        return self.per_conversation.sort_values("composite", na_position="last",
+                                                 kind="stable").head(n)
+
+    def raise_for_judge_errors(self, max_share: float = 0.05) -> EvaluationResult:
+        """Raise :class:`~maev_kit.errors.JudgeErrorsExceeded` when more than ``max_share`` of
+        the facts could not be judged; return the result otherwise.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> e = pd.DataFrame()
+        >>> r = EvaluationResult(e, e, e, e, e, [], [], {}, {}, {},
+        ...                      judge_errors=JudgeErrorSummary(382, 0, 382, {"auth": 382}))
+        >>> r.raise_for_judge_errors()
+        Traceback (most recent call last):
+        ...
+        maev_kit.errors.JudgeErrorsExceeded: 382 of 382 facts could not be judged (100.0% > 5.0% allowed; auth 382): no rate from this run can be trusted; fix the judge and run again
+        """
+        if isinstance(max_share, bool) or not isinstance(max_share, (int, float)) \
+                or not 0 <= max_share <= 1:
+            raise ValueError(f"`max_share` must be a number in [0, 1], got {max_share!r}")
+        s = self.judge_errors
+        if s.failed and s.share > max_share:
+            causes = s.causes()
+            raise JudgeErrorsExceeded(
+                f"{s.failed} of {s.total} facts could not be judged ({s.share:.1%} > "
+                f"{max_share:.1%} allowed" + (f"; {causes}" if causes else "") + "): "
+                + ("no rate from this run can be trusted; fix the judge and run again"
+                   if s.judged == 0 else "retention is over too few facts to trust"))
+        return self
+
+    def _repr_html_(self) -> str:
+        return self.summary()._repr_html_()  # type: ignore[operator]

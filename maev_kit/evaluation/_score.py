@@ -1,0 +1,258 @@
+"""Score one conversation: the stage of :func:`~maev_kit.evaluation.evaluate` that runs per trace."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from maev_kit.expectations import ConversationExpectations, RoutingTestCase
+    from maev_kit.judges import Verdict
+    from maev_kit.metrics import HandoffContract
+    from maev_kit.traces import MultiAgentTrace
+
+__all__ = ["ConversationScore", "score_conversation"]
+
+NotApplicable = Literal["na", "article"]
+_LABELS = ("retained", "lost", "contradicted")
+_ALL = ("handoff", "retention", "routing")
+NAN = math.nan
+
+
+@dataclass(frozen=True)
+class ConversationScore:
+    """Every score of one conversation, as :func:`score_conversation` computes it.
+
+    The fields up to ``composite_components`` are the columns of
+    :attr:`EvaluationResult.per_conversation <maev_kit.evaluation.EvaluationResult>`
+    (:meth:`to_row` returns them); NaN marks a component that is n/a. The others carry what
+    the aggregate stage needs: the loops and contract violations found, the routing cases and
+    the route taken, the context check of each expected handoff per agent pair, the judge
+    failures by cause and, per n/a component, why.
+    """
+
+    conversation_id: str
+    split: str | None
+    n_turns: int
+    n_handoffs: int
+    target_accuracy: float
+    reason_accuracy: float
+    context_completeness: float
+    missing_handoffs: int
+    unexpected_handoffs: int
+    n_facts: int
+    retained: int
+    lost: int
+    contradicted: int
+    judge_errors: int
+    retention_rate: float
+    routing_cases: int
+    routing_exact: float
+    routing_acceptable: float
+    n_loops: int
+    exceeds_limit: bool
+    should_escalate: bool
+    contract_violations: int
+    handoff_quality: float
+    information_retention: float
+    routing_quality: float
+    composite: float
+    composite_components: str
+    # not columns:
+    loops: tuple[dict[str, Any], ...] = field(default=(), repr=False)
+    violations: tuple[dict[str, Any], ...] = field(default=(), repr=False)
+    cases: tuple[RoutingTestCase, ...] = field(default=(), repr=False)
+    route: str | None = field(default=None, repr=False)
+    pair_context: tuple[tuple[str, str, bool], ...] = field(default=(), repr=False)
+    errors_by_cause: Mapping[str, int] = field(default_factory=dict, repr=False)
+    not_applicable: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    def to_row(self) -> dict[str, Any]:
+        """The per-conversation columns, in order, as a dict."""
+        return {f.name: getattr(self, f.name) for f in _ROW_FIELDS}
+
+
+_ROW_FIELDS = tuple(f for f in fields(ConversationScore) if f.name != "loops"
+                    and f.name not in {"violations", "cases", "route", "pair_context",
+                                       "errors_by_cause", "not_applicable"})
+#: The per-conversation columns, in order.
+COLUMNS = tuple(f.name for f in _ROW_FIELDS)
+
+
+def score_conversation(
+    trace: MultiAgentTrace,
+    expectations: ConversationExpectations | None,
+    verdicts: Sequence[Verdict] = (),
+    contracts: Sequence[HandoffContract] | None = None,
+    *,
+    split: str | None = None,
+    triage_agent: str | None = "triage",
+    max_handoffs: int = 5,
+    weights: Mapping[str, float] | None = None,
+    not_applicable: NotApplicable = "na",
+) -> ConversationScore:
+    """Score one conversation from its trace, its expectations and its facts' verdicts.
+
+    This is the per-conversation stage of :func:`~maev_kit.evaluation.evaluate`; it needs no
+    judge (the verdicts are given) and no other conversation, so it can run anywhere.
+
+    Parameters
+    ----------
+    trace : MultiAgentTrace
+    expectations : ConversationExpectations or None
+        None when the conversation has none: every component but loops and contracts is n/a.
+    verdicts : sequence of Verdict
+        One per retention item of this conversation (``item_id`` starting with
+        ``"<conversation_id>/"``): a label, or an error that is left out of every rate.
+    contracts : list of HandoffContract, optional
+    split : the conversation's split, copied to the row.
+    triage_agent : the agent whose first handoff is the routing decision (None: the first
+        handoff of any agent).
+    max_handoffs : limit for :func:`~maev_kit.metrics.detect_circular_handoffs`.
+    weights : composite weights, see :func:`~maev_kit.metrics.coordination_score`.
+    not_applicable : {"na", "article"}
+        ``"na"``: a component with nothing to measure is NaN and the composite is over the
+        others; ``"article"``: the article's numbers (see
+        :class:`~maev_kit.evaluation.EvaluationResult`).
+
+    Returns
+    -------
+    ConversationScore
+
+    Examples
+    --------
+    >>> from maev_kit import AgentTurn, Handoff, MultiAgentTrace
+    >>> from maev_kit.expectations import load_expectations
+    >>> from maev_kit.judges import Verdict
+    >>> t = MultiAgentTrace("c1", turns=[AgentTurn("triage", "router", "Billing it is.", turn_index=1),
+    ...     AgentTurn("billing", "specialist", "Account ACCT-1, refund sent.", turn_index=3)],
+    ...     handoffs=[Handoff("triage", "billing", None, turn_index=2)])
+    >>> exp = load_expectations([{"conversation_id": "c1", "key_facts": [
+    ...     {"fact_id": "f1", "handoff_index": 0, "text": "Account is ACCT-1"}]}])["c1"]
+    >>> s = score_conversation(t, exp, [Verdict("c1/h0/f1", "retained")])
+    >>> s.retention_rate, s.handoff_quality, s.composite, s.composite_components
+    (1.0, nan, 1.0, 'retention')
+    >>> s.not_applicable["handoff"]
+    'no expected handoffs'
+    >>> failed = Verdict("c1/h0/f1", None, error="HTTP 429")
+    >>> s = score_conversation(t, exp, [failed])
+    >>> s.judge_errors, s.retention_rate, s.composite
+    (1, nan, nan)
+    """
+    from maev_kit import metrics
+
+    if not_applicable not in ("na", "article"):
+        raise ValueError(f"`not_applicable` must be 'na' or 'article', got {not_applicable!r}")
+    article = not_applicable == "article"
+    cid = trace.conversation_id
+    na: dict[str, str] = {}
+
+    # handoffs
+    expected = list(expectations.handoffs) if expectations is not None else []
+    hrep = _report(metrics.score_handoff_accuracy(trace.handoffs, expected),
+                   "score_handoff_accuracy", "target_accuracy", "reason_accuracy",
+                   "context_completeness", "missing_handoffs", "unexpected_handoffs",
+                   "handoff_details")
+    pair_context = tuple((trace.handoffs[d["actual_index"]].from_agent,
+                          trace.handoffs[d["actual_index"]].to_agent, bool(d["context_complete"]))
+                         for d in hrep["handoff_details"] if d["actual_index"] is not None)
+    handoff_for_score: Mapping[str, Any] | None = hrep
+    accuracies = {k: float(hrep[k]) for k in ("target_accuracy", "reason_accuracy",
+                                               "context_completeness")}
+    if not expected and not article:
+        na["handoff"] = "no expected handoffs"
+        handoff_for_score = None
+        accuracies = dict.fromkeys(accuracies, NAN)
+
+    # retention
+    counts = dict.fromkeys(_LABELS, 0)
+    by_cause: dict[str, int] = {}
+    for v in verdicts:
+        if not str(v.item_id).startswith(f"{cid}/"):
+            raise ValueError(f"verdict {v.item_id!r} is not about conversation {cid!r}: pass "
+                             "the verdicts of this conversation's retention items only")
+        if v.label in counts:
+            counts[v.label] += 1
+        else:
+            cause = getattr(v, "cause", None) or "other"
+            by_cause[cause] = by_cause.get(cause, 0) + 1
+    judged = sum(counts.values())
+    failed = len(verdicts) - judged
+    if judged:
+        rate = round(counts["retained"] / judged, 3)
+    elif article and not verdicts:
+        rate = 1.0  # the article: no key fact, nothing lost
+    else:
+        rate = NAN
+        na["retention"] = ("no judged fact (every judge call failed)" if verdicts
+                           else "no key facts")
+
+    # routing
+    cases = tuple(expectations.routing) if expectations is not None else ()
+    route = _actual_route(trace, triage_agent)
+    if cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            route_rep = _report(metrics.score_routing(list(cases), [route] * len(cases)),
+                                "score_routing", "exact_routing_accuracy",
+                                "acceptable_routing_accuracy")
+        exact, acceptable = (float(route_rep["exact_routing_accuracy"]),
+                             float(route_rep["acceptable_routing_accuracy"]))
+        routing_for_score: Mapping[str, Any] | None = route_rep
+    else:
+        exact = acceptable = NAN
+        routing_for_score = {"acceptable_routing_accuracy": 1.0} if article else None
+        if not article:
+            na["routing"] = "no routing case"
+
+    # loops, contracts
+    loop_rep = _report(metrics.detect_circular_handoffs(trace, max_handoffs=max_handoffs),
+                       "detect_circular_handoffs", "loops", "exceeds_limit", "should_escalate")
+    loops = tuple({"conversation_id": cid, **lp} for lp in loop_rep["loops"])
+    viols = metrics.check_handoff_contracts(trace, contracts) if contracts else []
+    violations = tuple({"conversation_id": cid,
+                        **(v.to_dict() if hasattr(v, "to_dict") else dict(v))} for v in viols)
+
+    comp = metrics.coordination_score(
+        handoff_for_score, {"retention_rate": rate, "contradicted": counts["contradicted"]},
+        routing_for_score, weights=weights, not_applicable=not_applicable)
+    composite = float(comp["composite_coordination"])
+    used = comp.get("components_used", () if math.isnan(composite) else _ALL)
+    return ConversationScore(
+        conversation_id=cid, split=split, n_turns=len(trace.turns),
+        n_handoffs=len(trace.handoffs), **accuracies,
+        missing_handoffs=int(hrep["missing_handoffs"]),
+        unexpected_handoffs=int(hrep["unexpected_handoffs"]),
+        n_facts=len(verdicts), **counts, judge_errors=failed, retention_rate=rate,
+        routing_cases=len(cases), routing_exact=exact, routing_acceptable=acceptable,
+        n_loops=len(loops), exceeds_limit=bool(loop_rep["exceeds_limit"]),
+        should_escalate=bool(loop_rep["should_escalate"]),
+        contract_violations=len(violations),
+        handoff_quality=float(comp["handoff_quality"]),
+        information_retention=float(comp["information_retention"]),
+        routing_quality=float(comp["routing_quality"]),
+        composite=composite, composite_components="+".join(used),
+        loops=loops, violations=violations, cases=cases, route=route,
+        pair_context=pair_context, errors_by_cause=by_cause, not_applicable=na)
+
+
+def _report(report: Any, source: str, *keys: str) -> Mapping[str, Any]:
+    """A metric function's dict, checked at the boundary: every key read here is present."""
+    if not isinstance(report, Mapping):
+        raise TypeError(f"{source} returned {type(report).__name__}, not a dict")
+    missing = [k for k in keys if k not in report]
+    if missing:
+        raise TypeError(f"{source} returned no {', '.join(missing)} (keys: "
+                        f"{', '.join(map(str, report))})")
+    return report
+
+
+def _actual_route(trace: MultiAgentTrace, triage: str | None) -> str | None:
+    """Where the triage agent sent the user: the first handoff's target (None if no handoff)."""
+    for h in sorted(trace.handoffs, key=lambda h: h.turn_index):
+        if triage is None or h.from_agent == triage:
+            return h.to_agent
+    return None
