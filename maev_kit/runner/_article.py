@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from maev_kit.errors import JudgeErrorWarning
 from maev_kit.retention._items import LABELS, RetentionItem
 from maev_kit.traces._model import Message
 
@@ -79,16 +82,22 @@ async def score_information_retention(
     Returns
     -------
     dict
-        ``retention_rate`` (retained / number of facts, 3 decimals; 1.0 with no facts),
-        ``retained``, ``lost``, ``contradicted`` (counts), ``errors`` (facts without a verdict,
-        counted in the denominator) and ``details`` (one dict per fact: ``fact_id``, ``fact``,
-        ``status``, ``rationale``, ``evidence``, ``error``).
+        ``retention_rate`` (retained / judged facts, 3 decimals; NaN when no fact was judged:
+        none given, or every judge call failed), ``retained``, ``lost``, ``contradicted``
+        (counts), ``errors`` (facts whose judge call failed: left out of the rate, as
+        everywhere in the kit) and ``details`` (one dict per fact: ``fact_id``, ``fact``,
+        ``status``, ``rationale``, ``evidence``, ``error``, ``error_cause``).
+
+    Warns
+    -----
+    JudgeErrorWarning
+        When some facts could not be judged, with the counts by cause.
 
     Examples
     --------
     >>> import asyncio
     >>> asyncio.run(score_information_retention("gpt-4o-mini", ["hi"], ["hello"], []))["retention_rate"]
-    1.0
+    nan
     """
     facts: list[tuple[str, str]] = []
     for k, f in enumerate(key_facts, start=1):
@@ -102,7 +111,7 @@ async def score_information_retention(
             raise TypeError(f"`key_facts[{k - 1}]` must be a str (or KeyFact), got {type(f).__name__}")
     counts = dict.fromkeys(LABELS, 0)
     if not facts:
-        return {"retention_rate": 1.0, **counts, "errors": 0, "details": []}
+        return {"retention_rate": math.nan, **counts, "errors": 0, "details": []}
 
     before = tuple(_to_message(m, i, "agent") for i, m in enumerate(pre_handoff_messages))
     start = len(before) + 1
@@ -118,11 +127,23 @@ async def score_information_retention(
     run = await arun_judge(judge, items, _to_backend(llm_client, model), max_concurrency=1,
                            max_retries=max_retries, timeout=timeout, cache=cache, progress=False)
     details = []
+    by_cause: dict[str, int] = {}
     for (fid, text), v in zip(facts, run.verdicts):
+        cause = None
         if v.label in counts:
             counts[v.label] += 1
+        else:
+            cause = getattr(v, "cause", None) or "other"
+            by_cause[cause] = by_cause.get(cause, 0) + 1
         details.append({"fact_id": fid, "fact": text, "status": v.label,
-                        "rationale": v.rationale, "evidence": list(v.evidence), "error": v.error})
-    errors = sum(1 for d in details if d["error"])
-    return {"retention_rate": round(counts["retained"] / len(facts), 3), **counts,
-            "errors": errors, "details": details}
+                        "rationale": v.rationale, "evidence": list(v.evidence), "error": v.error,
+                        "error_cause": cause})
+    judged = sum(counts.values())
+    errors = len(facts) - judged
+    if errors:
+        causes = ", ".join(f"{c} {n}" for c, n in sorted(by_cause.items(),
+                                                         key=lambda kv: (-kv[1], kv[0])))
+        warnings.warn(f"{errors} of {len(facts)} facts could not be judged ({causes}): they are "
+                      "left out of the retention rate", JudgeErrorWarning, stacklevel=2)
+    return {"retention_rate": round(counts["retained"] / judged, 3) if judged else math.nan,
+            **counts, "errors": errors, "details": details}

@@ -141,10 +141,12 @@ def test_score_information_retention_keeps_the_articles_keys(make_backend):
     assert sync == result
 
 
-def test_score_information_retention_with_no_facts_is_perfect():
+def test_score_information_retention_with_no_facts_is_undefined():
+    # Nothing judged is not "everything retained": the rate is NaN (issue 10, part B).
     result = asyncio.run(score_information_retention(ScriptedBackend([]), ["a"], ["b"], []))
-    assert result == {"retention_rate": 1.0, "retained": 0, "lost": 0, "contradicted": 0,
-                      "errors": 0, "details": []}
+    rate = result.pop("retention_rate")
+    assert rate != rate and result == {"retained": 0, "lost": 0, "contradicted": 0,
+                                       "errors": 0, "details": []}
 
 
 def test_arun_judge_awaits_on_the_callers_loop():
