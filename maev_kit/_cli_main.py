@@ -54,7 +54,7 @@ def _frame_text(df: Any, max_rows: int = 30) -> str:
 def _read_labels(path: str) -> list[dict[str, Any]]:
     from maev_kit.labels import latest_labels, read_label_file
 
-    p = _input_file(path, "LABELS", "labels (labels.jsonl)")
+    p = _input_file(path, "", "labels (labels.jsonl)")
     lf = read_label_file(p, name=path)
     if lf.problems:
         from maev_kit.errors import LabelValidationError
@@ -213,7 +213,8 @@ class JudgeFlags:
             used = [f for f, v in (("--prompt", self.prompts), ("--api-base", self.api_base),
                                    ("--api-key", self.api_key)) if v]
             if used:
-                raise InputError(f"{' and '.join(used)} only apply to a model judge; "
+                verb = "applies" if len(used) == 1 else "apply"
+                raise InputError(f"{' and '.join(used)} only {verb} to a model judge; "
                                  f"{', '.join(self.judges)} runs offline (drop the flag, or "
                                  "pass --judge MODEL, e.g. gpt-4o-mini)")
 
@@ -316,14 +317,14 @@ def _causes(stats: dict[str, Any]) -> str:
 
 
 def _judge_line(judge: dict[str, Any]) -> str:
-    """``judge: heuristic v1-…, offline: 0 requests, 0 cache hits, 0 errors``."""
+    """``judge: heuristic (1-…), offline: 0 requests, 0 cache hits, 0 errors``."""
     stats = judge.get("stats") or {}
     model = f"model {judge['model']}" if judge.get("model") else "offline"
     n_err = stats.get("errors", 0)
     errors = f"{n_err} error{'s' if n_err != 1 else ''}" + (
         f" ({_causes(stats)})" if n_err and _causes(stats) else "")
-    return (f"judge: {judge.get('name')} {judge.get('version', '')}".rstrip()
-            + f", {model}: {stats.get('requests', 0)} requests, "
+    version = f" ({judge['version']})" if judge.get("version") else ""
+    return (f"judge: {judge.get('name')}{version}, {model}: {stats.get('requests', 0)} requests, "
             f"{stats.get('cache_hits', 0)} cache hits, {errors}")
 
 
@@ -389,11 +390,13 @@ def _writable_parent(parent: Path, option: str, path: str) -> None:
 
 
 def _input_file(path: str, option: str, what: str) -> Path:
+    """``path`` as a Path when it is a file; else one error naming the option and the path."""
     p = Path(path)
+    where = f"{option} {path}" if option else path
     if p.is_dir():
-        raise InputError(f"{option} {path}: is a folder; give the {what} file")
+        raise InputError(f"{where}: is a folder; give the {what} file")
     if not p.is_file():
-        raise InputError(f"{option} {path}: no such file")
+        raise InputError(f"{where}: no such file")
     return p
 
 
@@ -407,22 +410,24 @@ def _load_card(path: str | None) -> Any:
     from maev_kit._jsonl import NESTING_TOO_DEEP, pydantic_problems
     from maev_kit.calibration import JudgeCard
 
-    what = "not a judge card (write one with `maev calibrate --card FILE`)"
+    fix = "not a judge card (`maev calibrate --card FILE` writes one)"
     try:
         return JudgeCard.load(path)
     except InputError:
         raise
     except UnicodeDecodeError:
-        raise InputError(f"{path}: {what}: not UTF-8 text") from None
+        raise InputError(f"{path}: not UTF-8 text; {fix}") from None
     except json.JSONDecodeError as e:
-        raise InputError(f"{path}:{e.lineno}: {what}: not valid JSON: {e.msg} at column "
-                         f"{e.colno}") from None
+        raise InputError(f"{path}:{e.lineno}: not valid JSON ({e.msg} at column {e.colno}); "
+                         f"{fix}") from None
     except ValidationError as e:
-        raise InputError(f"{pydantic_problems(e, path, None)[0]} ({what})") from None
+        raise InputError(f"{pydantic_problems(e, path, None)[0]}; {fix}") from None
     except RecursionError:
-        raise InputError(f"{path}: {what}: {NESTING_TOO_DEEP}") from None
-    except (AttributeError, TypeError, ValueError) as e:
-        raise InputError(f"{path}: {what}: {e}") from None
+        raise InputError(f"{path}: {NESTING_TOO_DEEP}; {fix}") from None
+    except (AttributeError, TypeError):
+        raise InputError(f"{path}: expected a JSON object; {fix}") from None
+    except ValueError as e:
+        raise InputError(f"{path}: {_one_line(str(e))}") from None
 
 
 def _check_split(ls: Any, split: str | None) -> None:

@@ -73,6 +73,12 @@ def iter_json_lines(path: str | os.PathLike[str], *, max_line_bytes: int = MAX_L
             last_unterminated = not chunk.endswith(b"\n")
             if not chunk.strip():
                 continue
+            if b"\x00" in chunk:  # never in JSON text: a binary file, not worth reading on
+                column = chunk.index(b"\x00") + 1
+                yield JsonLine(lineno, None, chunk, Problem(
+                    name, lineno, "", f"binary data (a NUL byte at column {column}): not a "
+                    "JSONL text file"))
+                return
             try:
                 text = chunk.decode("utf-8")
             except UnicodeDecodeError as e:
