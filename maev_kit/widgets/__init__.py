@@ -10,10 +10,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["CalibrationDashboard", "Labeler", "TraceViewer", "show"]
+__all__ = ["CalibrationDashboard", "FactReviewer", "Labeler", "TraceViewer", "show"]
 
 _LAZY = {
     "CalibrationDashboard": "maev_kit.widgets._dashboard",
+    "FactReviewer": "maev_kit.widgets._fact_reviewer",
     "Labeler": "maev_kit.widgets._labeler",
     "TraceViewer": "maev_kit.widgets._viewer",
     "show": "maev_kit.widgets._viewer",
@@ -42,5 +43,6 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover
     from maev_kit.widgets._dashboard import CalibrationDashboard
+    from maev_kit.widgets._fact_reviewer import FactReviewer
     from maev_kit.widgets._labeler import Labeler
     from maev_kit.widgets._viewer import TraceViewer, show

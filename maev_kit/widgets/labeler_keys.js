@@ -1,9 +1,11 @@
-// Keyboard shortcuts for the maev-kit Labeler (an anywidget front end).
+// Keyboard shortcuts for the maev-kit Labeler and FactReviewer (an anywidget front end).
 //
-// Keys pressed while the focus is inside the Labeler (its buttons, its text, the labeler box
-// itself) are sent to the kernel and stopped *before* JupyterLab sees them: in command mode
-// JupyterLab binds 1-6 (cell -> Markdown heading), arrows and others. Typing in the note field
-// is left alone. The handler listens on `window` in the capture phase, the first place an event
+// Keys pressed while the focus is inside the widget (its buttons, its text, the widget box
+// itself: the nearest element of class `root_class`) are sent to the kernel and stopped
+// *before* JupyterLab sees them: in command mode JupyterLab binds 1-6 (cell -> Markdown
+// heading), arrows and others. Typing in a text field
+// is left alone, except that Enter there sends {"type": "submit"} when `submit_on_enter` is
+// set. The handler listens on `window` in the capture phase, the first place an event
 // reaches, and is removed when the view goes away.
 function render({ model, el }) {
   el.classList.add("maev-keys");
@@ -12,9 +14,10 @@ function render({ model, el }) {
   hint.textContent = model.get("hint");
   el.appendChild(hint);
   const keys = new Set(model.get("shortcuts"));
+  const rootClass = model.get("root_class") || "maev-labeler";
 
   function root() {
-    return el.closest(".maev-labeler");
+    return el.closest("." + rootClass);
   }
   // Make the whole labeler focusable, so a click anywhere in it gives it the keyboard. The
   // view may not be in the page yet when render runs: retry for a few frames.
@@ -38,6 +41,11 @@ function render({ model, el }) {
     const tag = t && t.tagName ? t.tagName.toLowerCase() : "";
     if (tag === "input" || tag === "textarea" || (t && t.isContentEditable)) {
       if (event.key === "Escape" && t.blur) { t.blur(); r.focus(); }
+      if (event.key === "Enter" && model.get("submit_on_enter")) {
+        event.preventDefault();
+        event.stopPropagation();
+        model.send({ type: "submit" });
+      }
       return;
     }
     if (!keys.has(event.key)) return;
