@@ -30,7 +30,11 @@ def fact_id_for(handoff_index: int, text: str) -> str:
     >>> fact_id_for(0, "x") == fact_id_for(1, "x")
     False
     """
-    digest = hashlib.sha256(f"{handoff_index}\x1f{_normalise(text)}".encode()).hexdigest()
+    return _fact_id(handoff_index, _normalise(text))
+
+
+def _fact_id(handoff_index: int, normalised_text: str) -> str:
+    digest = hashlib.sha256(f"{handoff_index}\x1f{normalised_text}".encode()).hexdigest()
     return f"p-{digest[:10]}"
 
 

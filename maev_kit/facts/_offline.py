@@ -69,29 +69,43 @@ _ID_LABELS = {
 }
 _ID_TOKEN = (r"(?=[\w-]*\d)[A-Za-z0-9][\w-]*[A-Za-z0-9]"   # has a digit: ACCT-4471, 88123
              r"|[A-Z][A-Z0-9]{4,}(?![a-z])")                  # or capitals: QXBPTF
-_KEYWORD_ID = re.compile(
+_ID_CANDIDATE = re.compile(rf"(?<![\w@.-])(?:{_ID_TOKEN})(?![\w@-])")
+# The words before a candidate that name it ("my account number is "), matched at its start.
+_KEYWORD_BEFORE = re.compile(
     rf"\b(?i:(?P<kw>{'|'.join(sorted(_ID_LABELS, key=len, reverse=True))})"
     r"(?:\s+(?:number|no\.?|num|#|id|code|reference|ref))?"
-    r"(?:\s*(?:is|was|:|=|#)\s*|\s+)(?:it'?s\s+)?)#?"
-    rf"(?P<value>{_ID_TOKEN}){_E}")
+    r"(?:\s*(?:is|was|:|=|#)\s*|\s+)(?:it'?s\s+)?)#?\Z")
+_DIGIT = re.compile(r"\d")
 _CARD = re.compile(
-    r"\b(?:card|visa|mastercard|amex)\b[^.?!\n]{0,30}?\b(?:end(?:s|ing)\s+(?:in|with)|last\s+"
-    r"(?:four|4)(?:\s+digits)?(?:\s+(?:is|are))?:?)\s+(?P<value>\d{4})(?!\d)", re.IGNORECASE)
+    r"\b(?:end(?:s|ing|ed)(?:\s+(?:in|with))?|last\s+(?:four|4)(?:\s+digits)?(?:\s+(?:is|are))?"
+    r":?)\s+(?P<value>\d{4})(?![\d,.]\d|\d)", re.IGNORECASE)
+_DEVICES = ("iPhone|iPad|iMac|MacBook|Mac mini|Mac Studio|Pixel|Galaxy|Surface|ThinkPad|"
+            "Chromebook|Kindle|Xbox|PlayStation|Nintendo Switch|Apple Watch|AirPods|OnePlus|"
+            "Xperia|Moto|Fire TV|Roku|Chromecast|Echo|Fairphone|Nokia|Huawei|Xiaomi|Redmi")
+_DEVICE = re.compile(
+    rf"\b(?:{_DEVICES})(?:\s(?:Air|Pro|Max|Mini|mini|Plus|Ultra|Lite|SE|Fold|Flip|Note|Tab|"
+    rf"Go|[A-Z]?\d{{1,4}}[a-z]?)(?![\w-])){{0,3}}")
+_OS = re.compile(r"\b(?:macOS|iOS|iPadOS|watchOS|Android|Windows|ChromeOS|Ubuntu|Debian|Fedora|"
+                 r"HarmonyOS)\s\d+(?:\.\d+)*(?!\w|\.\d)")
+_MARKUP = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)\b[^<>\n]{0,200}>(?:[^<>\n]{0,200}</\1>)?")
+_MODEL = re.compile(r"\b[A-Z][a-z]+[A-Z][a-z]+\s\d{1,4}(?![\w.-])")  # HomeHub 4
+_OF_US = re.compile(r"\b(?:\d+|" + _NUMBER_WORDS.replace("a dozen|", "") + r")\sof\sus\b")
 
-_PATTERNS: list[tuple[str, int, re.Pattern[str]]] = [
-    # (kind, priority, pattern); a named group `value` narrows the span, else the whole match
-    ("email", 90, re.compile(r"(?<![\w.+-])[A-Za-z0-9][\w.+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
+_PATTERNS: list[tuple[str, int, str | None, re.Pattern[str]]] = [
+    # (kind, priority, gate, pattern): the pattern runs only when the message holds a digit
+    # (gate "digit") or the gate text; None: always
+    ("email", 90, "@", re.compile(r"(?<![\w.+-])[A-Za-z0-9][\w.+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
                              r"\.[A-Za-z]{2,}(?![\w-])")),
-    ("money", 80, re.compile(
+    ("money", 80, "digit", re.compile(
         _B + r"(?:[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion)\b)?"
         r"|(?:USD|EUR|GBP|CHF|JPY|CAD|AUD)\s?\d[\d,]*(?:\.\d+)?"
         r"|\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|dollars|euros|pounds)\b)")),
-    ("date", 70, re.compile(rf"\b(?:{_DATE})(?:,?\s(?:at\s)?(?:{_TIME}))?(?![\w/])")),
-    ("time", 60, re.compile(rf"{_B}(?:{_TIME})")),
-    ("phone", 55, re.compile(
+    ("date", 70, None, re.compile(rf"\b(?:{_DATE})(?:,?\s(?:at\s)?(?:{_TIME}))?(?![\w/])")),
+    ("time", 60, "digit", re.compile(rf"{_B}(?:{_TIME})")),
+    ("phone", 55, "digit", re.compile(
         r"(?<![\w-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s?|\d{2,4}[\s.-])\d{2,4}[\s.-]\d{3,4}"
         r"(?:[\s.-]\d{2,4})?(?![\w-])")),
-    ("identifier", 50, re.compile(
+    ("identifier", 50, None, re.compile(
         _B + r"(?:[A-Z]{1,6}(?:-[A-Z0-9]+)*-\d[A-Z0-9]*(?:-[A-Z0-9]+)*"   # ACCT-4471-9920, E-PAY-402
         r"|[A-Z]+[0-9][A-Z0-9]*(?:-[A-Z0-9]+)*"                        # INV88213, UM3OG5, RF5521
         r"|[0-9]+[A-Z][A-Z0-9]*"                                       # 5AB12
@@ -103,7 +117,7 @@ _PATTERNS: list[tuple[str, int, re.Pattern[str]]] = [
         r"|v?\d+\.\d+\.\d+(?:\.\d+)?"                                  # 6.1.5
         r"|\d{5,}"                                                     # 8812345
         r")" + _E)),
-    ("quantity", 40, re.compile(
+    ("quantity", 40, None, re.compile(
         rf"\b(?:\d+(?:\.\d+)?|{_NUMBER_WORDS})\s(?:[a-z]+\s)?"
         r"(?:bags?|suitcases?|luggage|people|persons?|passengers?|guests?|adults?|children|"
         r"kids?|infants?|seats?|licen[cs]es?|users?|rooms?|nights?|days?|weeks?|months?|"
@@ -113,15 +127,19 @@ _PATTERNS: list[tuple[str, int, re.Pattern[str]]] = [
         r"gigabytes?|terabytes?|kilograms?|pounds of)\b")),
 ]
 
-_CAP = r"[^\W\d_][\w'’-]*"          # a word; capitalisation is checked after matching
+_CAP = r"[^\W\d_][^\W\d_'’-]*(?:['’-][^\W\d_]+)*"          # a word; capitalisation is checked after matching
 _NAME = re.compile(
-    rf"\b(?:my name is|my name's|name is|I'm|I am|this is|call me|it's)\s+(?P<value>{_CAP}"
+    rf"\b(?:my name is|my name's|name is|name's|I'm|I am|this is|call me|it's)\s+(?P<value>{_CAP}"
     rf"(?:\s{_CAP}){{0,2}})", re.IGNORECASE)
 _FROM_TO = re.compile(rf"\bfrom\s+(?P<a>{_CAP}(?:\s{_CAP}){{0,3}})\s+to\s+(?P<b>{_CAP}"
                       rf"(?:\s{_CAP}){{0,3}})")
+_SENTENCE_NAME = re.compile(  # "Arjun Mehta. My account…": a sentence that is only a name
+    rf"(?:^|(?<=[.!?])\s+)(?P<value>[^\W\d_]{{2,}}(?:[ -][^\W\d_]{{2,}}){{1,2}})(?=[.!]\s|[.!]?$)",
+    re.MULTILINE)
 _FROM = re.compile(rf"\bfrom\s+(?P<value>{_CAP}(?:\s{_CAP}){{0,3}})")
 _PLAN = re.compile(
-    rf"\b(?:on|have|has|with|using|use|got|bought|pay for|subscribed to)\s+(?:the\s+|a\s+|an\s+|"
+    rf"\b(?:on|have|has|with|using|use|got|bought|pay for|subscribed to|plan is|plan:|"
+    rf"plan's)\s+(?:the\s+|a\s+|an\s+|"
     rf"our\s+|my\s+)?(?P<value>{_CAP}(?:\s(?:annual|monthly|yearly|plan|tier|"
     rf"subscription|membership|package))+|{_CAP}\s(?=plan\b|tier\b|subscription\b))")
 
@@ -190,6 +208,8 @@ def _id_label(value: str) -> str:
 def _text(kind: str, value: str, label: str | None = None) -> str:
     if kind == "identifier":
         return f"{_cap(label or _id_label(value))} is {value}"
+    if kind == "other":
+        return f"{_cap(label or 'detail')} is {value}"
     return {
         "email": f"Email is {value}",
         "phone": f"Phone number is {value}",
@@ -199,12 +219,13 @@ def _text(kind: str, value: str, label: str | None = None) -> str:
         "quantity": value,
         "name": f"Name is {value}",
         "place": f"Place is {value}",
-        "other": f"Plan is {value}",
     }.get(kind, value)
 
 
-def extract(message: str) -> list[Span]:
+def extract(message: str, *, strong_only: bool = False) -> list[Span]:
     """Facts in one message, in order of position, none overlapping another.
+
+    ``strong_only`` keeps to :data:`STRONG_KINDS` (for what an agent says).
 
     >>> [(s.kind, s.value) for s in extract("My account number is ACCT-4471, 3 checked bags.")]
     [('identifier', 'ACCT-4471'), ('quantity', '3 checked bags')]
@@ -221,40 +242,35 @@ def extract(message: str) -> list[Span]:
 
     if not message:
         return []
-    for m in _KEYWORD_ID.finditer(message):
-        value = m.group("value")
-        kw = m.group("kw").casefold()
-        if kw in ("id", "model", "version") and not any(c.isdigit() for c in value):
+    digits = _DIGIT.search(message) is not None
+    low = message.casefold()
+    keyworded = any(k in low for k in _ID_LABELS)
+    for c in _ID_CANDIDATE.finditer(message) if keyworded else ():
+        m = _KEYWORD_BEFORE.search(message, max(0, c.start() - 40), c.start())
+        if m is None:
             continue
-        add("identifier", 100, m.start("value"), value, _ID_LABELS[kw])
-    for m in _CARD.finditer(message):
+        value = c.group()
+        kw = m.group("kw").casefold()
+        if kw in ("id", "model", "version") and not any(ch.isdigit() for ch in value):
+            continue
+        add("identifier", 100, c.start(), value, _ID_LABELS[kw])
+    for m in _CARD.finditer(message) if digits else ():
         add("identifier", 100, m.start("value"), m.group("value"), "card ending")
-    for kind, prio, pattern in _PATTERNS:
+    if not strong_only:
+        _extract_weak(message, low, digits, add, found)
+    for kind, prio, gate, pattern in _PATTERNS:
+        if strong_only and kind not in STRONG_KINDS:
+            continue
+        if gate == "digit" and not digits or gate not in ("digit", None) and gate not in message:
+            continue
+        if kind == "identifier" and not (digits or "_" in message or "Exception" in message
+                                         or "Error" in message or "Fault" in message):
+            continue
         for m in pattern.finditer(message):
             value = m.group()
             if kind == "phone" and sum(c.isdigit() for c in value) < 8:
                 continue
             add(kind, prio, m.start(), value)
-    for m in _NAME.finditer(message):
-        name = _proper_words(m.group("value"), max_words=3)
-        if name:
-            add("name", 45, m.start("value"), name)
-    for m in _FROM_TO.finditer(message):
-        a = _proper_words(m.group("a"), max_words=4)
-        b = _proper_words(m.group("b"), max_words=4)
-        if a and b and m.group("a").startswith(a) and m.group("b") == b:
-            value = message[m.start("a"):m.start("b") + len(b)]
-            found.append((44, m.start("a"), m.start("a") + len(value),
-                          Span("place", f"Route is from {value}", value, m.start("a"))))
-    for m in _FROM.finditer(message):
-        place = _proper_words(m.group("value"), max_words=4)
-        if place:
-            add("place", 30, m.start("value"), place)
-    for m in _PLAN.finditer(message):
-        words = m.group("value")
-        if _proper_words(words.split()[0], max_words=1):
-            value = re.sub(r"\s(?:plan|tier|subscription|membership|package)$", "", words)
-            add("other", 35, m.start("value"), value)
 
     found.sort(key=lambda f: (-f[0], -(f[2] - f[1]), f[1]))
     taken: list[tuple[int, int]] = []
@@ -266,3 +282,43 @@ def extract(message: str) -> list[Span]:
         spans.append(span)
     spans.sort(key=lambda s: s.start)
     return spans
+
+
+def _extract_weak(message: str, low: str, digits: bool, add, found: list) -> None:
+    """The kinds taken from the user's words only: names, places, plans, devices, dates…"""
+    if "<" in message:
+        for m in _MARKUP.finditer(message):
+            add("other", 95, m.start(), m.group(), "quoted text")
+    for m in _DEVICE.finditer(message):
+        add("other", 85, m.start(), m.group(), "device")
+    for m in _OS.finditer(message) if digits else ():
+        add("other", 85, m.start(), m.group(), "operating system")
+    for m in _MODEL.finditer(message) if digits else ():
+        add("identifier", 45, m.start(), m.group(), "model")
+    for m in _OF_US.finditer(message) if "of us" in low else ():
+        add("quantity", 40, m.start(), m.group())
+    has_name = any(k in low for k in ("name", "i'm", "i am", "this is", "call me", "it's"))
+    for m in _NAME.finditer(message) if has_name else ():
+        name = _proper_words(m.group("value"), max_words=3)
+        if name:
+            add("name", 45, m.start("value"), name)
+    for m in _SENTENCE_NAME.finditer(message):
+        if _proper_words(m.group("value"), max_words=3) == m.group("value"):
+            add("name", 42, m.start("value"), m.group("value"))
+    has_from = "from " in low
+    for m in _FROM_TO.finditer(message) if has_from else ():
+        a = _proper_words(m.group("a"), max_words=4)
+        b = _proper_words(m.group("b"), max_words=4)
+        if a and b and m.group("a").startswith(a) and m.group("b") == b:
+            value = message[m.start("a"):m.start("b") + len(b)]
+            found.append((44, m.start("a"), m.start("a") + len(value),
+                          Span("place", f"Route is from {value}", value, m.start("a"))))
+    for m in _FROM.finditer(message) if has_from else ():
+        place = _proper_words(m.group("value"), max_words=4)
+        if place:
+            add("place", 30, m.start("value"), place)
+    for m in _PLAN.finditer(message):
+        words = m.group("value")
+        if _proper_words(words.split()[0], max_words=1):
+            value = re.sub(r"\s(?:plan|tier|subscription|membership|package)$", "", words)
+            add("other", 35, m.start("value"), value, "plan")

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from maev_kit.errors import InputError
-from maev_kit.facts._model import ProposedFact, _normalise, fact_id_for
-from maev_kit.facts._offline import STRONG_KINDS, extract
+from maev_kit.facts._model import ProposedFact, _fact_id, _normalise
+from maev_kit.facts._offline import extract
 
 if TYPE_CHECKING:
     from maev_kit.traces._model import AgentTurn, MultiAgentTrace
@@ -132,17 +132,15 @@ def _propose_offline(trace: MultiAgentTrace, notes: list[FactNote], *,
             if not carry_over and turn <= previous:
                 continue
             spans = cache.get(pos)
-            if spans is None:
-                spans = cache[pos] = extract(text)
-            for s in spans:
-                if speaker is not None and s.kind not in STRONG_KINDS:
-                    continue
-                key = _normalise(s.value)
+            if spans is None:  # each message is read once, however many handoffs follow it
+                spans = cache[pos] = [(s, _normalise(s.value), _normalise(s.text))
+                                      for s in extract(text, strong_only=speaker is not None)]
+            for s, key, norm_text in spans:
                 if key in seen or (not carry_over and key in seen_in_conversation):
                     continue
                 seen.add(key)
                 found += 1
-                out.append(ProposedFact(cid, hi, fact_id_for(hi, s.text), s.text, s.value,
+                out.append(ProposedFact(cid, hi, _fact_id(hi, norm_text), s.text, s.value,
                                         s.kind, turn, "offline"))
         seen_in_conversation |= seen
         if not found:
