@@ -1,5 +1,8 @@
 """Write the notebooks under notebooks/ from the cell sources below (outputs stripped).
 
+Each notebook writes only under ``maev-work/`` beside ``notebooks/`` (never into
+``notebooks/``), and none records a label: labels come from a person clicking in the Labeler.
+
 Run: python tools/build_notebooks.py. Editing the .ipynb files in JupyterLab is fine too; strip
 outputs before committing (tests check that).
 """
@@ -21,6 +24,22 @@ def code(text: str) -> dict:
             "source": text.strip("\n")}
 
 
+WORK_MD = md("""
+**Where files go.** Everything these notebooks write (labels, judge cards, reports, the judge
+reply cache) goes to a `maev-work/` folder beside `notebooks/` (the repository root in a clone;
+the current folder if you copied a notebook elsewhere), never into `notebooks/` itself.
+`maev-work/` is in `.gitignore`; delete it whenever you like.
+""")
+WORK_CODE = code("""
+from pathlib import Path
+
+here = Path.cwd()
+WORK = (here.parent if here.name == "notebooks" else here) / "maev-work"
+WORK.mkdir(exist_ok=True)
+print("working folder:", WORK)
+""")
+
+
 NOTEBOOKS = {
     "01_explore_traces": [
         md("""
@@ -30,6 +49,8 @@ Load a labeled set (traces + expectations + labels), look at a conversation, and
 deterministic coordination metrics: handoff accuracy, routing, circular handoffs, contracts.
 Everything here runs offline.
 """),
+        WORK_MD,
+        WORK_CODE,
         code("""
 import maev_kit as mk
 
@@ -81,15 +102,14 @@ mk.score_routing(cases, routes)
         code("mk.routing_confusion(cases, routes)"),
         md("## Import from an agent framework\n\nExports of OpenAI Agents SDK, OTel GenAI, OpenInference, LangGraph, AutoGen and CrewAI load with `maev_kit.traces.importers.import_traces(path)`. A generic chat log works too:"),
         code("""
-import json, tempfile, os
+import json
 from maev_kit.traces.importers import import_traces
 
 chat = [{"role": "user", "content": "My invoice is wrong, account ACCT-4471"},
         {"role": "assistant", "name": "triage", "content": "Sending you to billing."},
         {"role": "assistant", "name": "billing", "content": "I see account ACCT-4471. Fixing the invoice."}]
-path = os.path.join(tempfile.mkdtemp(), "chat.json")
-with open(path, "w") as f:
-    json.dump(chat, f)
+path = WORK / "chat.json"
+path.write_text(json.dumps(chat), encoding="utf-8")
 traces, unmapped = import_traces(path, format="chat", speaker_change_handoffs=True)
 traces[0].handoffs, unmapped
 """),
@@ -105,36 +125,63 @@ a dead kernel loses nothing and you resume where you stopped.
 
 Keys: `1` retained · `2` lost · `3` contradicted · `s` skip · `←`/`→` move · `u` undo.
 Judge verdicts stay hidden until you have labeled an item (blind labeling).
+
+Running this notebook labels nothing: a label is written only when you click (or press a key)
+in the widget, under the name in `ANNOTATOR`.
 """),
+        WORK_MD,
+        WORK_CODE,
         code("""
+import getpass
+
 import maev_kit as mk
 from maev_kit.labels import LabelStore
 from maev_kit.widgets import Labeler
 
+ANNOTATOR = getpass.getuser()   # your name in the labels file: change it to what you want shown
 ls = mk.load_labeled_set("support_desk")
 items = ls.items_in("dev")[:25]
-store = LabelStore("my_labels.jsonl")   # shared by every annotator; one line per click
-labeler = Labeler(items, store, annotator="me")
+store = LabelStore(WORK / "labels.jsonl")   # shared by every annotator; one line per click
+labeler = Labeler(items, store, annotator=ANNOTATOR)
 labeler
 """),
-        md("The widget is a view over a `LabelingSession`, which you can also drive from code (this is what the buttons do):"),
-        code("""
-session = labeler.session
-labeler.buttons["retained"].click()          # same as pressing 1
-session.label("lost", note="agent asked for the account number again")
-session.progress()
+        md("""
+The widget is a view over a `LabelingSession` (`labeler.session`), which you can also drive
+from code, for example to bring in labels you made elsewhere:
+
+```python
+labeler.session.label("lost", note="agent asked for the account number again")
+labeler.session.progress()
+```
+
+That is not run here: a label written from code is recorded under `ANNOTATOR` exactly as a
+click would be, so only do it with labels that are really yours.
 """),
+        md("Your labels so far (empty until you click):"),
         code("""
 store.to_frame().tail()
 """),
-        md("## How much do two people agree?\n\nLabel the same items as a second annotator, then compare. Here we use the bundled set's reference labels as the second 'annotator' for a quick look."),
+        md("""
+## How much do two people agree?
+
+Compare your labels with the set's **reference labels** (written by the maev-kit authors). Until
+you have labeled some items, the heuristic judge stands in as the second rater, so you can see
+what the comparison looks like; its verdicts are shown here, never saved as labels.
+"""),
         code("""
 from maev_kit.agreement import agreement_report
+from maev_kit.judges import HeuristicJudge
 
-mine = {r.item_id: r.label for r in store.latest(annotator="me").values()}
 reference = {d["item_id"]: d["label"] for d in ls.labels()}
-ids = [i for i in mine if i in reference]
-agreement_report([reference[i] for i in ids], [mine[i] for i in ids], n_resamples=2000)
+mine = {r.item_id: r.label for r in store.latest(annotator=ANNOTATOR).values()}
+if mine:
+    other, who = mine, ANNOTATOR
+else:
+    other = {v.item_id: v.label for v in HeuristicJudge().judge_items(items)}
+    who = "the heuristic judge (label some items to see your own agreement)"
+ids = [i for i in other if i in reference]
+print(f"reference labels vs {who}: {len(ids)} items")
+agreement_report([reference[i] for i in ids], [other[i] for i in ids], n_resamples=2000)
 """),
     ],
     "03_calibrate_judges": [
@@ -148,6 +195,8 @@ bootstrap CI, next to the human–human ceiling, with a paired test of each judg
 This notebook runs offline: the two offline judges, and the LLM judge's prompt variants served
 by the kit's local OpenAI-compatible server.
 """),
+        WORK_MD,
+        WORK_CODE,
         code("""
 import maev_kit as mk
 from maev_kit.calibration import calibrate
@@ -176,7 +225,7 @@ cal = calibrate(ls, judges=["heuristic", "gpt-4o-mini", "anthropic/claude-3-5-ha
 Any OpenAI-compatible server (vLLM, llama.cpp, Ollama's `/v1`, …) works with an `openai/<name>`
 model and `api_base`. Below, the kit's own local server stands in for one, so this runs offline:
 the server answers the retention prompt with the heuristic judge, so expect similar numbers.
-Replies are cached in `.maev_cache/`: a rerun sends no request.
+Replies are cached in `maev-work/cache/` (the `cache=` argument): a rerun sends no request.
 """),
         code("""
 from maev_kit.testing import FakeOpenAIServer
@@ -184,13 +233,14 @@ from maev_kit.testing import FakeOpenAIServer
 with FakeOpenAIServer() as server:
     cal_llm = calibrate(ls, judges=["heuristic", "openai/local-model"], prompts=["v1", "v2"],
                         backend_params={"api_base": server.base_url, "api_key": "not-needed"},
-                        progress=False)
+                        cache=WORK / "cache", progress=False)
 cal_llm.leaderboard[["judge", "prompt", "kappa", "kappa_low", "kappa_high", "requests", "cache_hits"]]
 """),
         md("## Pin the winner\n\nA judge card records the judge, prompt hash, labeled-set hash and κ. Scoring with a card warns when any of them no longer matches."),
         code("""
 card = cal.card()
-card.save("judge_card.json")
+card.save(WORK / "judge_card.json")
+print("wrote", WORK / "judge_card.json")
 card
 """),
         md("## Where to label next\n\nItems where judges disagree most narrow the CIs fastest."),
@@ -206,6 +256,8 @@ next_items_to_label(ls.items, list(cal.runs.values()), k=5)
 Score every conversation with the chosen judge, look at the aggregates (with bootstrap CIs), the
 worst conversations and the agent pairs, then write one self-contained HTML file to share.
 """),
+        WORK_MD,
+        WORK_CODE,
         code("""
 import maev_kit as mk
 
@@ -227,7 +279,7 @@ mk.weight_sensitivity({"target_accuracy": row.target_accuracy, "context_complete
 from maev_kit.calibration import calibrate
 
 cal = calibrate(ls, judges=["heuristic", "tfidf-logreg"], progress=False)
-path = mk.report(result, calibration=cal, labeled_set=ls).save("report.html")
+path = mk.report(result, calibration=cal, labeled_set=ls).save(WORK / "report.html")
 print("wrote", path)
 """),
     ],
@@ -237,6 +289,7 @@ print("wrote", path)
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     for name, cells in NOTEBOOKS.items():
+        cells = [dict(c) for c in cells]  # the shared work-folder cells get one id each
         nb = {"cells": cells, "metadata": {
             "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
             "language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
