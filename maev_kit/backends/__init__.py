@@ -4,12 +4,15 @@
 - :class:`OpenAIClientBackend` — an ``openai`` client object (async or sync), as in the article.
 - :class:`ScriptedBackend` — a test double that replays scripted replies.
 
-Every failure is a :class:`BackendError` with a ``kind``; the runner retries the retryable ones.
+Every failure is a :class:`BackendError` with a ``kind`` (which decides retries) and a ``cause``
+(one of :data:`maev_kit.errors.ERROR_CAUSES`, what run stats and results count); the runner
+retries the retryable kinds and never ``auth`` or ``unreachable``.
 Neither litellm nor openai is imported by this package until a request is made.
 """
 
 from maev_kit.backends._base import (
     ERROR_KINDS,
+    KIND_TO_CAUSE,
     Backend,
     BackendError,
     Completion,
@@ -22,6 +25,7 @@ from maev_kit.backends._scripted import ScriptedBackend, ScriptError
 
 __all__ = [
     "ERROR_KINDS",
+    "KIND_TO_CAUSE",
     "Backend",
     "BackendError",
     "Completion",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from maev_kit.judges._prompts import fact_key
@@ -125,7 +126,7 @@ def parse_retention_reply(reply: Any, items: Sequence[RetentionItem]) -> list[Ve
     Fact ids in the reply are ``F1``, ``F2``... by position in ``items`` (case-insensitive).
     An unknown or extra id makes every fact an error (the reply mixed up the ids, so none of
     its labels can be trusted); a missing fact, a duplicated id, a label outside the three or a
-    malformed value makes that fact an error. Never raises.
+    malformed value makes that fact an error (``cause="unparseable"``). Never raises.
 
     Examples
     --------
@@ -137,12 +138,14 @@ def parse_retention_reply(reply: Any, items: Sequence[RetentionItem]) -> list[Ve
     [('retained', None), (None, "fact F2: status 'maybe' is not one of retained, lost, contradicted")]
     """
     try:
-        return _parse(reply, items)
+        verdicts = _parse(reply, items)
     except Exception as exc:  # noqa: BLE001 - parse must never raise
         raw = reply if isinstance(reply, str) else repr(reply)
-        return [Verdict(getattr(it, "item_id", str(i)), None,
-                        error=f"could not parse the reply ({type(exc).__name__}: {exc})", raw=raw)
-                for i, it in enumerate(items)]
+        verdicts = [Verdict(getattr(it, "item_id", str(i)), None,
+                            error=f"could not parse the reply ({type(exc).__name__}: {exc})",
+                            raw=raw) for i, it in enumerate(items)]
+    return [replace(v, cause="unparseable") if v.error and v.cause is None else v
+            for v in verdicts]
 
 
 def _parse(reply: Any, items: Sequence[RetentionItem]) -> list[Verdict]:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from maev_kit.errors import ERROR_CAUSES
 from maev_kit.retention._items import LABELS
 
 __all__ = ["Verdict"]
@@ -20,14 +21,24 @@ class Verdict:
     ``evidence`` holds short strings saying what the judgement rests on; ``raw`` keeps the
     judge's raw reply when it could not be used.
 
+    ``cause`` says why a model judge's call gave no label, one of
+    :data:`maev_kit.errors.ERROR_CAUSES`: ``auth`` (bad or missing key), ``unreachable``
+    (connection refused, unknown host), ``rate_limit`` (429 after the retries), ``timeout``,
+    ``server`` (5xx or a dropped connection after the retries), ``content_filter`` (the provider
+    refused the content), ``unparseable`` (a reply neither the transport nor the judge could
+    read, or one that left this fact out) or ``other``. The runner sets it on every error
+    verdict it makes; it is None on labeled verdicts.
+
     Examples
     --------
     >>> v = Verdict("c-001/h0/f1", "retained", "the agent quoted ACCT-4471",
     ...             evidence=["ident: 'ACCT-4471' found"])
     >>> v.evidence, v.ok
     (("ident: 'ACCT-4471' found",), True)
-    >>> Verdict("c-001/h0/f2", None, error="no JSON object in the reply", raw="Sure!").to_dict()["error"]
-    'no JSON object in the reply'
+    >>> bad = Verdict("c-001/h0/f2", None, error="no JSON object in the reply", raw="Sure!",
+    ...               cause="unparseable")
+    >>> bad.to_dict()["error"], bad.cause
+    ('no JSON object in the reply', 'unparseable')
     """
 
     item_id: str
@@ -36,6 +47,7 @@ class Verdict:
     evidence: tuple[str, ...] = ()
     error: str | None = None
     raw: str | None = None
+    cause: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.evidence, tuple):
@@ -51,6 +63,13 @@ class Verdict:
         elif self.error is not None:
             raise ValueError(f"Verdict for {self.item_id!r}: a verdict with an `error` has no "
                              f"label; got label {self.label!r} and error {self.error!r}")
+        if self.cause is not None:
+            if self.cause not in ERROR_CAUSES:
+                raise ValueError(f"Verdict for {self.item_id!r}: `cause` must be one of "
+                                 f"{ERROR_CAUSES} or None, got {self.cause!r}")
+            if self.error is None:
+                raise ValueError(f"Verdict for {self.item_id!r}: `cause` {self.cause!r} goes "
+                                 "with an `error`; a labeled verdict has no cause")
 
     @property
     def ok(self) -> bool:
@@ -60,7 +79,8 @@ class Verdict:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``evidence`` as a list)."""
         return {"item_id": self.item_id, "label": self.label, "rationale": self.rationale,
-                "evidence": list(self.evidence), "error": self.error, "raw": self.raw}
+                "evidence": list(self.evidence), "error": self.error, "raw": self.raw,
+                "cause": self.cause}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Verdict:
@@ -73,4 +93,4 @@ class Verdict:
         return cls(item_id=data["item_id"], label=data.get("label"),
                    rationale=data.get("rationale") or "",
                    evidence=tuple(data.get("evidence") or ()), error=data.get("error"),
-                   raw=data.get("raw"))
+                   raw=data.get("raw"), cause=data.get("cause"))

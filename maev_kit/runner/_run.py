@@ -11,10 +11,11 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from maev_kit.backends._base import KIT_LOOPS, BackendError, Completion
+from maev_kit.backends._base import KIT_LOOPS, BackendError, Completion, unavailable_error
+from maev_kit.errors import ERROR_CAUSES
 from maev_kit.judges._verdict import Verdict
 from maev_kit.retention._items import RetentionItem
 from maev_kit.runner._cache import DEFAULT_CACHE_DIR, JudgeCache, _request, cache_key
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 __all__ = ["JudgeRun", "arun_judge", "run_judge"]
 
 _MAX_BACKOFF = 30.0
+# Causes that retrying cannot fix: never retried; before any reply arrived they stop the run.
+_FATAL = frozenset({"auth", "unreachable"})
 _OFFLINE_BATCH = 256
 
 
@@ -34,13 +37,18 @@ class JudgeRun:
 
     ``stats`` holds: ``items``, ``handoffs``, ``requests`` (HTTP requests sent, retries
     included), ``retries``, ``cache_hits`` (handoffs answered from the cache), ``errors`` (items
-    whose verdict is an error), ``errors_by_kind`` (those items by cause: ``rate_limit``,
-    ``server``, ``timeout``, ``connection``, ``bad_response``, ``unparseable``, ``parse`` — one
-    fact missing or invalid in an otherwise readable reply —, ...), ``failed_attempts`` (every
-    failed attempt by kind, retried or not), ``prompt_tokens``, ``completion_tokens``,
-    ``tokens``, ``cost`` (USD spent by this run; None when a reply came without a price —
-    never estimated), ``latency_p50`` / ``latency_p95`` (seconds per answered request; None
-    without requests) and ``wall_time``.
+    whose verdict is an error: no label, left out of every rate), ``errors_by_cause`` (those
+    items by cause, one of :data:`maev_kit.errors.ERROR_CAUSES`: ``auth`` — the key was
+    missing or refused —, ``unreachable`` — connection refused or unknown host —,
+    ``rate_limit`` — still 429 after the retries —, ``timeout``, ``server`` — 5xx or a dropped
+    connection after the retries —, ``content_filter`` — the provider refused the content —,
+    ``unparseable`` — a reply that could not be read, or that left the fact out —, ``other``;
+    the counts add up to ``errors``), ``errors_by_kind`` (the same items by the finer transport
+    kind of :data:`maev_kit.backends.ERROR_KINDS`, plus ``parse`` for one fact missing or
+    invalid in an otherwise readable reply), ``failed_attempts`` (every failed attempt by kind,
+    retried or not), ``prompt_tokens``, ``completion_tokens``, ``tokens``, ``cost`` (USD spent
+    by this run; None when a reply came without a price — never estimated), ``latency_p50`` /
+    ``latency_p95`` (seconds per answered request; None without requests) and ``wall_time``.
     """
 
     verdicts: list[Verdict]
@@ -57,7 +65,8 @@ class JudgeRun:
                 f"{s.get('requests', 0)} requests, {s.get('cache_hits', 0)} cache hits)")
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per item: ids, label, rationale, evidence, error, judge, version, model."""
+        """One row per item: ids, label, rationale, evidence, error, cause, judge, version,
+        model."""
         import pandas as pd
 
         by_id = {it.item_id: it for it in self.items}
@@ -70,10 +79,10 @@ class JudgeRun:
                 "handoff_index": it.handoff_index if it else None,
                 "fact_id": it.fact_id if it else None,
                 "label": v.label, "rationale": v.rationale, "evidence": list(v.evidence),
-                "error": v.error, "judge": self.judge_name, "judge_version": self.judge_version,
-                "model": self.model})
+                "error": v.error, "cause": v.cause, "judge": self.judge_name,
+                "judge_version": self.judge_version, "model": self.model})
         columns = ["item_id", "conversation_id", "handoff_index", "fact_id", "label",
-                   "rationale", "evidence", "error", "judge", "judge_version", "model"]
+                   "rationale", "evidence", "error", "cause", "judge", "judge_version", "model"]
         return pd.DataFrame(rows, columns=columns)
 
 
@@ -141,7 +150,7 @@ def _open_cache(cache: Any) -> JudgeCache | None:
 class _Stats:
     def __init__(self, n_items: int, n_groups: int) -> None:
         self.items, self.handoffs = n_items, n_groups
-        self.requests = self.retries = self.cache_hits = 0
+        self.requests = self.retries = self.cache_hits = self.answered = 0
         self.prompt_tokens = self.completion_tokens = 0
         self.cost: float | None = 0.0
         self.latencies: list[float] = []
@@ -149,6 +158,7 @@ class _Stats:
         self.start = time.perf_counter()
 
     def add(self, completion: Completion) -> None:
+        self.answered += 1
         self.prompt_tokens += completion.prompt_tokens
         self.completion_tokens += completion.completion_tokens
         self.latencies.append(completion.latency)
@@ -158,10 +168,13 @@ class _Stats:
     def finish(self, verdicts: list[Verdict], error_kinds: dict[str, str]) -> dict[str, Any]:
         lat = sorted(self.latencies)
         by_kind = Counter(error_kinds.get(v.item_id, "parse") for v in verdicts if v.error)
+        by_cause = Counter(v.cause or "other" for v in verdicts if v.error)
         return {
             "items": self.items, "handoffs": self.handoffs, "requests": self.requests,
             "retries": self.retries, "cache_hits": self.cache_hits,
-            "errors": sum(1 for v in verdicts if v.error), "errors_by_kind": dict(by_kind),
+            "errors": sum(1 for v in verdicts if v.error),
+            "errors_by_cause": {c: by_cause[c] for c in ERROR_CAUSES if by_cause[c]},
+            "errors_by_kind": dict(by_kind),
             "failed_attempts": dict(self.failed_attempts),
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "tokens": self.prompt_tokens + self.completion_tokens, "cost": self.cost,
@@ -190,16 +203,18 @@ def _backoff(err: BackendError, attempt: int, base: float) -> float:
 
 # -- parsing --------------------------------------------------------------------------------
 def _parse(judge: Any, text: str, group: Sequence[RetentionItem]) -> list[Verdict]:
-    """The judge's verdicts for ``group``, in group order; a judge bug becomes error verdicts."""
+    """The judge's verdicts for ``group``, in group order; a judge bug becomes error verdicts
+    (cause ``other``), an error the judge's parser gave without a cause is ``unparseable``."""
     try:
         got = list(judge.parse(text, group))
     except Exception as exc:  # parse must never raise; if it does, lose nothing else
         return [Verdict(it.item_id, None, error=f"judge.parse raised {type(exc).__name__}: {exc}",
-                        raw=text) for it in group]
+                        raw=text, cause="other") for it in group]
     by_id = {v.item_id: v for v in got if isinstance(v, Verdict)}
-    return [by_id.get(it.item_id) or Verdict(it.item_id, None, raw=text,
-                                             error="the judge returned no verdict for this item")
-            for it in group]
+    out = [by_id.get(it.item_id) or Verdict(it.item_id, None, raw=text,
+                                            error="the judge returned no verdict for this item")
+           for it in group]
+    return [replace(v, cause="unparseable") if v.error and v.cause is None else v for v in out]
 
 
 def _group(items: Sequence[RetentionItem]) -> list[list[RetentionItem]]:
@@ -282,6 +297,9 @@ async def _arun_with_bar(judge: Any, items: list[RetentionItem], backend: Any,
                 unparsed = verdicts
                 last = BackendError("unparseable", verdicts[0].error or "no usable verdict")
             stats.failed_attempts[last.kind] += 1
+            if last.cause in _FATAL and not stats.answered:
+                # Nothing has answered yet and this will not change by retrying: stop the run.
+                raise unavailable_error(backend, last) from last
             if not last.retryable:
                 break
         assert last is not None
@@ -291,7 +309,7 @@ async def _arun_with_bar(judge: Any, items: list[RetentionItem], backend: Any,
             return unparsed  # the parser's own errors, raw reply kept
         n = attempt + 1
         return [Verdict(it.item_id, None, error=f"request failed after {n} attempt"
-                        f"{'s' if n > 1 else ''}: {last}") for it in group]
+                        f"{'s' if n > 1 else ''}: {last}", cause=last.cause) for it in group]
 
     try:
         hits = store.get_many(keys) if store is not None else {}
@@ -371,10 +389,11 @@ def run_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = None, *
     max_concurrency : int
         Requests in flight at once.
     max_retries : int
-        Retries per request on rate limits (429), server errors (5xx), timeouts, connection
-        errors, unreadable bodies and replies the judge cannot parse at all. The wait honours
-        ``retry-after-ms`` / ``Retry-After``, else doubles from ``retry_backoff`` seconds with
-        jitter (at most 30 s).
+        Retries per request on rate limits (429), server errors (5xx), timeouts, dropped
+        connections, unreadable bodies and replies the judge cannot parse at all. The wait
+        honours ``retry-after-ms`` / ``Retry-After``, else doubles from ``retry_backoff`` seconds
+        with jitter (at most 30 s). Authentication failures, refused connections, unknown hosts
+        and content-filter refusals are never retried.
     timeout : float
         Seconds per request.
     cache : path, None or False
@@ -387,9 +406,18 @@ def run_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = None, *
     Returns
     -------
     JudgeRun
-        Verdicts in item order, with ``stats`` (requests, cache hits, errors by kind, tokens,
+        Verdicts in item order, with ``stats`` (requests, cache hits, errors by cause, tokens,
         cost, latency percentiles). A request that still fails after the retries, or a reply
-        that cannot be parsed, gives error verdicts — the run goes on.
+        that cannot be parsed, gives error verdicts (``label`` None, ``error`` and ``cause``
+        set) — the run goes on.
+
+    Raises
+    ------
+    maev_kit.errors.JudgeUnavailableError
+        When a request fails on authentication or finds nothing listening (connection refused,
+        unknown host) before any request of the run got a reply: the run is cancelled at once
+        (within seconds, no retries) and the one-line message names the cause, the endpoint,
+        the model and the fix. Once a reply has arrived, such failures become error verdicts.
 
     Notes
     -----

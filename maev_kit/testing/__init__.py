@@ -1,11 +1,15 @@
 """Test doubles that ship with the kit: a local OpenAI-compatible server and a scripted backend.
 
 ``FakeOpenAIServer`` speaks real HTTP, so code under test goes through the real litellm and the
-real openai client; ``ScriptedBackend`` skips HTTP and fails when scripted replies are left unused.
+real openai client; ``FakeOpenAIServer(fail="401")`` (or ``"429"``, ``"500"``, ``"timeout"``,
+``"garbage"``, ``"prose"``) fails every request one way, and :func:`free_port` gives a port where
+nothing listens (a refused connection). ``ScriptedBackend`` skips HTTP and fails when scripted
+replies are left unused.
 """
 
 from maev_kit.backends._scripted import ScriptedBackend
 from maev_kit.testing._server import (
+    FAIL_MODES,
     FakeOpenAIServer,
     FakeReply,
     LoggedRequest,
@@ -13,11 +17,13 @@ from maev_kit.testing._server import (
     hang,
     http_error,
     malformed_body,
+    free_port,
     reply,
     truncated_body,
 )
 
 __all__ = [
+    "FAIL_MODES",
     "FakeOpenAIServer",
     "FakeReply",
     "LoggedRequest",
@@ -26,6 +32,7 @@ __all__ = [
     "hang",
     "http_error",
     "malformed_body",
+    "free_port",
     "reply",
     "truncated_body",
 ]

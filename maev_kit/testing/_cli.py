@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from maev_kit.testing._server import FAIL_MODES
+
 __all__ = ["serve_fake"]
 
 
@@ -16,16 +18,22 @@ __all__ = ["serve_fake"]
               help="Port to listen on (0 picks a free one and prints it).")
 @click.option("--latency", default=0.0, show_default=True, type=click.FloatRange(min=0.0),
               help="Seconds to wait before each reply.")
-def serve_fake(host: str, port: int, latency: float) -> None:
+@click.option("--fail", default=None,
+              type=click.Choice(FAIL_MODES),
+              help="Fail every request one way: 401 (bad key), 429 (rate-limited forever), 500 "
+                   "(server error forever), timeout (never answer), garbage (a body that is not "
+                   "JSON), prose (a reply whose text is not JSON).")
+def serve_fake(host: str, port: int, latency: float, fail: str | None) -> None:
     """Serve POST /v1/chat/completions locally, answering the retention prompt with the heuristic
     judge, until Ctrl-C.
 
     Point a judge at it with LiteLLMBackend("openai/fake", api_base=URL, api_key="x") or
-    OpenAIClientBackend(AsyncOpenAI(base_url=URL, api_key="x"), "fake").
+    OpenAIClientBackend(AsyncOpenAI(base_url=URL, api_key="x"), "fake"). With --fail it
+    answers every request with that failure instead, to see how a run reports it.
     """
     from maev_kit.testing._server import FakeOpenAIServer
 
-    server = FakeOpenAIServer(latency=latency, host=host, port=port)
+    server = FakeOpenAIServer(latency=latency, host=host, port=port, fail=fail)
     try:
         server.start()
     except OSError as exc:
@@ -33,8 +41,9 @@ def serve_fake(host: str, port: int, latency: float) -> None:
                                    "pick another --port (0 chooses a free one)") from exc
     # SIGTERM stops as cleanly as Ctrl-C.
     signal.signal(signal.SIGTERM, lambda *_: server._stopping.set())
-    click.echo(f"Fake OpenAI-compatible server at {server.base_url} (latency {latency:g} s); "
-               "Ctrl-C to stop", err=False)
+    mode = f"; failing every request: {fail}" if fail else ""
+    click.echo(f"Fake OpenAI-compatible server at {server.base_url} (latency {latency:g} s"
+               f"{mode}); Ctrl-C to stop", err=False)
     sys.stdout.flush()
     try:
         server.serve_until_stopped()

@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, Union
 
 __all__ = [
+    "FAIL_MODES",
     "FakeOpenAIServer",
     "FakeReply",
     "LoggedRequest",
@@ -26,8 +27,17 @@ __all__ = [
     "http_error",
     "malformed_body",
     "reply",
+    "free_port",
     "truncated_body",
 ]
+
+#: Failure modes a whole server can be put in (``FakeOpenAIServer(fail=...)``,
+#: ``maev serve-fake --fail ...``): ``401`` (every request refused as unauthorised), ``429``
+#: (rate-limited forever), ``500`` (a server error forever), ``timeout`` (never answers),
+#: ``garbage`` (a 200 whose body is not JSON), ``prose`` (a valid completion whose text is not
+#: JSON, so no judge can read it). A refused connection needs no server: see :func:`free_port`.
+FAIL_MODES: tuple[str, ...] = ("401", "429", "500", "timeout", "garbage", "prose")
+_PROSE = "I'm sorry, but I can't help with grading these facts right now."
 
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
             429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
@@ -46,15 +56,17 @@ class FakeReply:
     retry_after_ms: str | None = None
     seconds: float = 0.0
     latency: float | None = None
+    finish_reason: str = "stop"
 
 
-def reply(text: str, *, latency: float | None = None) -> FakeReply:
-    """A normal 200 reply whose assistant message is ``text``.
+def reply(text: str, *, latency: float | None = None, finish_reason: str = "stop") -> FakeReply:
+    """A normal 200 reply whose assistant message is ``text``; ``finish_reason="content_filter"``
+    imitates a provider that withheld the answer.
 
     >>> reply('{"f1": "retained"}').kind
     'reply'
     """
-    return FakeReply("reply", text=text, latency=latency)
+    return FakeReply("reply", text=text, latency=latency, finish_reason=finish_reason)
 
 
 def http_error(status: int, *, retry_after: float | str | None = None,
@@ -84,6 +96,37 @@ def truncated_body() -> FakeReply:
 def malformed_body() -> FakeReply:
     """A 200 with ``Content-Type: application/json`` and a body that is not JSON."""
     return FakeReply("malformed")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` where nothing listens (bound once by the OS, then released):
+    point a client at it to see a refused connection.
+
+    >>> import socket
+    >>> port = free_port()
+    >>> with socket.socket() as s:
+    ...     s.settimeout(2)
+    ...     s.connect_ex(("127.0.0.1", port)) != 0
+    True
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def _failure(mode: str) -> FakeReply:
+    if mode == "timeout":
+        return hang(3600.0)  # ended early by stop()
+    if mode == "garbage":
+        return malformed_body()
+    if mode == "prose":
+        return reply(_PROSE)
+    status = int(mode)
+    message = {401: "Incorrect API key provided: sk-test. You can find your API key at "
+                    "your provider's dashboard.",
+               429: "Rate limit reached for requests. Please try again later.",
+               500: "The server had an error while processing your request."}[status]
+    return http_error(status, message=message)
 
 
 #: A responder maps the parsed request body to the assistant's reply text (or a :class:`FakeReply`).
@@ -214,15 +257,17 @@ class _Handler(BaseHTTPRequestHandler):
                 extra.append(("Retry-After", step.retry_after))
             if step.retry_after_ms is not None:
                 extra.append(("retry-after-ms", step.retry_after_ms))
-            kind = "rate_limit_error" if step.status == 429 else "server_error"
-            body = json.dumps({"error": {"message": step.text, "type": kind, "code": None}})
+            kind, code = {429: ("rate_limit_error", "rate_limit_exceeded"),
+                          401: ("invalid_request_error", "invalid_api_key")}.get(
+                step.status, ("server_error", None))
+            body = json.dumps({"error": {"message": step.text, "type": kind, "code": code}})
             self._send(step.status, body.encode(), extra=extra)
             return
         if step.kind == "malformed":
             entry.status = 200
             self._send(200, b'{"id": "chatcmpl-broken", "choices": [{"message": ')
             return
-        body = self._completion(entry.body, step.text, owner._next_id())
+        body = self._completion(entry.body, step.text, owner._next_id(), step.finish_reason)
         entry.status = 200
         if step.kind == "truncated":
             self.close_connection = True
@@ -231,7 +276,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, body)
 
     @staticmethod
-    def _completion(request: dict[str, Any], text: str, n: int) -> bytes:
+    def _completion(request: dict[str, Any], text: str, n: int,
+                    finish_reason: str = "stop") -> bytes:
         prompt = "".join(str(m.get("content") or "") for m in request.get("messages") or []
                          if isinstance(m, dict))
         pt, ct = _count_tokens(prompt), _count_tokens(text)
@@ -239,7 +285,7 @@ class _Handler(BaseHTTPRequestHandler):
             "id": f"chatcmpl-fake-{n}", "object": "chat.completion", "created": int(time.time()),
             "model": str(request.get("model") or "fake"), "system_fingerprint": "fp_maev_fake",
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": "stop", "logprobs": None}],
+                         "finish_reason": finish_reason, "logprobs": None}],
             "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
         }).encode()
 
@@ -272,6 +318,10 @@ class FakeOpenAIServer:
     ----------
     responder : callable, optional
         ``responder(body: dict) -> str | FakeReply``.
+    fail : str, optional
+        Put the whole server in one failure mode, one of :data:`FAIL_MODES` (``"401"``,
+        ``"429"``, ``"500"``, ``"timeout"``, ``"garbage"``, ``"prose"``): every request not
+        answered by a scripted step gets it. Changeable later through ``.fail``.
     latency : float
         Seconds to wait before each reply (changeable later through ``.latency``).
     host, port : str, int
@@ -296,9 +346,14 @@ class FakeOpenAIServer:
     """
 
     def __init__(self, responder: Responder | None = None, *, latency: float = 0.0,
-                 host: str = "127.0.0.1", port: int = 0) -> None:
+                 host: str = "127.0.0.1", port: int = 0, fail: str | None = None) -> None:
         if latency < 0:
             raise ValueError(f"`latency` must be >= 0 seconds, got {latency!r}")
+        if fail is not None:
+            fail = str(fail)
+            if fail not in FAIL_MODES:
+                raise ValueError(f"`fail` must be one of {', '.join(FAIL_MODES)}, got {fail!r}")
+        self.fail = fail
         self.responder: Responder = responder or _default_responder
         self.latency = float(latency)
         self.host, self._port = host, int(port)
@@ -422,6 +477,8 @@ class FakeOpenAIServer:
             step = self._script.pop(0) if self._script else None
         if step is not None:
             return step
+        if self.fail is not None:
+            return _failure(self.fail)
         try:
             out = self.responder(body)
         except Exception as exc:  # a broken responder is reported to the client, not swallowed

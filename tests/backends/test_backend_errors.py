@@ -77,3 +77,51 @@ def test_backend_error_kinds_are_checked():
     with pytest.raises(ValueError, match="kind"):
         BackendError("flaky", "?")
     assert set(ERROR_KINDS) >= {"rate_limit", "server", "timeout", "connection", "unparseable"}
+
+
+def raised_from(outer, inner):
+    try:
+        try:
+            raise inner
+        except BaseException as low:
+            raise outer from low
+    except BaseException as high:
+        return high
+
+
+@pytest.mark.parametrize(("inner", "reason"), [
+    (ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 9)"), "connection refused"),
+    (OSError("All connection attempts failed"), "connection refused"),
+    (OSError(-2, "Name or service not known"), "unknown host"),
+    (OSError(113, "No route to host"), "no route to host"),
+])
+def test_the_cause_underneath_decides_unreachable(inner, reason):
+    # litellm's wording: a 500 InternalServerError "Connection error." over the real cause
+    outer = FakeStatusError(500, text="litellm.InternalServerError: Connection error.")
+    err = classify_error(raised_from(outer, inner))
+    assert (err.kind, err.cause, err.retryable) == ("unreachable", "unreachable", False)
+    assert err.message.startswith(reason)
+
+
+def test_a_dropped_connection_is_retried_and_counted_as_server():
+    err = classify_error(ConnectionResetError(104, "Connection reset by peer"))
+    assert (err.kind, err.cause, err.retryable) == ("connection", "server", True)
+
+
+def test_content_policy_refusals():
+    class ContentPolicyViolationError(Exception):
+        status_code = 400
+
+    assert classify_error(ContentPolicyViolationError("no")).cause == "content_filter"
+    azure = FakeStatusError(400, text="The response was filtered due to the prompt triggering "
+                                      "Azure OpenAI's content management policy.")
+    assert classify_error(azure).kind == "content_filter"
+    plain = FakeStatusError(400, text="Unsupported parameter: 'foo'")
+    assert (classify_error(plain).kind, classify_error(plain).cause) == ("bad_request", "other")
+
+
+@pytest.mark.parametrize("kind", ERROR_KINDS)
+def test_every_kind_has_one_of_the_agreed_causes(kind):
+    from maev_kit.errors import ERROR_CAUSES
+
+    assert BackendError(kind, "x").cause in ERROR_CAUSES

@@ -142,3 +142,36 @@ def test_openai_backend_turns_client_retries_off():
     backend = OpenAIClientBackend(client, "m")
     assert backend.client.max_retries == 0 and client.max_retries == 5
     assert backend.is_async
+
+
+def dead_backend(kind, url):
+    from openai import AsyncOpenAI, OpenAI
+
+    if kind == "litellm":
+        return LiteLLMBackend("openai/fake-judge", api_base=url, api_key="sk-test")
+    cls = OpenAI if kind == "openai-sync" else AsyncOpenAI
+    return OpenAIClientBackend(cls(base_url=url, api_key="sk-test"), "fake-judge")
+
+
+@pytest.mark.parametrize("kind", ["litellm", "openai-async", "openai-sync"])
+@pytest.mark.parametrize(("host", "reason"), [("127.0.0.1:{port}", "connection refused"),
+                                              ("no-such-host.invalid", "unknown host")])
+def test_nothing_listening_is_unreachable_not_a_server_error(kind, host, reason, request):
+    """litellm reports a refused connection as a 500 "Connection error.", the SDK as
+    APIConnectionError: the cause underneath decides."""
+    from maev_kit.testing import free_port
+
+    if kind == "litellm":
+        request.getfixturevalue("litellm_module")
+    url = "http://" + host.format(port=free_port()) + "/v1"
+    err = error_of(dead_backend(kind, url), timeout=5)
+    assert (err.kind, err.cause, err.retryable) == ("unreachable", "unreachable", False)
+    assert err.message.startswith(reason)
+
+
+def test_content_filter_finish_reason_is_a_content_filter_error(backend, server):
+    from maev_kit.testing import reply
+
+    server.script(reply("", finish_reason="content_filter"))
+    err = error_of(backend)
+    assert (err.kind, err.cause, err.retryable) == ("content_filter", "content_filter", False)

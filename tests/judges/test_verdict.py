@@ -8,7 +8,26 @@ def test_evidence_becomes_a_tuple_and_round_trips():
     assert v.evidence == ("a", "b")
     assert Verdict.from_dict(v.to_dict()) == v
     assert v.to_dict() == {"item_id": "c/h0/f1", "label": "retained", "rationale": "quoted",
-                           "evidence": ["a", "b"], "error": None, "raw": None}
+                           "evidence": ["a", "b"], "error": None, "raw": None, "cause": None}
+
+
+def test_cause_is_one_of_the_agreed_causes_and_goes_with_an_error():
+    v = Verdict("c/h0/f1", None, error="401", cause="auth")
+    assert Verdict.from_dict(v.to_dict()) == v
+    with pytest.raises(ValueError, match="ERROR_CAUSES|one of"):
+        Verdict("c/h0/f1", None, error="401", cause="authentication")
+    with pytest.raises(ValueError, match="goes with an `error`"):
+        Verdict("c/h0/f1", "lost", cause="auth")
+
+
+def test_parser_errors_are_unparseable():
+    from maev_kit.judges import parse_retention_reply
+    from maev_kit.retention import RetentionItem
+
+    items = [RetentionItem(f"c/h0/f{i}", "c", 0, f"f{i}", "a fact", (), ()) for i in (1, 2)]
+    got = parse_retention_reply('{"F1": "retained"}', items)
+    assert [(v.label, v.cause) for v in got] == [("retained", None), (None, "unparseable")]
+    assert {v.cause for v in parse_retention_reply("no json", items)} == {"unparseable"}
 
 
 def test_error_verdict_has_no_label():

@@ -9,7 +9,7 @@ import pytest
 from runner.runner_helpers import echo_responder, expected_labels, make_items, request_payload
 
 from maev_kit.runner import JudgeCache, arun_judge, run_judge
-from maev_kit.testing import hang, http_error, malformed_body, truncated_body
+from maev_kit.testing import hang, http_error, malformed_body, reply, truncated_body
 
 
 def handoff_of(body: dict) -> str:
@@ -107,11 +107,11 @@ def test_malformed_replies_become_error_verdicts(server, make_backend, backend_k
 
 
 def test_unretryable_errors_are_not_retried(server, make_backend, backend_kind, judge):
-    server.script(http_error(401, message="bad key"))
-    run = run_judge(judge, make_items(1), make_backend(backend_kind, server), max_retries=3,
-                    cache=False, progress=False)
-    assert run.stats["requests"] == 1 and run.stats["errors_by_kind"] == {"auth": 2}
-    assert all("auth" in v.error for v in run.verdicts)
+    server.script(reply('{"f0": "retained", "f1": "lost"}'), http_error(401, message="bad key"))
+    run = run_judge(judge, make_items(2), make_backend(backend_kind, server), max_retries=3,
+                    max_concurrency=1, cache=False, progress=False)
+    assert run.stats["requests"] == 2 and run.stats["errors_by_kind"] == {"auth": 2}
+    assert all("auth" in v.error for v in run.verdicts[2:])
 
 
 def test_warm_rerun_makes_zero_requests(server, make_backend, backend_kind, judge, tmp_path):

@@ -7,9 +7,13 @@ from hypothesis import strategies as st
 from runner.runner_helpers import EchoJudge, echo_responder, expected_labels, make_items
 
 from maev_kit.backends import BackendError, ScriptedBackend
+from maev_kit.errors import ERROR_CAUSES, JudgeUnavailableError
 from maev_kit.runner import run_judge
 
-OUTCOMES = st.sampled_from(["ok", "ok", "rate_limit", "server", "timeout", "auth", "garbage"])
+OUTCOMES = st.sampled_from(["ok", "ok", "rate_limit", "server", "timeout", "auth", "garbage",
+                            "unreachable", "content_filter"])
+FATAL = {"auth", "unreachable"}
+ANSWERS = {"ok", "garbage"}
 
 
 def step(outcome):
@@ -27,8 +31,23 @@ def test_every_item_gets_one_verdict_and_the_accounts_add_up(n_handoffs, max_ret
                                                               concurrency, outcomes):
     items = make_items(n_handoffs)
     backend = ScriptedBackend([step(o) for o in outcomes])
-    run = run_judge(EchoJudge(), items, backend, max_concurrency=concurrency,
-                    max_retries=max_retries, retry_backoff=0.0, cache=False, progress=False)
+    try:
+        run = run_judge(EchoJudge(), items, backend, max_concurrency=concurrency,
+                        max_retries=max_retries, retry_backoff=0.0, cache=False, progress=False)
+    except JudgeUnavailableError as exc:
+        # Only an auth / unreachable failure stops a run, and only before any reply arrived.
+        consumed = outcomes[:40 - backend.pending]
+        assert exc.cause in FATAL and exc.cause in consumed
+        if concurrency == 1:
+            first = next(i for i, o in enumerate(consumed) if o in FATAL)
+            assert not ANSWERS & set(consumed[:first])
+        return
+    consumed = outcomes[:40 - backend.pending]
+    if FATAL & set(consumed):  # the run went on: a reply had arrived before
+        assert ANSWERS & set(consumed)
+        if concurrency == 1:
+            first = next(i for i, o in enumerate(consumed) if o in FATAL)
+            assert ANSWERS & set(consumed[:first])
     s = run.stats
     assert [v.item_id for v in run.verdicts] == [it.item_id for it in items]
     sent = 40 - backend.pending
@@ -39,8 +58,12 @@ def test_every_item_gets_one_verdict_and_the_accounts_add_up(n_handoffs, max_ret
     assert 0 <= successes <= n_handoffs
     assert s["errors"] == sum(v.error is not None for v in run.verdicts)
     assert s["errors"] == sum(s["errors_by_kind"].values())
+    assert s["errors"] == sum(s["errors_by_cause"].values())
+    assert set(s["errors_by_cause"]) <= set(ERROR_CAUSES)
+    assert all(v.cause in ERROR_CAUSES for v in run.verdicts if v.error)
     assert s["errors"] == 2 * (n_handoffs - successes)
     for v, label in zip(run.verdicts, expected_labels(items)):
         assert (v.label is None) != (v.error is None)
         assert v.label in (None, label)  # never an invented label
-    assert "auth" not in s["failed_attempts"] or s["failed_attempts"]["auth"] <= n_handoffs
+    for never_retried in ("auth", "unreachable", "content_filter"):
+        assert s["failed_attempts"].get(never_retried, 0) <= n_handoffs

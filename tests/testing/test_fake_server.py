@@ -168,3 +168,44 @@ def test_stop_ends_hanging_requests_and_port_needs_a_running_server():
 def test_latency_must_not_be_negative():
     with pytest.raises(ValueError, match="latency"):
         FakeOpenAIServer(latency=-1)
+
+
+@pytest.mark.parametrize(("mode", "status"), [("401", 401), ("429", 429), ("500", 500),
+                                              ("garbage", 200), ("prose", 200)])
+def test_fail_modes_answer_every_request_the_same_way(mode, status):
+    with FakeOpenAIServer(fail=mode) as server:
+        got = [post(server) for _ in range(3)]
+    assert [g[0] for g in got] == [status] * 3 and len(server.requests) == 3
+    body = got[0][2]
+    if mode == "garbage":
+        with pytest.raises(ValueError):
+            json.loads(body)
+    elif mode == "prose":
+        text = json.loads(body)["choices"][0]["message"]["content"]
+        with pytest.raises(ValueError):
+            json.loads(text)
+    else:
+        assert json.loads(body)["error"]["message"]
+
+
+def test_fail_timeout_never_answers_until_stopped():
+    with FakeOpenAIServer(fail="timeout") as server:
+        with pytest.raises(OSError):  # socket.timeout / URLError
+            post(server, timeout=0.3)
+    assert server.requests[0].outcome == "hang"
+
+
+def test_scripted_steps_come_before_the_fail_mode_and_modes_are_checked():
+    with FakeOpenAIServer(fail="500") as server:
+        server.script(reply("first"))
+        assert [post(server)[0] for _ in range(2)] == [200, 500]
+    with pytest.raises(ValueError, match="401"):
+        FakeOpenAIServer(fail="503")
+
+
+def test_free_port_has_nothing_listening():
+    from maev_kit.testing import free_port
+
+    with socket.socket() as s:
+        s.settimeout(2)
+        assert s.connect_ex(("127.0.0.1", free_port())) != 0

@@ -53,3 +53,34 @@ def test_serve_fake_reports_a_busy_port():
         port = s.getsockname()[1]
         result = CliRunner().invoke(serve_fake, ["--port", str(port)])
     assert result.exit_code != 0 and "another --port" in result.output
+
+
+def test_serve_fake_fail_answers_every_request_with_that_failure():
+    import urllib.error
+
+    proc = subprocess.Popen([sys.executable, "-m", "maev_kit.testing._cli", "--port", "0",
+                             "--fail", "401"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        line = proc.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/v1", line).group(0)
+        codes = []
+        for _ in range(2):
+            req = urllib.request.Request(url + "/chat/completions", method="POST", data=json.dumps(
+                {"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode())
+            try:
+                urllib.request.urlopen(req, timeout=10)
+            except urllib.error.HTTPError as exc:
+                codes.append(exc.code)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "failing every request: 401" in line
+    assert codes == [401, 401] and "Traceback" not in err
+
+
+def test_serve_fake_refuses_an_unknown_failure_mode():
+    result = CliRunner().invoke(serve_fake, ["--port", "0", "--fail", "503"])
+    assert result.exit_code == 2 and "401" in result.output
