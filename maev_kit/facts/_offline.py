@@ -147,7 +147,7 @@ _PLAN = re.compile(
 _NOT_PROPER = frozenset("""
 a an the i i'm im me my we our you your he she it they this that these those there here
 not no yes so very really just also still already now then sorry sure fine ok okay good great
-happy glad afraid here calling writing back again new from with about in on at to for of and or
+happy glad afraid here calling writing back again from with about in on at to for of and or
 but if when what who how why which hi hello hey thanks thank please help can could would will
 trying looking having getting going done ready available interested confused frustrated
 customer support team agent user sir madam mr mrs ms dr account order booking
@@ -166,6 +166,8 @@ def _proper_words(value: str, *, max_words: int) -> str | None:
         bare = w.strip("'’-")
         if not bare or bare.casefold() in _NOT_PROPER and not (out and bare.casefold()
                                                                in _LOWER_ALLOWED):
+            break
+        if len(bare) > 1 and bare.isupper():  # shouting or a code, not a name
             break
         if not bare[0].isupper():
             if out and bare in _LOWER_ALLOWED:

@@ -1,0 +1,178 @@
+"""propose_facts: offline and context proposers, merging, stable ids, notes for bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from maev_kit import AgentTurn, Handoff, MultiAgentTrace
+from maev_kit.errors import InputError
+from maev_kit.facts import (
+    FACT_KINDS,
+    FactProposal,
+    ProposedFact,
+    fact_id_for,
+    merge_facts,
+    propose_facts,
+)
+
+
+def two_handoffs(user_as_turn: bool = False) -> MultiAgentTrace:
+    first = "Hi, my account number is ACCT-4471 and I was charged $49.99 twice."
+    second = "Also my email is ana@example.org."
+    turns = [AgentTurn("triage", "router", "Thanks for reaching out! How can I help?", turn_index=1),
+             AgentTurn("triage", "router", "Transferring you to billing now.", turn_index=3),
+             AgentTurn("billing", "specialist", "Refund RF-5521 issued for ACCT-4471.",
+                       turn_index=5),
+             AgentTurn("tech", "specialist", "Tech here.", turn_index=8)]
+    users = [(0, first), (6, second)]
+    if user_as_turn:
+        turns += [AgentTurn("customer", "user", text, turn_index=i) for i, text in users]
+        user_messages = []
+    else:
+        user_messages = [{"content": text, "turn_index": i} for i, text in users]
+    from maev_kit.traces._model import UserMessage
+    return MultiAgentTrace(
+        "c1", turns=sorted(turns, key=lambda t: t.turn_index),
+        handoffs=[Handoff("triage", "billing", None, {"account_number": "ACCT-4471"}, 4),
+                  Handoff("billing", "tech", None, {}, 7)],
+        user_messages=[UserMessage(**m) for m in user_messages])
+
+
+def values(facts, handoff_index=None):
+    return [f.value for f in facts if handoff_index is None or f.handoff_index == handoff_index]
+
+
+@pytest.mark.parametrize("user_as_turn", [False, True], ids=["user_messages", "user_turns"])
+def test_offline_reads_user_text_wherever_it_sits(user_as_turn):
+    facts = propose_facts(two_handoffs(user_as_turn))
+    assert values(facts, 0) == ["ACCT-4471", "$49.99"]
+    # h1: carried over, the new email, and the billing agent's own refund reference
+    assert values(facts, 1) == ["ACCT-4471", "$49.99", "RF-5521", "ana@example.org"]
+    t = two_handoffs(user_as_turn)
+    said = {m.turn_index: m.content for m in t.messages()}
+    for f in facts:
+        assert f.value in said[f.source_turn_index], f  # the reviewer can highlight it
+        assert f.proposer == "offline" and f.kind in FACT_KINDS
+        assert f.fact_id == fact_id_for(f.handoff_index, f.text)
+
+
+def test_no_carry_over_proposes_each_value_once():
+    facts = propose_facts(two_handoffs(), carry_over=False)
+    assert values(facts, 0) == ["ACCT-4471", "$49.99"]
+    assert values(facts, 1) == ["RF-5521", "ana@example.org"]
+
+
+def test_only_the_handing_off_agent_since_it_took_over_counts():
+    t = two_handoffs()
+    # the triage agent's greeting has no fact; a receiving agent's words never feed h0
+    t.turns.append(AgentTurn("billing", "specialist", "Case CS-9912 opened", turn_index=2))
+    t.turns.sort(key=lambda x: x.turn_index)
+    assert "CS-9912" not in values(propose_facts(t), 0)
+    assert "CS-9912" not in values(propose_facts(t), 1)  # said before billing took over
+
+
+def test_ids_are_stable_across_reruns_and_input_order():
+    a = propose_facts([two_handoffs(), MultiAgentTrace("c0")])
+    b = propose_facts([MultiAgentTrace("c0"), two_handoffs()])
+    assert [f.to_dict() for f in a] == [f.to_dict() for f in b]
+    assert len({(f.conversation_id, f.fact_id) for f in a}) == len(a)
+
+
+def test_context_proposer_turns_context_passed_into_facts():
+    facts = propose_facts(two_handoffs(), method="context")
+    assert [(f.fact_id, f.text, f.value, f.kind, f.source_turn_index, f.proposer)
+            for f in facts] == [("ctx:account_number", "account_number is ACCT-4471",
+                                 "ACCT-4471", "context", 4, "context")]
+
+
+def test_methods_merge_and_deduplicate_by_value():
+    facts = propose_facts(two_handoffs(), method=["context", "offline"])
+    h0 = [(f.value, f.proposer, f.fact_id) for f in facts if f.handoff_index == 0]
+    assert h0 == [("ACCT-4471", "context+offline", "ctx:account_number"),
+                  ("$49.99", "offline", fact_id_for(0, "Amount is $49.99"))]
+    assert facts.notes == []  # h1's empty context is no news: offline filled it
+
+
+def test_merge_facts_normalises_values_and_keeps_handoffs_apart():
+    def fact(h, value, proposer, text=None):
+        text = text or f"Code is {value}"
+        return ProposedFact("c1", h, fact_id_for(h, text), text, value, "identifier", 0,
+                            proposer)
+    merged = merge_facts([fact(0, "AB-12", "offline"), fact(1, "AB-12", "offline")],
+                         [fact(0, "ab-12", "llm:x"), fact(0, None, "llm:x", "Wants a refund"),
+                          fact(0, None, "offline", "wants a refund!")])
+    assert [(f.handoff_index, f.value, f.proposer) for f in merged] == [
+        (0, "AB-12", "offline+llm:x"), (0, None, "llm:x+offline"), (1, "AB-12", "offline")]
+    assert merge_facts([fact(0, "AB-12", "context+offline")], [fact(0, "AB-12", "offline")]
+                       )[0].proposer == "context+offline"
+
+
+def test_no_handoff_no_user_text_and_tool_only_traces_get_notes_not_errors():
+    from maev_kit.traces._model import UserMessage
+
+    no_handoff = MultiAgentTrace("a", user_messages=["My account is ACCT-1"])
+    no_user = MultiAgentTrace("b", turns=[AgentTurn("x", "router", "Hello", turn_index=0)],
+                              handoffs=[Handoff("x", "y", None, turn_index=1)])
+    tool_only = MultiAgentTrace(
+        "c", turns=[AgentTurn("x", "tool", '{"account": "ACCT-9"}', turn_index=0),
+                    AgentTurn("y", "agent", "", [{"name": "lookup"}], turn_index=2)],
+        handoffs=[Handoff("x", "y", None, turn_index=1)])
+    late_user = MultiAgentTrace(
+        "d", turns=[AgentTurn("x", "router", "Hi", turn_index=0)],
+        handoffs=[Handoff("x", "y", None, turn_index=1)],
+        user_messages=[UserMessage("Account ACCT-5", 2)])  # only after the handoff
+    chatter = MultiAgentTrace("e", handoffs=[Handoff("x", "y", None, turn_index=1)],
+                              user_messages=["hello there"])
+    result = propose_facts([no_handoff, no_user, tool_only, late_user, chatter])
+    assert isinstance(result, FactProposal) and isinstance(result, list)
+    assert list(result) == []
+    notes = {n.conversation_id: str(n) for n in result.notes}
+    assert notes == {
+        "a": "a: no handoff: nothing to propose facts for",
+        "b": "b: no user text: no offline fact proposed",
+        "c": "c: only tool turns, no user text: no offline fact proposed",
+        "d": "d/h0: no user text before this handoff",
+        "e": "e/h0: nothing fact-like in the 1 user message before this handoff",
+    }
+
+
+def test_a_handoff_before_any_user_text_gets_a_note():
+    t = MultiAgentTrace("f", turns=[AgentTurn("x", "router", "Hi", turn_index=0)],
+                        handoffs=[Handoff("x", "y", None, turn_index=1),
+                                  Handoff("y", "z", None, turn_index=3)])
+    from maev_kit.traces._model import UserMessage
+    t.user_messages = [UserMessage("Order ORD-123 is late", 2)]
+    result = propose_facts(t)
+    assert [(f.handoff_index, f.value) for f in result] == [(1, "ORD-123")]
+    assert [str(n) for n in result.notes] == ["f/h0: no user text before this handoff"]
+
+
+def test_context_notes_when_no_handoff_passes_anything():
+    t = MultiAgentTrace("g", handoffs=[Handoff("x", "y", None, turn_index=1)])
+    assert [str(n) for n in propose_facts(t, method="context").notes] == [
+        "g: no handoff passes a context value: no context fact"]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"method": "ofline"}, "unknown fact proposer 'ofline'; did you mean 'offline'?"),
+    ({"method": []}, "`method` names no proposer"),
+    ({"method": "llm"}, "the llm proposer needs a model"),
+    ({"method": "llm", "backend": "openai/gpt-4o-mini"}, "the llm proposer is not available yet"),
+    ({"method": "offline", "window": 3}, "unknown option(s) for the offline proposer: window"),
+])
+def test_bad_arguments_are_one_clear_input_error(kwargs, message):
+    with pytest.raises(InputError) as e:
+        propose_facts([two_handoffs()], **kwargs)
+    assert message in str(e.value)
+
+
+def test_importing_the_package_loads_the_standard_library_only():
+    code = ("import sys, maev_kit.facts; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('pydantic', 'numpy', 'pandas', 'litellm', 'ipywidgets')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
