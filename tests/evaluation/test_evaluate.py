@@ -4,8 +4,7 @@ import math
 
 import pytest
 
-from maev_kit import (evaluate, load_labeled_set,
-                      save_traces)
+from maev_kit import evaluate, load_labeled_set, save_traces
 from maev_kit.calibration import JudgeCard, JudgeCardMismatchWarning
 from maev_kit.errors import InputError
 from maev_kit.expectations import save_expectations

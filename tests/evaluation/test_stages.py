@@ -1,0 +1,90 @@
+"""The stages of evaluate, each on its own: load, judge, score one conversation, aggregate."""
+
+import dataclasses
+import math
+
+import pytest
+
+from maev_kit.evaluation import ConversationScore, EvaluationResult, score_conversation
+from maev_kit.evaluation._pipeline import _aggregate, _judge, _load
+from maev_kit.judges import HeuristicJudge, Verdict
+
+from ._cases import two_conversations
+
+
+@pytest.fixture
+def inputs():
+    traces, exps = two_conversations()
+    return _load(traces, expectations=list(exps.values()))
+
+
+def test_load_gives_traces_expectations_and_items(inputs):
+    assert [t.conversation_id for t in inputs.traces] == ["good", "bad"]
+    assert set(inputs.expectations) == {"good", "bad"}
+    assert [it.item_id for it in inputs.items] == ["good/h0/f1", "bad/h0/f1"]
+    assert inputs.labeled_set is None and inputs.contracts is None
+
+
+def test_load_a_labeled_set_split():
+    inputs = _load("support_desk", split="test")
+    assert inputs.split == "test" and set(inputs.splits.values()) == {"test"}
+    assert inputs.contracts  # the manifest's
+
+
+def test_judge_stage(inputs):
+    run = _judge(inputs.items, HeuristicJudge(), None, progress=False, cache=False)
+    assert [v.item_id for v in run.verdicts] == [it.item_id for it in inputs.items]
+    assert _judge([], HeuristicJudge(), None) is None
+
+
+def test_score_conversation_is_typed_and_frozen(inputs):
+    good = inputs.traces[0]
+    s = score_conversation(good, inputs.expectations["good"],
+                           [Verdict("good/h0/f1", "retained")])
+    assert isinstance(s, ConversationScore)
+    assert (s.composite, s.composite_components, s.retention_rate) == (
+        1.0, "handoff+retention+routing", 1.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.composite = 0.0
+    row = s.to_row()
+    assert list(row)[:2] == ["conversation_id", "split"] and list(row)[-1] == "composite_components"
+    assert "loops" not in row and "errors_by_cause" not in row
+
+
+def test_score_conversation_without_expectations_or_verdicts(inputs):
+    s = score_conversation(inputs.traces[1], None)
+    assert math.isnan(s.composite) and s.composite_components == ""
+    assert dict(s.not_applicable) == {"handoff": "no expected handoffs",
+                                      "retention": "no key facts", "routing": "no routing case"}
+    assert s.n_loops == 1  # loops and contracts apply to any trace
+    article = score_conversation(inputs.traces[1], None, not_applicable="article")
+    assert article.handoff_quality == 0.0 and article.routing_quality == 1.0
+    assert not article.not_applicable
+
+
+def test_score_conversation_counts_failed_verdicts_by_cause(inputs):
+    failed = Verdict("good/h0/f1", None, error="HTTP 400 content filtered")
+    s = score_conversation(inputs.traces[0], inputs.expectations["good"], [failed])
+    assert (s.n_facts, s.judge_errors, s.retained) == (1, 1, 0)
+    assert math.isnan(s.retention_rate) and s.composite_components == "handoff+routing"
+    assert sum(s.errors_by_cause.values()) == 1
+    assert s.not_applicable["retention"] == "no judged fact (every judge call failed)"
+
+
+def test_score_conversation_rejects_another_conversations_verdicts(inputs):
+    with pytest.raises(ValueError, match="verdict 'bad/h0/f1' is not about conversation 'good'"):
+        score_conversation(inputs.traces[0], inputs.expectations["good"],
+                           [Verdict("bad/h0/f1", "lost")])
+
+
+def test_aggregate_stage(inputs):
+    run = _judge(inputs.items, HeuristicJudge(), None, progress=False, cache=False)
+    by_conv = {v.item_id.split("/")[0]: [v] for v in run.verdicts}
+    scores = [score_conversation(t, inputs.expectations[t.conversation_id],
+                                 by_conv[t.conversation_id]) for t in inputs.traces]
+    result = _aggregate(scores, inputs, run, n_resamples=100)
+    assert isinstance(result, EvaluationResult)
+    assert list(result.per_conversation.columns) == list(scores[0].to_row())
+    assert result.summary().loc["composite", "n"] == 2
+    assert list(result.ledger.columns)[-2:] == ["error", "error_cause"]
+    assert result.judge_errors.total == 2 and result.judge_errors.failed == 0
