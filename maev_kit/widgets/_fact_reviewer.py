@@ -44,6 +44,7 @@ _CSS = """
 .maev-fr table.facts{border-collapse:collapse;margin:6px 0;width:100%}
 .maev-fr table.facts td{padding:2px 8px;vertical-align:top;border-top:1px solid #eaeef2}
 .maev-fr table.facts tr.focus td{background:#fff8c5}
+.maev-fr table.facts td:nth-child(1){width:28px}.maev-fr table.facts td:nth-child(2){width:80px}
 .maev-fr .chip{display:inline-block;padding:0 7px;border-radius:9px;font-size:11.5px;
  color:#fff;white-space:nowrap}
 .maev-fr .meta{color:#57606a;font-size:11.5px}
@@ -266,6 +267,11 @@ class FactReviewer(widgets.VBox):
         if content.get("type") == "key" and content.get("key") in KEYMAP:
             self.press(content["key"])
         elif content.get("type") == "submit":
+            fields = content.get("fields")
+            if isinstance(fields, dict):  # the browser's values: newer than the synced ones
+                for w in (self.fact_text, self.fact_value):
+                    if isinstance(fields.get(w.placeholder), str):
+                        w.value = fields[w.placeholder]
             self.submit()
 
     def act(self, action: str) -> None:

@@ -4,8 +4,8 @@
 // itself: the nearest element of class `root_class`) are sent to the kernel and stopped
 // *before* JupyterLab sees them: in command mode JupyterLab binds 1-6 (cell -> Markdown
 // heading), arrows and others. Typing in a text field
-// is left alone, except that Enter there sends {"type": "submit"} when `submit_on_enter` is
-// set. The handler listens on `window` in the capture phase, the first place an event
+// is left alone, except that Enter there sends {"type": "submit", "fields": {placeholder:
+// value}} when `submit_on_enter` is set. The handler listens on `window` in the capture phase, the first place an event
 // reaches, and is removed when the view goes away.
 function render({ model, el }) {
   el.classList.add("maev-keys");
@@ -44,7 +44,12 @@ function render({ model, el }) {
       if (event.key === "Enter" && model.get("submit_on_enter")) {
         event.preventDefault();
         event.stopPropagation();
-        model.send({ type: "submit" });
+        // the fields' values travel with the message: their own updates may still be queued
+        const fields = {};
+        r.querySelectorAll("input[placeholder], textarea[placeholder]").forEach((i) => {
+          fields[i.placeholder] = i.value;
+        });
+        model.send({ type: "submit", fields });
       }
       return;
     }
