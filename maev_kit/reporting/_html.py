@@ -51,6 +51,8 @@ p.note,.note{color:var(--muted);font-size:12.5px;margin:4px 0 8px}
 .kpi .k{font-size:12px;color:var(--muted)}
 .kpi .ci{font-size:11.5px;color:var(--muted);font-variant-numeric:tabular-nums}
 .kpi.main{border-color:var(--accent);background:#eaf4fb}
+.kpi.warn{border-color:var(--warn);background:#fff4ec}
+.callout.banner{border-left-width:6px;font-size:14px;white-space:normal}
 .grid2{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:12px 22px;
  align-items:start}
 .gridm{display:flex;flex-wrap:wrap;gap:10px 18px;align-items:flex-start}

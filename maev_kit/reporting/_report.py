@@ -17,6 +17,7 @@ from typing import Any
 from maev_kit.reporting import _html as h
 from maev_kit.reporting import _plots
 from maev_kit._html._trace import trace_html
+from maev_kit.errors import JudgeErrorsExceeded
 from maev_kit._html._values import (
     ceiling as _ceiling,
     judge_label as _judge_label,
@@ -175,6 +176,141 @@ def _records(df: Any) -> list[dict[str, Any]]:
     return [dict(zip(cols, row)) for row in df.itertuples(index=False, name=None)]
 
 
+@dataclass(frozen=True)
+class _JudgeErrors:
+    """Facts to judge, judged, failed and the failures by cause (from the result or its ledger)."""
+
+    total: int
+    judged: int
+    failed: int
+    by_cause: dict[str, int]
+
+    def causes(self) -> str:
+        ranked = sorted(self.by_cause.items(), key=lambda kv: (-kv[1], kv[0]))
+        return ", ".join(f"{c} {n}" for c, n in ranked if n)
+
+
+def _judge_errors(ev: Any) -> _JudgeErrors:
+    """The run's judge-error counts: ``ev.judge_errors`` when the result has them, else counted
+    from the ledger (a row with an ``error``, or no label, is a fact the judge failed on)."""
+    je = getattr(ev, "judge_errors", None)
+    if je is not None and hasattr(je, "failed") and hasattr(je, "total"):
+        return _JudgeErrors(int(je.total), int(je.judged), int(je.failed),
+                            dict(getattr(je, "by_cause", {}) or {}))
+    recs = _records(getattr(ev, "ledger", None))
+    failed = [r for r in recs if not h.is_missing(r.get("error")) or
+              h.is_missing(r.get("label"))]
+    by_cause: dict[str, int] = {}
+    for r in failed:
+        cause = r.get("error_cause")
+        cause = "other" if h.is_missing(cause) else str(cause)
+        by_cause[cause] = by_cause.get(cause, 0) + 1
+    return _JudgeErrors(len(recs), len(recs) - len(failed), len(failed), by_cause)
+
+
+def _judge_error_banner(je: _JudgeErrors) -> str:
+    """A visible warning at the top of the page when some facts could not be judged."""
+    if not je.failed:
+        return ""
+    causes = je.causes()
+    share = je.failed / je.total if je.total else math.nan
+    return ('<div class="callout warn banner" role="alert"><b>Judge errors: '
+            f"{je.failed} of {je.total} facts could not be judged ({share:.1%}"
+            f"{'; ' + h.esc(causes) if causes else ''}).</b> Retention is over the "
+            f"{je.judged} facts judged: a failed fact is left out of every rate, never counted "
+            "as retained or lost. The ledger's error and error_cause columns name each one."
+            "</div>")
+
+
+def _facts_judged(je: _JudgeErrors) -> tuple[str, str]:
+    """The KPI for judged facts: ``382`` or ``370 of 382`` with ``12 failed: rate_limit 10``."""
+    if not je.failed:
+        return str(je.judged), ""
+    causes = je.causes()
+    return f"{je.judged} of {je.total}", f"{je.failed} failed" + (f": {causes}" if causes else "")
+
+
+#: What each aggregated metric is. ``{w_handoff}`` etc. and ``{penalty}`` are filled per report.
+DEFINITIONS = {
+    "composite": ("Σ wᵢ·componentᵢ / Σ wᵢ over the components that apply to a conversation "
+                  "(weights: handoff {w_handoff:g}, retention {w_retention:g}, routing "
+                  "{w_routing:g}, renormalised over those that apply); n/a when none applies"),
+    "handoff_quality": "0.5 · target accuracy + 0.5 · context completeness",
+    "information_retention": ("the retention component: max(0, retention rate − {penalty:g} × "
+                              "the number of contradicted facts)"),
+    "routing_quality": "acceptable routing accuracy (the routing component)",
+    "target_accuracy": ("share of expected handoffs made to the expected agent (expected and "
+                        "actual handoffs aligned in order)"),
+    "reason_accuracy": "share of expected handoffs made for the expected reason",
+    "context_completeness": ("share of expected handoffs that passed every required context "
+                             "key"),
+    "retention_rate": ("share of judged facts retained across the handoff: retained / judged; "
+                       "facts the judge failed on are left out"),
+    "routing_exact": "the first routing decision went to the expected agent",
+    "routing_acceptable": "the first routing decision went to an acceptable agent",
+}
+
+#: Which component an aggregated metric belongs to (its n/a reason is the component's).
+_COMPONENT_OF = {
+    "handoff_quality": "handoff", "target_accuracy": "handoff", "reason_accuracy": "handoff",
+    "context_completeness": "handoff", "information_retention": "retention",
+    "retention_rate": "retention", "routing_quality": "routing", "routing_exact": "routing",
+    "routing_acceptable": "routing"}
+
+
+def _weights(ev: Any) -> dict[str, float]:
+    from maev_kit.metrics import DEFAULT_WEIGHTS
+
+    w = dict(DEFAULT_WEIGHTS)
+    w.update({k: float(v) for k, v in (getattr(ev, "weights", None) or {}).items()
+              if _num(v) is not None})
+    return w
+
+
+def _definition(metric: str, ev: Any) -> str:
+    text = DEFINITIONS.get(metric, "")
+    if not text:
+        return ""
+    w = _weights(ev)
+    prov = getattr(ev, "provenance", None) or {}
+    penalty = _num(prov.get("contradiction_penalty"))
+    return text.format(w_handoff=w.get("handoff", 0.0), w_retention=w.get("retention", 0.0),
+                       w_routing=w.get("routing", 0.0),
+                       penalty=0.2 if penalty is None else penalty)
+
+
+def _metric_note(metric: str, row: Mapping[str, Any], ev: Any, je: _JudgeErrors) -> str:
+    """Why a metric is n/a (or over fewer conversations), and the judge errors of retention."""
+    note = row.get("note")
+    if isinstance(note, str) and note.strip():
+        return note.strip()
+    parts = []
+    na = (getattr(ev, "not_applicable", None) or {}).get(_COMPONENT_OF.get(metric, ""))
+    if isinstance(na, Mapping) and na.get("conversations"):
+        parts.append(f"n/a in {na['conversations']} conversations: {na.get('reason', '')}"
+                     .rstrip(": "))
+    elif _num(row.get("mean")) is None:
+        parts.append("n/a: nothing to measure")
+    if _COMPONENT_OF.get(metric) == "retention" and je.failed:
+        causes = je.causes()
+        parts.append(f"over {je.judged} of {je.total} facts; {je.failed} failed"
+                     + (f" ({causes})" if causes else ""))
+    return "; ".join(parts)
+
+
+def _composite_components(ev: Any) -> str:
+    """``handoff+retention+routing: 40 conversations · handoff+retention: 10`` (or "")."""
+    pc = ev.per_conversation
+    if "composite_components" not in getattr(pc, "columns", ()):
+        return ""
+    counts: dict[str, int] = {}
+    for v in pc["composite_components"]:
+        key = "none (n/a)" if h.is_missing(v) or not str(v) else str(v)
+        counts[key] = counts.get(key, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])
+    return " · ".join(f"{k}: {_plural(n, 'conversation')}" for k, n in ranked)
+
+
 # --------------------------------------------------------------------------- sections
 def _summary(ev: Any) -> str:
     pc = ev.per_conversation
@@ -189,15 +325,23 @@ def _summary(ev: Any) -> str:
 
     conf = _num((getattr(ev, "provenance", None) or {}).get("confidence"))
     ci_name = f"{conf * 100:g} % CI" if conf is not None and 0 < conf < 1 else "CI"
+    je = _judge_errors(ev)
     kpis = []
     comp = by_metric.get("composite")
     if comp is not None:
         lo, hi = _num(comp.get("ci_low")), _num(comp.get("ci_high"))
         ci = f"{ci_name} {h.fmt(lo)} – {h.fmt(hi)}" if lo is not None else ""
+        if _num(comp.get("mean")) is None:
+            ci = "no component applies"
         kpis.append(("main", "composite coordination", h.fmt(comp.get("mean")), ci))
     kpis.append(("", "conversations", str(len(pc)), ""))
-    for col, name in (("n_handoffs", "handoffs"), ("n_facts", "facts judged"),
-                      ("lost", "facts lost"), ("contradicted", "facts contradicted")):
+    v = ssum("n_handoffs")
+    if v is not None:
+        kpis.append(("", "handoffs", str(v), ""))
+    if je.total or ssum("n_facts") is not None:
+        judged, failed = _facts_judged(je)
+        kpis.append(("warn" if je.failed else "", "facts judged", judged, failed))
+    for col, name in (("lost", "facts lost"), ("contradicted", "facts contradicted")):
         v = ssum(col)
         if v is not None:
             kpis.append(("", name, str(v), ""))
@@ -246,9 +390,19 @@ def _summary(ev: Any) -> str:
         table_rows = [{"metric": METRIC_NAMES.get(str(r.get("metric")),
                                                   str(r.get("metric"))).lstrip("· "),
                        "mean": r.get("mean"), f"{ci_name} low": r.get("ci_low"),
-                       f"{ci_name} high": r.get("ci_high"), "n": r.get("n")} for r in agg]
-        out.append(h.details("All aggregates", h.records_table(table_rows),
-                             meta=f"{len(table_rows)} metrics"))
+                       f"{ci_name} high": r.get("ci_high"), "n": r.get("n"),
+                       "definition": _definition(str(r.get("metric")), ev),
+                       "note": _metric_note(str(r.get("metric")), r, ev, je)} for r in agg]
+        out.append("<h3>What the numbers mean</h3>")
+        out.append(h.records_table(table_rows, headers={"n": "conversations"}))
+        used = _composite_components(ev)
+        out.append('<p class="note">n: the conversations where the metric applies. '
+                   "n/a: nothing to measure (never counted as 0 or 1). Retention rate and "
+                   "information retention differ: the rate is the share of judged facts "
+                   "retained; information retention is the composite's retention component, "
+                   "the rate minus the contradiction penalty."
+                   + (f" Components the composite used: {h.esc(used)}." if used else "")
+                   + "</p>")
     rconf = routing.get("confusion")
     if rconf is not None and hasattr(rconf, "columns") and len(rconf):
         out.append(h.details("Routing confusion (expected × routed)", h.table(rconf, index=True),
@@ -256,7 +410,25 @@ def _summary(ev: Any) -> str:
     return "".join(out)
 
 
-def _labels_source(labeled_set: Any) -> tuple[str, str | None]:
+@dataclass(frozen=True)
+class _Labels:
+    """How the report names the labels judges were calibrated against."""
+
+    kind: str = "human"  # "human" or "reference"
+    note: str | None = None
+
+    @property
+    def name(self) -> str:
+        """``human labels`` / ``reference labels``."""
+        return f"{self.kind} labels"
+
+    @property
+    def ceiling(self) -> str:
+        """The agreement of the annotators with each other."""
+        return f"{self.kind}-annotator ceiling" if self.kind != "human" else "human ceiling"
+
+
+def _labels_source(labeled_set: Any) -> _Labels:
     """How to name the labels judges were calibrated against, and a note when they are not human.
 
     A set whose every label line has ``source: "reference"`` was labeled by its authors, not by
@@ -265,17 +437,38 @@ def _labels_source(labeled_set: Any) -> tuple[str, str | None]:
     records = getattr(labeled_set, "label_records", None) or []
     sources = {getattr(r, "source", None) for r in records}
     if records and sources == {"reference"}:
-        return ("reference labels", "The labels of this set are reference labels written by "
-                "the set's authors, not independent human annotations: κ here says how well a "
-                "judge reproduces them.")
-    return ("human labels", None)
+        return _Labels("reference", "The labels of this set are reference labels written by "
+                       "the set's authors, not independent human annotations: κ here says how "
+                       "well a judge reproduces them.")
+    return _Labels()
 
 
-def _calibration(cal: Any, labels_name: str = "human labels", labels_note: str | None = None
-                 ) -> str:
+def _judge_choice(ev: Any, cal: Any) -> str:
+    """Which judge scored this report, and — when the calibration recommends another — why."""
+    used = str((getattr(ev, "judge", None) or {}).get("name") or "")
+    rec = getattr(cal, "recommended", None)
+    if not used:
+        return ""
+    rec_name = _key_label(rec) if rec is not None else ""
+    if not rec_name or rec_name.split(" · ")[0] == used:
+        return f"The scores in this report use the judge {used}" + (
+            ", the one the calibration recommends." if rec_name else ".")
+    why = f"this evaluation was asked to use {used}"
+    if "logreg" in rec_name or "learned" in rec_name:
+        why = (f"{rec_name} is a learned judge: it was fit on the set's other splits and "
+               "refuses to score the items it learned from, so this evaluation, which scores "
+               f"every conversation, uses {used} (score the test split alone with "
+               f"--judge {rec_name.split(' · ')[0]} --split test)")
+    return (f"The scores in this report use the judge {used}, not {rec_name}, which the "
+            f"calibration recommends: {why}.")
+
+
+def _calibration(cal: Any, labels: _Labels | None = None, ev: Any = None) -> str:
+    labels = labels or _Labels()
+    labels_name, labels_note = labels.name, labels.note
     if cal is None:
         return ('<p class="empty">No calibration in this report. Calibrate the judge against '
-                "human labels (<code>maev calibrate SET --judge X</code>, or "
+                "labeled items (<code>maev calibrate SET --judge X</code>, or "
                 "<code>calibrate(...)</code>) and pass <code>calibration=</code> to "
                 "<code>report()</code>.</p>")
     conf = _num(getattr(cal, "confidence", 0.95))
@@ -286,6 +479,9 @@ def _calibration(cal: Any, labels_name: str = "human labels", labels_note: str |
         # A calibration that recommends no judge says so in `recommended` (None).
         none_ok = hasattr(cal, "recommended") and getattr(cal, "recommended") is None
         out.append(h.callout(str(rec), warn=none_ok))
+    choice = _judge_choice(ev, cal) if ev is not None else ""
+    if choice:
+        out.append(f'<p class="note judge-choice">{h.esc(choice)}</p>')
     lb = getattr(cal, "leaderboard", None)
     ceiling = _ceiling(getattr(cal, "ceiling", None))
     if lb is not None and len(lb):
@@ -315,18 +511,19 @@ def _calibration(cal: Any, labels_name: str = "human labels", labels_note: str |
                    "agreement coefficient. The highlighted row has the highest κ.</p>")
         rows = [(_judge_label(r), r.get("kappa"), r.get("kappa_low"), r.get("kappa_high"))
                 for r in recs]
-        band = (ceiling[0], ceiling[1], ceiling[2], f"human–human κ (ceiling, {ci_name})") \
+        band = (ceiling[0], ceiling[1], ceiling[2], f"{labels.ceiling} κ (between annotators, {ci_name})") \
             if ceiling else None
         threshold = _num(getattr(cal, "threshold", None))
         refs = [(threshold, f"threshold κ = {threshold:g}")] if threshold is not None else []
         svg = _plots.forest_svg(rows, title=f"Judge κ against the {labels_name} ({ci_name})", xlim=None, bars=False,
                                 band=band, refs=refs, xlabel="Cohen's κ", width=6.2)
-        cap = ("The shaded band is the human ceiling: how well the human annotators agree with "
-               "each other." if ceiling else "No human ceiling (the labeled set has one "
+        cap = (f"The shaded band is the {labels.ceiling}: how well the annotators of the "
+               f"{labels_name} agree with each other." if ceiling else f"No {labels.ceiling} "
+               "(the labeled set has one "
                "annotator per item).")
         out.append(h.figure(svg, cap))
     elif ceiling:
-        out.append(h.kv_table([("human–human κ", ceiling[0]),
+        out.append(h.kv_table([(f"{labels.ceiling} κ", ceiling[0]),
                                (ci_name, f"{h.fmt(ceiling[1])} – {h.fmt(ceiling[2])}")]))
     if ceiling:
         extra = ""
@@ -336,7 +533,8 @@ def _calibration(cal: Any, labels_name: str = "human labels", labels_note: str |
             ("n_annotators", "annotators"), ("n_items", "items")) if _num(cd.get(k)) is not None]
         if more:
             extra = "; " + ", ".join(more)
-        out.append(f'<p class="note">Human ceiling κ = {h.esc(h.fmt(ceiling[0]))} '
+        out.append(f'<p class="note">{h.esc(labels.ceiling.capitalize())} κ = '
+                   f"{h.esc(h.fmt(ceiling[0]))} "
                    f"({ci_name} {h.esc(h.fmt(ceiling[1]))} – {h.esc(h.fmt(ceiling[2]))})"
                    f"{h.esc(extra)}.</p>")
 
@@ -351,12 +549,12 @@ def _calibration(cal: Any, labels_name: str = "human labels", labels_note: str |
                 continue
             figs.append(h.figure(_plots.heatmap_svg(
                 df.values, list(df.index), list(df.columns), title=_key_label(key),
-                xlabel="judge", ylabel=labels_name.split()[0], size=(0.7, 0.5))))
+                xlabel="judge", ylabel=labels_name[:-1], size=(0.7, 0.5))))
         out.append('<div class="gridm">' + "".join(figs) + "</div>")
         if len(items) > 12:
             out.append(f'<p class="note">{len(items) - 12} more confusion matrices not shown.</p>')
 
-    out.append(_labels_needed(cal))
+    out.append(_labels_needed(cal, labels))
 
     dis = getattr(cal, "disagreements", None)
     if dis is not None and hasattr(dis, "columns"):
@@ -366,14 +564,17 @@ def _calibration(cal: Any, labels_name: str = "human labels", labels_note: str |
         order = ["judge", "item_id", "human_label_text", "human_majority", "judge_label",
                  "fact", "rationale", "error", "after_text"]
         cols = [c for c in order if c in cols] + [c for c in cols if c not in order]
-        out.append(h.details("Disagreements between judges and humans",
-                             h.records_table(recs, cols, max_rows=300, headers=DIS_HEADERS,
+        headers = {**DIS_HEADERS, "human_label_text": labels_name,
+                   "human_majority": f"{labels.kind} majority",
+                   "human": labels_name[:-1], "human_label": labels_name[:-1]}
+        out.append(h.details(f"Disagreements between judges and the {labels_name}",
+                             h.records_table(recs, cols, max_rows=300, headers=headers,
                                              empty="No disagreements."),
                              meta=f"{len(dis)} items", scroll=True))
     return "".join(out)
 
 
-def _labels_needed(cal: Any) -> str:
+def _labels_needed(cal: Any, labels: _Labels | None = None) -> str:
     value = None
     for attr in ("labels_needed", "labels_needed_figure", "labels_needed_plot"):
         value = getattr(cal, attr, None)
@@ -382,7 +583,7 @@ def _labels_needed(cal: Any) -> str:
         if value is not None:
             break
     if value is None:
-        return _labels_needed_estimate(cal)
+        return _labels_needed_estimate(cal, labels or _Labels())
     out = ["<h3>How many more labels are needed</h3>"]
     if hasattr(value, "savefig"):  # a matplotlib Figure
         out.append(h.figure(_plots.figure_svg(value)))
@@ -398,7 +599,7 @@ def _labels_needed(cal: Any) -> str:
     return "".join(out)
 
 
-def _labels_needed_estimate(cal: Any) -> str:
+def _labels_needed_estimate(cal: Any, labels: _Labels) -> str:
     """Items to label for a narrower κ CI of the best judge (κ model, its label shares)."""
     lb = getattr(cal, "leaderboard", None)
     confusions = getattr(cal, "confusions", None) or {}
@@ -432,7 +633,7 @@ def _labels_needed_estimate(cal: Any) -> str:
             f'<p class="note">For the best judge, {h.esc(_judge_label(best))}'
             f", κ = {h.esc(h.fmt(kappa))}{h.esc(now)}: labeled items needed for a 95 % CI of "
             "the given half-width (Fleiss–Cohen–Everitt variance under the κ model, with "
-            "the human label shares seen so far).</p>" + h.records_table(rows))
+            f"the shares of the {h.esc(labels.name)} seen so far).</p>" + h.records_table(rows))
 
 
 def _coordination(ev: Any, max_worst: int) -> str:
@@ -471,6 +672,9 @@ def _coordination(ev: Any, max_worst: int) -> str:
         for i, r in enumerate(_records(worst)):
             cid = str(r["conversation_id"])
             meta = [f"composite {h.fmt(r.get('composite'))}"]
+            used = r.get("composite_components")
+            if isinstance(used, str) and used:
+                meta[0] += f" (over {used})"
             for col, word in (("n_handoffs", "handoff"), ("lost", "lost"),
                               ("contradicted", "contradicted"), ("n_loops", "loop"),
                               ("contract_violations", "contract violation")):
@@ -488,8 +692,9 @@ def _coordination(ev: Any, max_worst: int) -> str:
             if facts:
                 body.append(h.details(
                     "Facts and the judge's rationales",
-                    h.records_table(facts, ["handoff_index", "from_agent", "to_agent", "fact",
-                                            "label", "rationale", "evidence", "error"]),
+                    h.records_table(facts, [c for c in (
+                        "handoff_index", "from_agent", "to_agent", "fact", "label", "rationale",
+                        "evidence", "error", "error_cause") if c in facts[0]]),
                     meta=_plural(len(facts), "fact")))
             trace = traces.get(cid)
             if trace is not None:
@@ -531,13 +736,14 @@ def _coordination(ev: Any, max_worst: int) -> str:
         counts: dict[str, int] = {}
         for r in recs:
             lab = r.get("label")
-            key = "judge error" if lab is None or (isinstance(lab, float) and math.isnan(lab)) \
-                else str(lab)
+            cause = r.get("error_cause")
+            key = str(lab) if not h.is_missing(lab) else "judge error" + (
+                "" if h.is_missing(cause) else f" ({cause})")
             counts[key] = counts.get(key, 0) + 1
         out.append('<p class="note">' + h.esc(" · ".join(f"{k}: {v}" for k, v in counts.items()))
                    + f" ({len(recs)} facts)</p>")
         cols = ["item_id", "from_agent", "to_agent", "fact", "label", "rationale", "evidence",
-                "error"]
+                "error", "error_cause"]
         bad = [r for r in recs if r.get("label") != "retained"]
         if bad:
             out.append(h.details("Facts not retained (lost, contradicted or not judged)",
@@ -575,6 +781,23 @@ def _maybe_collapsed(body: str, n: int, what: str, limit: int = 8) -> str:
     return h.details(f"Show all {n} {what}", body, meta="collapsed: long list", scroll=True)
 
 
+#: The hashes of a labeled set, named for what they cover (the same names everywhere).
+SET_HASH_NAMES = {"content_hash": "labeled-set content hash (sha256 of every data file)",
+                  "hash": "labeled-set content hash (sha256 of every data file)",
+                  "labels_hash": "labels hash (sha256 of the set's labels.jsonl)"}
+#: A judge card's hashes: ``labeled_set_hash`` is the labels hash of the set it was calibrated
+#: on, ``labels_hash`` the hash of the (item, annotator, label) triples it used.
+CARD_HASH_NAMES = {"labeled_set_hash": "labels hash (sha256 of the set's labels.jsonl)",
+                   "labels_hash": "calibration labels hash (sha256 of the (item, annotator, "
+                                  "label) triples used)",
+                   "prompt_hash": "prompt hash (sha256 of the prompt template)"}
+
+
+def _named_hashes(d: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+    """``d`` with its hash keys renamed to say what each hash covers."""
+    return {names.get(k, k): v for k, v in d.items()}
+
+
 def _provenance(ev: Any, labeled_set: Any, judge_card: Any, now: str) -> str:
     from maev_kit import __version__
 
@@ -588,6 +811,8 @@ def _provenance(ev: Any, labeled_set: Any, judge_card: Any, now: str) -> str:
             continue
         if k == "labeled_set" and labeled_set is not None:
             continue
+        if k == "labeled_set" and isinstance(v, Mapping):
+            v = _named_hashes(v, SET_HASH_NAMES)
         pairs.append((names.get(k, k.replace("_", " ")), v))
     judge = getattr(ev, "judge", None)
     if judge:
@@ -602,11 +827,11 @@ def _provenance(ev: Any, labeled_set: Any, judge_card: Any, now: str) -> str:
                 info[attr] = v
         if not info:
             info = _as_dict(labeled_set) or {}
-        pairs.append(("labeled set", info))
+        pairs.append(("labeled set", _named_hashes(info, SET_HASH_NAMES)))
     warn = ""
     if judge_card is not None:
         card = _as_dict(judge_card) or {}
-        pairs.append(("judge card", card))
+        pairs.append(("judge card", _named_hashes(card, CARD_HASH_NAMES)))
         used = (judge or {}).get("name")
         pinned = card.get("judge_name", card.get("judge"))
         if used and pinned and str(used) != str(pinned):
@@ -630,7 +855,7 @@ def report(
     """Build the self-contained HTML report of an evaluation (and, optionally, a calibration).
 
     The page has four sections — summary (composite and components with CIs, routing against
-    the 90 % and 95 % targets), judge calibration (leaderboard, κ with the human ceiling,
+    the 90 % and 95 % targets), judge calibration (leaderboard, κ with the annotators' ceiling,
     confusion matrices, labels still needed), coordination (agent-pair heatmap, the worst
     conversations with their traces, loops, contract violations, the per-fact ledger) and
     provenance. It loads nothing from the network (inline CSS, inline SVG, no scripts), and
@@ -641,7 +866,7 @@ def report(
     evaluation : EvaluationResult
         What :func:`maev_kit.evaluate` returns.
     calibration : CalibrationResult, optional
-        Leaderboard, human ceiling, confusion matrices, disagreements, recommendation.
+        Leaderboard, annotators' ceiling, confusion matrices, disagreements, recommendation.
     title : str
     labeled_set : LabeledSet, optional
         Shown in the provenance (name, version, hashes).
@@ -678,6 +903,13 @@ def report(
         raise ValueError(f"`max_worst` must be a non-negative int, got {max_worst!r}")
     if not isinstance(title, str):
         raise TypeError(f"`title` must be a str, got {type(title).__name__}")
+    je = _judge_errors(evaluation)
+    if je.total and not je.judged:
+        causes = je.causes()
+        raise JudgeErrorsExceeded(
+            f"every one of the {je.total} facts failed to be judged"
+            f"{' (' + causes + ')' if causes else ''}: this run has no retention result to "
+            "report; fix the judge (see the ledger's error column) and run again")
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     from maev_kit import __version__
 
@@ -693,9 +925,10 @@ def report(
     sub.append(f"generated {now}")
 
     body = [
+        _judge_error_banner(je),
         h.section("summary", "Summary", _summary(evaluation)),
         h.section("calibration", "Judge calibration",
-                  _calibration(calibration, *_labels_source(labeled_set))),
+                  _calibration(calibration, _labels_source(labeled_set), evaluation)),
         h.section("coordination", "Coordination", _coordination(evaluation, max_worst)),
         h.section("provenance", "Provenance",
                   _provenance(evaluation, labeled_set, judge_card, now)),

@@ -38,10 +38,10 @@ def cal():
 def test_real_calibration_result_renders(cal):
     page = report(make_evaluation(12), calibration=cal).html
     assert "Leaderboard" in page and "Human ceiling κ =" in page
-    assert "human–human κ (ceiling, 95 % CI)" in page  # the band's legend in the κ plot
+    assert "human ceiling κ (between annotators, 95 % CI)" in page  # the κ plot band legend
     assert page.count("<svg") == 7  # summary, routing, κ, 2 confusions, 2 agent-pair maps
     assert "<script>" not in page and "&lt;script&gt;" in page
     assert "How many more labels are needed" in page
-    assert "Disagreements between judges and humans" in page
+    assert "Disagreements between judges and the human labels" in page
     # the `key` column is not shown twice; the recommendation is shown
     assert cal.recommendation.split(":")[0] in page
