@@ -35,7 +35,7 @@ from maev_kit.agreement._multi import (
     majority_labels,
     mean_pairwise_kappa,
 )
-from maev_kit.agreement._report import AgreementReport, agreement_report, landis_koch
+from maev_kit.agreement._report import AgreementReport, agreement_report, ci_label, landis_koch
 from maev_kit.agreement._sample_size import labels_needed
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "MultiRaterAgreement",
     "agreement_report",
     "bowker_test",
+    "ci_label",
     "cohen_kappa",
     "compare_judges",
     "fleiss_kappa",

@@ -227,7 +227,9 @@ def compare_judges(
     *judges : two or more label sequences aligned with ``human`` (or one mapping name → labels).
     names : judge names (default ``judge_1``, ``judge_2``, ...).
 
-    Only items where every judge has a label (and at least one human) are used.
+    Only items where every judge has a label (and at least one human) are used. With no such
+    item (a judge whose calls all failed, say) every statistic is NaN, with an
+    :class:`~maev_kit.errors.UndefinedMetricWarning` — never an exception.
 
     Examples
     --------
@@ -277,10 +279,15 @@ def compare_judges(
                          for j in range(nj)], axis=-1)
 
     point = kappas(boot.counts)
-    if np.isnan(point).any():
+    if not keep.any():
+        undefined("no item has a label from every judge (and a human): nothing to compare",
+                  np.nan)
+    elif np.isnan(point).any():
         bad = [nm for nm, k in zip(names, point) if np.isnan(k)]
         undefined(f"κ is undefined for judges {bad} on these items (one class only?)", np.nan)
     stars = boot.run(kappas, n_resamples, seed)
+    if stars.ndim != 2:  # no item to resample: no resampled κ at all
+        stars = np.empty((0, nj))
     correct = jcodes == ref[None, :]
     pair_idx = list(itertools.combinations(range(nj), 2))
     rows = []
@@ -298,8 +305,13 @@ def compare_judges(
                      "both_wrong": int((~correct[a] & ~correct[b]).sum()),
                      "mcnemar_p": p_mc, "mcnemar_midp": midp})
     pairs = pd.DataFrame(rows)
-    pairs["p_holm"] = holm(pairs["p_value"].fillna(1.0).tolist())
-    pairs["mcnemar_p_holm"] = holm(pairs["mcnemar_p"].tolist())
+    if not keep.any():  # nothing compared: no test result either
+        pairs[["mcnemar_p", "mcnemar_midp"]] = np.nan
+    pairs["p_holm"] = [np.nan if math.isnan(p) else a for p, a in
+                       zip(pairs["p_value"], holm(pairs["p_value"].fillna(1.0).tolist()))]
+    pairs["mcnemar_p_holm"] = [np.nan if math.isnan(p) else a for p, a in
+                               zip(pairs["mcnemar_p"],
+                                   holm(pairs["mcnemar_p"].fillna(1.0).tolist()))]
     marg = []
     valid = ref >= 0
     for j, nm in enumerate(names):

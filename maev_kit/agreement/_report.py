@@ -25,9 +25,20 @@ from maev_kit.agreement._kappa import (
 )
 from maev_kit.agreement._labels import LABELS, check_labels, encode, undefined
 
-__all__ = ["AgreementReport", "agreement_report", "landis_koch"]
+__all__ = ["AgreementReport", "agreement_report", "ci_label", "landis_koch"]
 
 _Z = {0.90: 1.6448536269514722, 0.95: 1.959963984540054, 0.99: 2.5758293035489004}
+
+
+def ci_label(confidence: float) -> str:
+    """How a confidence level is written before an interval: ``"95% CI"``, ``"80% CI"``.
+
+    Every CI the kit prints is labeled from its own ``confidence``, never a fixed 95.
+
+    >>> ci_label(0.95), ci_label(0.8), ci_label(0.999)
+    ('95% CI', '80% CI', '99.9% CI')
+    """
+    return f"{round(confidence * 100, 6):g}% CI"
 
 
 def _z(confidence: float) -> float:
@@ -148,8 +159,8 @@ class AgreementReport:
 
     def __str__(self) -> str:
         lo, hi = self.ci
-        pct = round(self.confidence * 100)
-        return (f"κ = {self.kappa:.3f} ({self.interpretation}), {pct}% CI {lo:.3f} to {hi:.3f}; "
+        return (f"κ = {self.kappa:.3f} ({self.interpretation}), {ci_label(self.confidence)} "
+                f"{lo:.3f} to {hi:.3f}; "
                 f"agreement {self.observed_agreement:.1%}; AC1 {self.ac1:.3f}; "
                 f"n = {self.n_used} used, {self.n_dropped} dropped")
 

@@ -7,6 +7,7 @@ import math
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -157,3 +158,27 @@ def test_labels_needed_validates_and_shrinks_with_halfwidth():
         labels_needed(kappa=0.7, marginals=[1.0])
     with pytest.raises(ValueError, match="impossible"):
         labels_needed(kappa=-0.9, marginals=[0.9, 0.1])
+
+
+@pytest.mark.parametrize("second", [[None] * 6, ["retained", None, "lost", None, None, None]])
+def test_compare_with_no_item_judged_by_every_judge_is_nan_not_an_exception(second):
+    from maev_kit.errors import UndefinedMetricWarning
+
+    human = ["retained", "lost", "contradicted", "retained", "lost", "retained"]
+    first = [None, "lost", None, "retained", "lost", "retained"] if second[0] else human
+    with pytest.warns(UndefinedMetricWarning, match="nothing to compare"):
+        c = compare_judges(human, first, second, n_resamples=200)
+    assert c.n_used == 0
+    row = c.pairs.iloc[0]
+    for col in ("delta", "delta_low", "delta_high", "p_value", "p_holm", "mcnemar_p"):
+        assert np.isnan(row[col]), col
+    assert np.isnan(c.delta) and np.isnan(c.p_value)
+
+
+def test_ci_labels_come_from_the_confidence():
+    from maev_kit.agreement import ci_label
+
+    human = ["retained", "lost", "contradicted", "retained"] * 5
+    rep = agreement_report(human, human[::-1], confidence=0.8, n_resamples=200)
+    assert "80% CI" in str(rep) and "95" not in str(rep)
+    assert ci_label(0.9) == "90% CI"
