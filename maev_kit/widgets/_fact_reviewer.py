@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import os
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -10,9 +9,10 @@ from typing import Any
 import ipywidgets as widgets
 import traitlets
 
+from maev_kit._html import esc as _e
+from maev_kit._html._trace import agent_colors
 from maev_kit.facts._review import FactReviewSession, FactUnderReview, HandoffUnderReview
 from maev_kit.widgets._labeler import _KeyHandler
-from maev_kit.widgets._render import agent_colors
 
 __all__ = ["KEYMAP", "FactReviewer", "review_html"]
 
@@ -53,10 +53,6 @@ _CSS = """
 
 #: Messages shown before the handoff; earlier ones sit in a collapsed block.
 _SHOWN = 30
-
-
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def _marked(text: str, spans: Sequence[tuple[int, int, bool]]) -> str:
