@@ -878,7 +878,14 @@ def report(
     Returns
     -------
     Report
-        ``.html`` (str), ``.save(path)``, and a notebook display.
+        ``.html`` (str), ``.save(path)``, and a notebook display. When some facts could not
+        be judged a banner at the top gives the counts by cause.
+
+    Raises
+    ------
+    JudgeErrorsExceeded
+        When every fact failed to be judged: such a run has no result to present. (Below
+        that, the caller decides: ``EvaluationResult.raise_for_judge_errors(max_share)``.)
 
     Examples
     --------
