@@ -160,6 +160,7 @@ class JudgeFlags:
     no_progress: bool = False
     max_concurrency: int | None = None
     max_judge_errors: float = 0.05
+    timeout: float | None = None
 
     @property
     def judge(self) -> str:
@@ -183,6 +184,8 @@ class JudgeFlags:
         out: dict[str, Any] = {"cache": self.cache, "progress": self.progress}
         if self.max_concurrency is not None:
             out["max_concurrency"] = self.max_concurrency
+        if self.timeout is not None:
+            out["timeout"] = self.timeout
         return out
 
     def backend_params(self) -> dict[str, Any]:
@@ -258,12 +261,14 @@ def judge_options(*, several: bool = False) -> Any:
         @functools.wraps(f)
         def command(*args: Any, judge: Any, prompt: Any, api_base: str | None,
                     api_key: str | None, no_cache: bool, no_progress: bool,
-                    max_concurrency: int | None, max_judge_errors: float, **kwargs: Any) -> Any:
+                    max_concurrency: int | None, max_judge_errors: float, timeout: float | None,
+                    **kwargs: Any) -> Any:
             flags = JudgeFlags(
                 judges=tuple(judge) if several else (judge,),
                 prompts=tuple(prompt) if several else ((prompt,) if prompt else ()),
                 api_base=api_base, api_key=api_key, no_cache=no_cache, no_progress=no_progress,
-                max_concurrency=max_concurrency, max_judge_errors=max_judge_errors)
+                max_concurrency=max_concurrency, max_judge_errors=max_judge_errors,
+                timeout=timeout)
             flags.check()
             return f(*args, flags=flags, **kwargs)
 
@@ -285,6 +290,8 @@ def judge_options(*, several: bool = False) -> Any:
             click.option("--no-progress", is_flag=True, help="No progress bars."),
             click.option("--max-concurrency", type=click.IntRange(1), default=None,
                          help="Requests in flight at once (default 16)."),
+            click.option("--timeout", type=click.FloatRange(0, min_open=True), default=None,
+                         metavar="SECONDS", help="Seconds to wait for one reply (default 60)."),
             click.option("--max-judge-errors", type=click.FloatRange(0, 1), default=0.05,
                          show_default=True,
                          help="Fail (exit 1, nothing written) when a larger share of the facts "
@@ -652,9 +659,11 @@ def _demo_text(ls: Any, result: Any, cal: Any, flags: JudgeFlags, summary: Any) 
     scorer = result.judge.get("name", flags.judge)
     if cal is not None:
         click.echo("\nJudge calibration (test split; κ vs the set's labels, 95 % bootstrap CI):")
+        board = cal.leaderboard
         cols = [c for c in ("judge", "prompt", "kappa", "kappa_low", "kappa_high", "accuracy",
-                            "recall_contradicted", "status") if c in cal.leaderboard.columns]
-        click.echo(_frame_text(_na(cal.leaderboard[cols].set_index("judge"))))
+                            "recall_contradicted", "status")
+                if c in board.columns and (c != "prompt" or board[c].notna().any())]
+        click.echo(_frame_text(_na(board[cols].set_index("judge"))))
         click.echo(cal.recommendation)
         if cal.recommended not in (None, flags.judge, scorer) and _is_offline(flags.judge):
             click.echo(f"Scoring below uses {flags.judge}: {cal.recommended} was fit on the dev "

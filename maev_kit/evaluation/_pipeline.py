@@ -73,6 +73,7 @@ def evaluate(
     cache: Any = None,
     progress: bool = True,
     max_concurrency: int = 16,
+    timeout: float = 60.0,
 ) -> EvaluationResult:
     """Score every conversation for coordination quality.
 
@@ -103,7 +104,8 @@ def evaluate(
         renormalised; one :class:`~maev_kit.errors.NotApplicableWarning` says how many
         conversations lack what. ``"article"``: the article's numbers, for parity.
     n_resamples, confidence, seed : bootstrap over conversations for the aggregates' CIs.
-    cache, progress, max_concurrency : passed to :func:`~maev_kit.runner.run_judge`.
+    cache, progress, max_concurrency, timeout : passed to :func:`~maev_kit.runner.run_judge`
+        (``timeout``: seconds per request).
 
     Returns
     -------
@@ -130,7 +132,7 @@ def evaluate(
                    split=split)
     judge_obj, judge_backend = _resolve(judge, backend, prompt, judge_card, inputs)
     run = _judge(inputs.items, judge_obj, judge_backend, cache=cache, progress=progress,
-                 max_concurrency=max_concurrency)
+                 max_concurrency=max_concurrency, timeout=timeout)
     verdicts = _verdicts_by_conversation(inputs.items, run)
     scores = [score_conversation(t, inputs.expectations.get(t.conversation_id),
                                  verdicts.get(t.conversation_id, []), inputs.contracts,
@@ -252,14 +254,15 @@ def _fit_on_other_splits(judge: Any, labeled_set: LabeledSet | None, split: str 
 
 
 def _judge(items: Sequence[RetentionItem], judge: Any, backend: Any, *, cache: Any = None,
-           progress: bool = True, max_concurrency: int = 16) -> JudgeRun | None:
+           progress: bool = True, max_concurrency: int = 16, timeout: float = 60.0
+           ) -> JudgeRun | None:
     """Judge every item (None when there is nothing to judge)."""
     if not items:
         return None
     from maev_kit.runner import run_judge
 
     return run_judge(judge, list(items), backend, cache=cache, progress=progress,
-                     max_concurrency=max_concurrency)
+                     max_concurrency=max_concurrency, timeout=timeout)
 
 
 def _verdicts_by_conversation(items: Sequence[RetentionItem], run: JudgeRun | None
@@ -385,7 +388,7 @@ def _ledger(items: Sequence[RetentionItem], run: JudgeRun | None) -> pd.DataFram
         rows.append((it.item_id, it.conversation_id, it.handoff_index, it.from_agent,
                      it.to_agent, it.fact_id, it.fact, v.label, v.rationale,
                      "; ".join(v.evidence), v.error,
-                     (getattr(v, "cause", None) or "other") if v.error else None))
+                     (v.cause or "other") if v.error else None))
     return pd.DataFrame(rows, columns=list(_LEDGER))
 
 
