@@ -177,7 +177,7 @@ def score_conversation(
         if v.label in counts:
             counts[v.label] += 1
         else:
-            cause = getattr(v, "cause", None) or "other"
+            cause = v.cause or "other"
             by_cause[cause] = by_cause.get(cause, 0) + 1
     judged = sum(counts.values())
     failed = len(verdicts) - judged

@@ -133,7 +133,7 @@ async def score_information_retention(
         if v.label in counts:
             counts[v.label] += 1
         else:
-            cause = getattr(v, "cause", None) or "other"
+            cause = v.cause or "other"
             by_cause[cause] = by_cause.get(cause, 0) + 1
         details.append({"fact_id": fid, "fact": text, "status": v.label,
                         "rationale": v.rationale, "evidence": list(v.evidence), "error": v.error,

@@ -63,11 +63,11 @@ def test_score_conversation_without_expectations_or_verdicts(inputs):
 
 
 def test_score_conversation_counts_failed_verdicts_by_cause(inputs):
-    failed = Verdict("good/h0/f1", None, error="HTTP 400 content filtered")
+    failed = Verdict("good/h0/f1", None, error="HTTP 429", cause="rate_limit")
     s = score_conversation(inputs.traces[0], inputs.expectations["good"], [failed])
     assert (s.n_facts, s.judge_errors, s.retained) == (1, 1, 0)
     assert math.isnan(s.retention_rate) and s.composite_components == "handoff+routing"
-    assert sum(s.errors_by_cause.values()) == 1
+    assert dict(s.errors_by_cause) == {"rate_limit": 1}
     assert s.not_applicable["retention"] == "no judged fact (every judge call failed)"
 
 
