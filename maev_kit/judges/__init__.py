@@ -3,7 +3,8 @@
 A judge has a ``name``, a ``version`` (changes whenever its prompt or rules change) and
 ``offline``. An LLM judge (:class:`RetentionJudge`) builds one request per handoff and parses the
 reply; an offline judge (:class:`HeuristicJudge`, :class:`LearnedJudge`) answers with
-``judge_items``. :func:`get_judge` resolves a judge by name.
+``judge_items``. :func:`resolve_judge` turns what a user names (``"heuristic"``,
+``"gpt-4o-mini"``...) into a judge and its backend; :func:`get_judge` builds a judge by its name.
 
 >>> from maev_kit.judges import get_judge
 >>> [get_judge(n).offline for n in ("heuristic", "retention-v2")]
@@ -20,7 +21,7 @@ from maev_kit.judges._llm import RetentionJudge
 from maev_kit.judges._parse import parse_retention_reply
 from maev_kit.judges._prompts import PROMPT_IDS, escape_fence
 from maev_kit.judges._protocol import Judge, LLMJudge, OfflineJudge
-from maev_kit.judges._registry import JUDGE_NAMES, get_judge
+from maev_kit.judges._registry import JUDGE_NAMES, OFFLINE_JUDGES, get_judge, resolve_judge
 from maev_kit.judges._verdict import Verdict
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "LLMJudge",
     "LearnedJudge",
     "NotFittedError",
+    "OFFLINE_JUDGES",
     "OfflineJudge",
     "PROMPT_IDS",
     "RetentionJudge",
@@ -39,4 +41,5 @@ __all__ = [
     "escape_fence",
     "get_judge",
     "parse_retention_reply",
+    "resolve_judge",
 ]

@@ -1,4 +1,6 @@
-"""Resolve a judge by name: ``get_judge("heuristic")``, ``get_judge("retention-v2")``..."""
+"""Resolve a judge by name: :func:`resolve_judge` turns what a user names (an offline judge, a
+model string, a judge or backend object) into a judge and its backend — the one function
+``evaluate``, ``calibrate`` and the CLI use; :func:`get_judge` builds a judge by its own name."""
 
 from __future__ import annotations
 
@@ -6,12 +8,122 @@ import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from maev_kit.errors import InputError
 from maev_kit.retention._items import RetentionItem
 
-__all__ = ["JUDGE_NAMES", "get_judge"]
+__all__ = ["JUDGE_NAMES", "OFFLINE_JUDGES", "get_judge", "resolve_judge"]
 
 #: Names :func:`get_judge` accepts.
 JUDGE_NAMES: tuple[str, ...] = ("heuristic", "retention-v1", "retention-v2", "tfidf-logreg")
+#: Judges that run without a model (what :func:`resolve_judge` does not take for a model string).
+OFFLINE_JUDGES: tuple[str, ...] = ("heuristic", "tfidf-logreg")
+_PROMPT_VARIANTS = ("retention-v1", "retention-v2")
+
+
+def _is_judge(obj: Any) -> bool:
+    return all(hasattr(obj, a) for a in ("name", "version", "offline"))
+
+
+def _is_backend(obj: Any) -> bool:
+    return callable(getattr(obj, "complete", None)) and hasattr(obj, "cache_identity")
+
+
+def _check_prompt(prompt: Any) -> str | None:
+    from maev_kit.judges._prompts import PROMPT_IDS
+
+    if prompt is None:
+        return None
+    if not isinstance(prompt, str) or prompt.strip().lower() not in PROMPT_IDS:
+        raise InputError(f"unknown prompt {prompt!r}; prompts: {', '.join(PROMPT_IDS)}")
+    return prompt.strip().lower()
+
+
+def resolve_judge(judge: Any, *, prompt: str | None = None, backend: Any = None,
+                  backend_params: Mapping[str, Any] | None = None) -> tuple[Any, Any]:
+    """The judge object and its backend (None for an offline judge) for what a user names.
+
+    The one place names become judges: ``evaluate``, ``calibrate`` and the CLI's ``--judge``
+    all go through it, so they accept the same names and reject the same mistakes.
+
+    ====================================  ===================================================
+    ``"heuristic"``, ``"tfidf-logreg"``   the offline judge, backend None (``prompt`` and
+                                          ``backend_params`` do not apply and are ignored)
+    a name close to one of those          :class:`~maev_kit.errors.InputError` suggesting it
+    ``"retention-v1"`` / ``"-v2"``        the LLM judge with that prompt; needs ``backend``
+    any other string                      a litellm model string: ``RetentionJudge(prompt or
+                                          "v1")`` with ``backend`` if given, else
+                                          ``LiteLLMBackend(model, **backend_params)``
+    a backend object                      ``RetentionJudge(prompt or "v1")`` with it
+    a judge object                        itself, with ``backend``
+    ====================================  ===================================================
+
+    An unknown ``prompt`` is an InputError listing the valid ones. litellm is not imported.
+
+    Examples
+    --------
+    >>> judge, backend = resolve_judge("heuristic")
+    >>> judge.name, backend
+    ('heuristic', None)
+    >>> judge, backend = resolve_judge("openai/my-judge", prompt="v2",
+    ...                                backend_params={"api_base": "http://127.0.0.1:8000/v1"})
+    >>> judge.name, backend.model
+    ('retention-v2', 'openai/my-judge')
+    >>> resolve_judge("heurstic")
+    Traceback (most recent call last):
+    ...
+    maev_kit.errors.InputError: unknown judge 'heurstic'; did you mean 'heuristic'?
+    >>> resolve_judge("gpt-4o-mini", prompt="v3")
+    Traceback (most recent call last):
+    ...
+    maev_kit.errors.InputError: unknown prompt 'v3'; prompts: v1, v2
+    """
+    prompt = _check_prompt(prompt)
+    if _is_judge(judge):
+        return judge, backend
+    if _is_backend(judge):
+        if backend is not None:
+            raise InputError("pass the backend once: as `judge` or as `backend`, not both")
+        from maev_kit.judges._llm import RetentionJudge
+
+        return RetentionJudge(prompt=prompt or "v1"), judge  # type: ignore[arg-type]
+    if not isinstance(judge, str):
+        raise TypeError(f"`judge` must be a judge name ('heuristic', 'tfidf-logreg'), a litellm "
+                        f"model string ('gpt-4o-mini'), a judge object or a backend object; got "
+                        f"{type(judge).__name__}")
+    name = judge.strip()
+    low = name.lower()
+    if not name:
+        raise InputError("the judge name is empty: name an offline judge "
+                         f"({', '.join(OFFLINE_JUDGES)}) or a model such as gpt-4o-mini")
+    if low in OFFLINE_JUDGES:
+        return get_judge(low), None
+    if low in _PROMPT_VARIANTS:
+        variant = low.rsplit("-", 1)[1]
+        if backend is None:
+            raise InputError(f"{judge!r} is a prompt variant, not a judge model: name the model "
+                             f"as the judge and the variant as the prompt, e.g. --judge "
+                             f"gpt-4o-mini --prompt {variant}")
+        if prompt is not None and prompt != variant:
+            raise InputError(f"judge {judge!r} uses prompt {variant!r}, but prompt {prompt!r} "
+                             "was given; name one")
+        from maev_kit.judges._llm import RetentionJudge
+
+        return RetentionJudge(prompt=variant), backend  # type: ignore[arg-type]
+    if "/" not in name:
+        close = difflib.get_close_matches(low, OFFLINE_JUDGES, n=1) or [
+            n for n in OFFLINE_JUDGES if len(low) >= 4 and n.startswith(low)]
+        if close:
+            raise InputError(f"unknown judge {judge!r}; did you mean {close[0]!r}?")
+    from maev_kit.judges._llm import RetentionJudge
+
+    if backend is None:
+        from maev_kit.backends._litellm import LiteLLMBackend
+
+        try:
+            backend = LiteLLMBackend(name, **dict(backend_params or {}))
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+    return RetentionJudge(prompt=prompt or "v1"), backend  # type: ignore[arg-type]
 
 
 def get_judge(

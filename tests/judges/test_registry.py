@@ -64,3 +64,55 @@ def test_importing_the_judges_loads_no_heavy_package():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_resolve_judge_offline_names_model_strings_and_objects():
+    from maev_kit.backends import LiteLLMBackend, ScriptedBackend
+    from maev_kit.judges import resolve_judge
+
+    judge, backend = resolve_judge(" Heuristic ", prompt="v2", backend_params={"api_key": "x"})
+    assert isinstance(judge, HeuristicJudge) and backend is None
+    judge, backend = resolve_judge("tfidf-logreg")
+    assert isinstance(judge, LearnedJudge) and backend is None
+    judge, backend = resolve_judge("gpt-4o-mini", backend_params={"temperature": 0})
+    assert judge.name == "retention-v1" and isinstance(backend, LiteLLMBackend)
+    assert backend.model == "gpt-4o-mini" and backend.params == {"temperature": 0}
+    judge, backend = resolve_judge("openai/heuristic", prompt="v2")  # a model, not a typo
+    assert judge.name == "retention-v2" and backend.model == "openai/heuristic"
+    scripted = ScriptedBackend([])
+    judge, backend = resolve_judge(scripted, prompt="v2")
+    assert judge.name == "retention-v2" and backend is scripted
+    judge, backend = resolve_judge("retention-v2", backend=scripted)
+    assert judge.name == "retention-v2" and backend is scripted
+    mine = HeuristicJudge()
+    assert resolve_judge(mine) == (mine, None)
+
+
+@pytest.mark.parametrize(("spec", "kw", "message"), [
+    ("heurstic", {}, "unknown judge 'heurstic'; did you mean 'heuristic'?"),
+    ("Heuristik", {}, "did you mean 'heuristic'?"),
+    ("tfidf", {}, "did you mean 'tfidf-logreg'?"),
+    ("tfidf-logrg", {}, "did you mean 'tfidf-logreg'?"),
+    ("gpt-4o-mini", {"prompt": "v3"}, "unknown prompt 'v3'; prompts: v1, v2"),
+    ("heuristic", {"prompt": "V9"}, "unknown prompt 'V9'; prompts: v1, v2"),
+    ("retention-v1", {}, "is a prompt variant, not a judge model"),
+    ("  ", {}, "the judge name is empty"),
+    ("gpt-4o-mini", {"backend_params": {"timeout": 3}}, "the runner owns it"),
+])
+def test_resolve_judge_rejects_mistakes_with_one_clear_input_error(spec, kw, message):
+    from maev_kit.errors import InputError
+    from maev_kit.judges import resolve_judge
+
+    with pytest.raises(InputError) as info:
+        resolve_judge(spec, **kw)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_resolve_judge_does_not_import_litellm():
+    import subprocess
+    import sys
+
+    code = ("import sys, maev_kit.judges as j; j.resolve_judge('gpt-4o-mini'); "
+            "j.resolve_judge('heuristic'); print('litellm' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
