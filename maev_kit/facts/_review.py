@@ -244,8 +244,12 @@ class FactReviewSession:
     >>> _ = s.accept()                          # the focused fact; focus moves on
     >>> _ = s.edit(text="Has 2 checked bags")
     >>> _ = s.add(None, "Name is Dana", value="Dana")
-    >>> [(f.text, f.proposer, f.reviewed) for f in s.reviewed_facts()]
-    [('Account is ACCT-4471', 'offline', True), ('Has 2 checked bags', 'offline', True), ('Name is Dana', 'reviewer', True)]
+    >>> [f.text for f in s.reviewed_facts()]
+    ['Account is ACCT-4471', 'Has 2 checked bags', 'Name is Dana']
+    >>> [f.proposer for f in s.reviewed_facts()]
+    ['offline', 'offline', 'reviewer']
+    >>> all(f.reviewed for f in s.reviewed_facts())
+    True
     >>> s.progress["decided"], s.progress["facts"], s.done
     (3, 3, True)
     >>> _ = s.undo()                            # the added fact is gone again

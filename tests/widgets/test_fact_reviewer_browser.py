@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from maev_kit.expectations import load_expectations
-from maev_kit.facts._model import ProposedFact, fact_id_for
+from maev_kit.facts._model import fact_id_for
 
 from .test_widgets_browser import (  # noqa: F401 - jupyterlab is a fixture
     ARTIFACTS,
@@ -218,4 +218,3 @@ def test_review_facts_in_jupyterlab(jupyterlab):
     items = build_retention_items(_data()["traces"], exported)
     assert sorted(i.item_id for i in items) == sorted(
         [f"c-001/h0/{ACCOUNT}", f"c-001/h0/{ADDED}"])
-    assert isinstance(_data()["proposals"][0], ProposedFact)
