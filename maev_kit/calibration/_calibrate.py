@@ -7,12 +7,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from maev_kit.calibration._human import fit_on_majority, load_human_labels
+from maev_kit.calibration._human import (
+    check_split,
+    fit_on_items,
+    fit_on_other_splits,
+    load_human_labels,
+)
 from maev_kit.calibration._result import CalibrationResult, JudgeMeta, calibration_from_runs
+from maev_kit.errors import InputError, JudgeUnavailableError
 
 __all__ = ["calibrate"]
-
-_PROMPT_JUDGES = ("retention-v1", "retention-v2")
 
 
 @dataclass
@@ -34,54 +38,41 @@ def _is_backend(obj: Any) -> bool:
 
 def _resolve(judges: Sequence[Any], prompts: Sequence[str] | None,
              backend_params: Mapping[str, Any]) -> list[_Spec]:
-    from maev_kit.judges import JUDGE_NAMES, RetentionJudge, get_judge
+    """One spec per judge × prompt: each name goes through :func:`maev_kit.judges.resolve_judge`."""
+    from maev_kit.judges import resolve_judge
+    from maev_kit.judges._registry import _check_prompt
 
     if isinstance(judges, str) or not isinstance(judges, Sequence) or not judges:
-        raise ValueError("`judges` must be a non-empty list, e.g. judges=['heuristic', "
+        raise InputError("`judges` must be a non-empty list, e.g. judges=['heuristic', "
                          "'gpt-4o-mini']")
-    prompt_list = list(prompts) if prompts is not None else ["v1"]
-    if isinstance(prompts, str) or not prompt_list:
-        raise ValueError(f"`prompts` must be a list of prompt variants such as ['v1', 'v2'], "
+    if isinstance(prompts, str) or (prompts is not None and not list(prompts)):
+        raise InputError(f"`prompts` must be a list of prompt variants such as ['v1', 'v2'], "
                          f"got {prompts!r}")
+    prompt_list = list(dict.fromkeys(_check_prompt(p) for p in prompts or ["v1"]))
     specs: list[_Spec] = []
-
-    def llm(model: str, backend: Any, params: dict[str, Any]) -> None:
-        for p in prompt_list:
-            judge = RetentionJudge(prompt=p)
-            specs.append(_Spec(f"{model} [{p}]", judge, backend,
-                               JudgeMeta(model, p, params, _prompt_hash(judge))))
-
     for spec in judges:
-        if isinstance(spec, str):
-            name = spec.strip()
-            low = name.lower()
-            if low in _PROMPT_JUDGES:
-                raise ValueError(f"{spec!r} is a prompt variant, not a judge model: pass the model "
-                                 f"in `judges` and the variant in `prompts`, e.g. judges="
-                                 f"['gpt-4o-mini'], prompts=['{low.rsplit('-', 1)[1]}']")
-            if low in JUDGE_NAMES:
-                judge = get_judge(low)
-                specs.append(_Spec(judge.name, judge, None, JudgeMeta(judge.name)))
+        if not isinstance(spec, str) and not _is_backend(spec):
+            if all(hasattr(spec, a) for a in ("name", "version", "offline")) and spec.offline:
+                specs.append(_Spec(spec.name, spec, None, JudgeMeta(spec.name)))
                 continue
-            from maev_kit.backends import LiteLLMBackend
-
-            backend = LiteLLMBackend(name, **dict(backend_params))
-            llm(name, backend, backend.cache_identity().get("params", {}))
-        elif _is_backend(spec):
-            ident = spec.cache_identity()
-            llm(str(getattr(spec, "model", ident.get("model"))), spec,
-                dict(ident.get("params", {})))
-        elif all(hasattr(spec, a) for a in ("name", "version", "offline")) and spec.offline:
-            specs.append(_Spec(spec.name, spec, None, JudgeMeta(spec.name)))
-        else:
             raise TypeError(f"each judge must be an offline judge name ('heuristic', "
                             f"'tfidf-logreg'), a litellm model string ('gpt-4o-mini', "
                             f"'openai/<name>' with backend_params={{'api_base': ...}}), a backend "
                             f"object or an offline judge object; got {spec!r}")
+        judge, backend = resolve_judge(spec, backend_params=backend_params)
+        if backend is None:  # an offline judge
+            specs.append(_Spec(judge.name, judge, None, JudgeMeta(judge.name)))
+            continue
+        model = spec.strip() if isinstance(spec, str) else str(backend.model)
+        params = dict(backend.cache_identity().get("params", {}))
+        for p in prompt_list:
+            judge, backend = resolve_judge(spec, prompt=p, backend_params=backend_params)
+            specs.append(_Spec(f"{model} [{p}]", judge, backend,
+                               JudgeMeta(model, p, params, _prompt_hash(judge))))
     keys = [s.key for s in specs]
     dup = sorted({k for k in keys if keys.count(k) > 1})
     if dup:
-        raise ValueError(f"`judges` names {dup} more than once; list each judge once")
+        raise InputError(f"`judges` names {dup} more than once; list each judge once")
     return specs
 
 
@@ -94,24 +85,38 @@ def _split_of(split: Any, labeled_set: Any, items: list[Any]
         return None, items, []
     if isinstance(split, str):
         if labeled_set is None:
-            raise ValueError(f"`split={split!r}` needs a labeled set (pass its folder as `items`) "
-                             "or a mapping {'dev': [...ids], 'test': [...ids]}")
+            raise InputError(f"`split={split!r}` needs a labeled set (pass its folder as "
+                             "`items`) or a mapping {'dev': [...ids], 'test': [...ids]}")
+        name = check_split(labeled_set, split)
         splits = {k: set(v) for k, v in labeled_set.manifest.splits.items()}
-        name = split
     elif isinstance(split, Mapping):
         splits = {str(k): set(v) for k, v in split.items()}
         name = "test" if "test" in splits else next(iter(splits), None)
+        if name is None:
+            raise InputError("`split` is an empty mapping: give {'dev': [...ids], 'test': "
+                             "[...ids]}")
     else:
         raise TypeError(f"`split` must be None, a split name or a mapping name → ids, got "
                         f"{type(split).__name__}")
-    if name not in splits:
-        raise ValueError(f"no split {name!r}; splits: {sorted(splits)}")
 
     def pick(ids: set[str]) -> list[Any]:
         return [it for it in items if it.item_id in ids or it.conversation_id in ids]
 
     train = pick(set().union(*(v for k, v in splits.items() if k != name)))
     return name, pick(splits[name]), train
+
+
+def _failed_run(spec: _Spec, items: list[Any], exc: JudgeUnavailableError) -> Any:
+    """The run of a judge that could not answer at all: every item an error with its cause."""
+    from maev_kit.judges import Verdict
+    from maev_kit.runner import JudgeRun
+
+    verdicts = [Verdict(it.item_id, None, error=str(exc), cause=exc.cause) for it in items]
+    stats = {"items": len(items), "requests": None, "cache_hits": 0, "errors": len(items),
+             "errors_by_cause": {exc.cause: len(items)}, "unavailable": str(exc),
+             "cost": None, "tokens": None, "latency_p50": None, "latency_p95": None}
+    return JudgeRun(verdicts, spec.judge.name, str(spec.judge.version),
+                    getattr(spec.backend, "model", None), stats, tuple(items))
 
 
 def calibrate(
@@ -153,6 +158,13 @@ def calibrate(
         ``test``; a judge that learns from labels (``"tfidf-logreg"``) is fit on the other
         splits only, so it never sees a test label.
     threshold : a judge is recommended when its κ CI lower bound is at least this.
+
+    A judge whose calls fail for more than half the items (no key, nothing listening, a
+    server that keeps failing, replies no parser can read) is listed as failed with its cause
+    (the leaderboard's ``status``), with κ n/a, and left out of the ranking, the Δκ tests and
+    the recommendation; the other judges are still ranked. A judge that cannot answer at all
+    (:class:`~maev_kit.errors.JudgeUnavailableError`) is recorded that way too and does not
+    stop the others.
     cache, progress, max_concurrency, max_retries, timeout : passed to
         :func:`~maev_kit.runner.run_judge`.
     n_resamples, confidence, seed : bootstrap settings.
@@ -178,7 +190,7 @@ def calibrate(
     from maev_kit.runner import run_judge
 
     if not (isinstance(threshold, (int, float)) and -1 <= threshold <= 1):
-        raise ValueError(f"`threshold` must be a κ value in [-1, 1], e.g. 0.6; got {threshold!r}")
+        raise InputError(f"`threshold` must be a κ value in [-1, 1], e.g. 0.6; got {threshold!r}")
     labeled_set = None
     if isinstance(items, (str, os.PathLike)):
         from maev_kit.datasets import load_labeled_set
@@ -193,32 +205,41 @@ def calibrate(
     else:
         all_items = list(items)
     if human_labels is None:
-        raise ValueError("`human_labels` is required when `items` is a list of items: pass a "
+        raise InputError("`human_labels` is required when `items` is a list of items: pass a "
                          "labels.jsonl path, a LabelStore or a list of label dicts")
     human = load_human_labels(human_labels)
     specs = _resolve(judges, prompts, backend_params or {})
     split_name, scored, train = _split_of(split, labeled_set, all_items)
     scored = [it for it in scored if human.get(it.item_id)]
     if not scored:
-        raise ValueError("no item to score has a human label"
+        raise InputError("no item to score has a human label"
                          + (f" in split {split_name!r}" if split_name else "")
                          + ": check that the labels' item ids match the items")
     scored_ids = {it.item_id for it in scored}
     runs: dict[str, Any] = {}
+    dead: dict[str, JudgeUnavailableError] = {}  # endpoint → why it cannot answer
     for spec in specs:
         judge = spec.judge
         if getattr(judge, "requires_fit", False) and not getattr(judge, "is_fitted", True):
-            train_items = [it for it in train if human.get(it.item_id)
-                           and it.item_id not in scored_ids]
-            if not train_items:
-                raise ValueError(f"judge {spec.key!r} learns from labels and needs labeled "
-                                 "training items outside the scored ones: give `split` a dev "
-                                 "split (e.g. a labeled set with dev/test splits)")
-            fit_on_majority(judge, train_items, human)
-        runs[spec.key] = run_judge(judge, scored, spec.backend, max_concurrency=max_concurrency,
-                                   max_retries=max_retries, timeout=timeout, cache=cache,
-                                   progress=progress)
+            if labeled_set is not None and isinstance(split, (str, type(None))):
+                fit_on_other_splits(judge, labeled_set, split_name)
+            else:
+                fit_on_items(judge, [it for it in train if it.item_id not in scored_ids], human,
+                             "outside the scored split" if split_name else
+                             "(no split given to hold out)")
+        endpoint = repr(spec.backend.cache_identity()) if spec.backend is not None else ""
+        if endpoint in dead:  # the same model at the same endpoint, another prompt: no retry
+            runs[spec.key] = _failed_run(spec, scored, dead[endpoint])
+            continue
+        try:
+            runs[spec.key] = run_judge(judge, scored, spec.backend,
+                                       max_concurrency=max_concurrency, max_retries=max_retries,
+                                       timeout=timeout, cache=cache, progress=progress)
+        except JudgeUnavailableError as exc:
+            dead[endpoint] = exc
+            runs[spec.key] = _failed_run(spec, scored, exc)
     info = ({"name": labeled_set.name, "version": labeled_set.version,
+             "content_hash": labeled_set.content_hash,
              "labels_hash": labeled_set.labels_hash} if labeled_set is not None else {})
     return calibration_from_runs(runs, human, items=scored, meta={s.key: s.meta for s in specs},
                                  threshold=threshold, n_resamples=n_resamples,

@@ -9,7 +9,7 @@ from typing import Any
 from maev_kit.errors import InputError, LabelValidationError
 from maev_kit.labels._records import LabelRecord, latest_labels, read_label_file
 
-__all__ = ["HumanLabels", "load_human_labels"]
+__all__ = ["HumanLabels", "check_split", "fit_on_other_splits", "load_human_labels"]
 
 #: ``{item_id: {annotator: label}}`` (latest label per annotator, skips dropped).
 HumanLabels = dict[str, dict[str, str]]
@@ -93,3 +93,67 @@ def fit_on_majority(judge: Any, items: Sequence[Any], human: HumanLabels) -> Non
     table = {a: [labs.get(a) for labs in by_item] for a in annotators}
     keep = [(it, lab) for it, lab in zip(items, majority_labels(table)) if lab is not None]
     judge.fit([it for it, _ in keep], [lab for _, lab in keep])
+
+
+def check_split(labeled_set: Any, split: Any) -> str:
+    """``split`` when ``labeled_set`` declares it, else an :class:`~maev_kit.errors.InputError`
+    listing the splits it has (``no split 'tset' in support_desk; splits: dev, test``)."""
+    splits = list(labeled_set.manifest.splits)
+    if not isinstance(split, str) or split not in splits:
+        have = ", ".join(splits) if splits else "none (the manifest declares no splits)"
+        raise InputError(f"no split {split!r} in {labeled_set.name}; splits: {have}")
+    return split
+
+
+def fit_on_other_splits(judge: Any, labeled_set: Any, split: str | None) -> None:
+    """Fit a judge that learns from labels on every split of ``labeled_set`` but ``split``.
+
+    The one rule for judges that learn (``"tfidf-logreg"``): they are fit on the items of the
+    other splits (each labeled by the majority of its annotators; adjudicated ``gold`` labels
+    left out) and so never score an item they were trained on. A judge that does not learn, or
+    one already fitted, is left as it is.
+
+    Raises
+    ------
+    InputError
+        When there is no labeled set or no split to hold out, when ``split`` is not one of the
+        set's splits (the message lists them), or when no other split has a labeled item.
+
+    Examples
+    --------
+    >>> from maev_kit.datasets import load_labeled_set
+    >>> from maev_kit.judges import get_judge
+    >>> support = load_labeled_set("support_desk")
+    >>> judge = get_judge("tfidf-logreg")
+    >>> fit_on_other_splits(judge, support, "test")
+    >>> judge.is_fitted
+    True
+    >>> fit_on_other_splits(get_judge("tfidf-logreg"), support, "tset")
+    Traceback (most recent call last):
+    ...
+    maev_kit.errors.InputError: no split 'tset' in support_desk; splits: dev, test
+    """
+    if not getattr(judge, "requires_fit", False) or getattr(judge, "is_fitted", False):
+        return
+    name = getattr(judge, "name", "this judge")
+    if labeled_set is None or split is None:
+        raise InputError(f"{name} learns from labels: score a held-out split of a labeled set "
+                         "(e.g. split='test'); it is fit on the other splits (a dev split) and "
+                         "never scores an item it was trained on")
+    check_split(labeled_set, split)
+    train_ids = {cid for s, ids in labeled_set.manifest.splits.items() if s != split
+                 for cid in ids}
+    items = [it for it in labeled_set.items
+             if it.conversation_id in train_ids or it.item_id in train_ids]
+    fit_on_items(judge, items, load_human_labels(labeled_set),
+                 f"outside split {split!r} of {labeled_set.name}")
+
+
+def fit_on_items(judge: Any, items: Sequence[Any], human: HumanLabels, where: str) -> None:
+    """Fit a learning judge on the human-labeled ones of ``items`` (the training split);
+    ``where`` names them in the error when none is labeled."""
+    labeled = [it for it in items if human.get(it.item_id)]
+    if not labeled:
+        raise InputError(f"{getattr(judge, 'name', 'this judge')} learns from labels but no "
+                         f"item {where} has a label to learn from: give it a labeled dev split")
+    fit_on_majority(judge, labeled, human)

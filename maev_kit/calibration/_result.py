@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import warnings
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,14 +24,15 @@ from maev_kit.agreement import (
 )
 from maev_kit.agreement._kappa import ac_from_table
 from maev_kit.agreement._labels import LABELS, encode
-from maev_kit.agreement._report import _f
+from maev_kit.agreement._report import _f, ci_label
 from maev_kit.calibration._card import JudgeCard
 from maev_kit.calibration._human import load_human_labels
+from maev_kit.errors import ERROR_CAUSES, JudgeErrorsExceeded
 
 __all__ = ["CalibrationResult", "JudgeMeta", "calibration_from_runs"]
 
 LEADERBOARD_COLUMNS = [
-    "judge", "prompt", "kappa", "kappa_low", "kappa_high", "delta_kappa", "p_value", "ac1",
+    "judge", "prompt", "status", "kappa", "kappa_low", "kappa_high", "delta_kappa", "p_value", "ac1",
     "accuracy", "parse_failure_rate", "recall_contradicted", "n_items", "cost", "tokens",
     "latency_p50", "latency_p95", "requests", "cache_hits", "judge_version", "key",
 ]
@@ -53,14 +55,18 @@ class CalibrationResult:
 
     Attributes
     ----------
-    leaderboard : DataFrame, best first. ``kappa`` is the judge's mean Cohen κ against each
+    leaderboard : DataFrame, best first. ``status`` is ``"ok"``, or for a judge whose calls
+        failed for more than half the items ``"failed: auth (382 of 382 items)"`` (the causes
+        of :data:`maev_kit.errors.ERROR_CAUSES` with their counts): such a judge has no κ (NaN,
+        shown as n/a), comes last and takes no part in the Δκ tests or the recommendation.
+        ``kappa`` is the judge's mean Cohen κ against each
         annotator (κ against the one annotator when there is one) with a percentile bootstrap
         CI (``kappa_low``, ``kappa_high``). ``delta_kappa`` is the paired Δκ to the best row on
         the items both judged, ``p_value`` its paired-bootstrap p-value (Holm-adjusted over the
         rows). ``ac1``: mean Gwet AC1 against each annotator; ``accuracy`` and
         ``recall_contradicted``: over all (item, annotator) label pairs; ``parse_failure_rate``:
-        share of items without a verdict. Cost, tokens, latency, requests and cache hits come
-        from the run.
+        share of items without a verdict (a failed call or an unreadable reply), reported for
+        every judge. Cost, tokens, latency, requests and cache hits come from the run.
     ceiling : Series or None. The human–human row (mean pairwise κ with CI, Fleiss κ, α), or
         None with a single annotator.
     confusions : dict key → DataFrame of item counts, rows = human majority label (ties to the
@@ -69,7 +75,7 @@ class CalibrationResult:
         (or it gave none): item_id, human_labels, human_majority, judge_label, error, rationale,
         fact, after_text.
     recommendation : str. The best judge whose κ CI lower bound clears ``threshold``, or why
-        none does and what to do next.
+        none does and what to do next — when every judge failed, the failure and its fix.
     runs : dict key → JudgeRun.
     """
 
@@ -90,37 +96,55 @@ class CalibrationResult:
     confidence: float = 0.95
     human_ceiling: Any = field(default=None, repr=False)
 
+    @property
+    def failed(self) -> dict[str, str]:
+        """Judges that failed (key → status), left out of the ranking."""
+        board = self.leaderboard
+        return {k: st for k, st in zip(board["key"], board["status"]) if st != "ok"}
+
     def __repr__(self) -> str:
-        best = self.leaderboard.iloc[0] if len(self.leaderboard) else None
-        head = (f"best {best['key']} κ={best['kappa']:.3f}" if best is not None else "no judges")
+        ok = self.leaderboard[self.leaderboard["status"] == "ok"]
+        best = ok.iloc[0] if len(ok) else None
+        head = (f"best {best['key']} κ={best['kappa']:.3f}" if best is not None
+                else "every judge failed" if len(self.leaderboard) else "no judges")
         return (f"CalibrationResult({len(self.leaderboard)} judges on {len(self.item_ids)} items, "
                 f"{len(self.annotators)} annotators; {head})")
 
     def __str__(self) -> str:
         cols = ["judge", "prompt", "kappa", "kappa_low", "kappa_high", "delta_kappa", "p_value",
-                "accuracy", "parse_failure_rate"]
-        lines = [self.leaderboard[cols].to_string(index=False, float_format=lambda x: f"{x:.3f}")]
+                "accuracy", "parse_failure_rate", "status"]
+        lines = [self.leaderboard[cols].to_string(index=False, na_rep="n/a",
+                                                  float_format=lambda x: f"{x:.3f}")]
         if self.ceiling is not None:
             c = self.ceiling
-            lines.append(f"human–human κ {c['kappa']:.3f} ({c['kappa_low']:.3f} to "
-                         f"{c['kappa_high']:.3f}), {int(c['n_annotators'])} annotators")
+            lines.append(f"human–human κ {c['kappa']:.3f} ({ci_label(self.confidence)} "
+                         f"{c['kappa_low']:.3f} to {c['kappa_high']:.3f}), "
+                         f"{int(c['n_annotators'])} annotators")
         lines.append(self.recommendation)
         return "\n".join(lines)
 
     def card(self, key: str | None = None) -> JudgeCard:
-        """A :class:`JudgeCard` for ``key`` (default: the recommended judge, else the best)."""
-        key = key or self.recommended or (self.leaderboard["key"].iloc[0]
-                                          if len(self.leaderboard) else None)
+        """A :class:`JudgeCard` for ``key`` (default: the recommended judge, else the best).
+
+        Raises :class:`~maev_kit.errors.JudgeErrorsExceeded` for a judge that failed (or when
+        every judge did): a failed run vouches for nothing.
+        """
+        ok = self.leaderboard[self.leaderboard["status"] == "ok"]
+        key = key or self.recommended or (ok["key"].iloc[0] if len(ok) else None)
+        if key is None:
+            raise JudgeErrorsExceeded(f"no judge card: {self.recommendation}")
         if key not in self.runs:
             raise KeyError(f"no judge {key!r} in this result; keys: {list(self.runs)}")
         row = self.leaderboard.set_index("key").loc[key]
+        if row["status"] != "ok":
+            raise JudgeErrorsExceeded(f"no judge card for {key}: it {row['status']}")
         run, meta = self.runs[key], self.meta.get(key, JudgeMeta(key))
         return JudgeCard(
             judge_name=run.judge_name, judge_version=str(run.judge_version), model=run.model,
             params=meta.params, prompt=meta.prompt, prompt_hash=meta.prompt_hash,
             labeled_set=self.labeled_set.get("name"),
             labeled_set_version=self.labeled_set.get("version"),
-            labeled_set_hash=self.labeled_set.get("labels_hash"), labels_hash=self.labels_hash,
+            labeled_set_hash=self.labeled_set.get("content_hash"), labels_hash=self.labels_hash,
             split=self.split, n_items=int(row["n_items"]), annotators=list(self.annotators),
             kappa=_f(row["kappa"]), kappa_low=_f(row["kappa_low"]),
             kappa_high=_f(row["kappa_high"]), confidence=self.confidence,
@@ -164,12 +188,78 @@ def _stat(stats: Mapping[str, Any], key: str) -> Any:
     return np.nan if v is None else v
 
 
+def _status(got: Mapping[str, Any], item_ids: Sequence[str]) -> str:
+    """``"ok"``, or ``"failed: auth (382 of 382 items)"`` when more than half the items have no
+    verdict (a failed call, an unreadable reply)."""
+    causes: Counter[str] = Counter()
+    for iid in item_ids:
+        v = got.get(iid)
+        if v is None or v.label is None:
+            causes[(getattr(v, "cause", None) or "other") if v is not None else "other"] += 1
+    n_failed = sum(causes.values())
+    if not item_ids or 2 * n_failed <= len(item_ids):
+        return "ok"
+    order = [c for c in ERROR_CAUSES if causes[c]] + sorted(set(causes) - set(ERROR_CAUSES))
+    what = order[0] if len(order) == 1 else ", ".join(f"{c} {causes[c]}" for c in order)
+    return f"failed: {what} ({n_failed} of {len(item_ids)} items)"
+
+
+#: What to do about a judge that failed mostly for one cause.
+_FIXES = {
+    "auth": "check the API key (--api-key, or the provider's key variable)",
+    "unreachable": "check --api-base and that the server is running",
+    "rate_limit": "the provider kept answering 429: lower --max-concurrency or rerun later "
+                  "(finished replies are cached)",
+    "timeout": "the model did not answer in time: check the endpoint or allow a longer timeout",
+    "server": "the endpoint kept failing (5xx): check the server and rerun (finished replies "
+              "are cached)",
+    "content_filter": "the provider refused the content: use another model or provider",
+    "unparseable": "the model's replies are not the JSON the judge asks for: try prompt v2 or "
+                   "a stronger model",
+    "other": "see the run's errors: result.runs[key].to_frame()",
+}
+
+
+def _failures(board: pd.DataFrame, runs: Mapping[str, Any]) -> str:
+    """The failed judges with their causes and fixes, one clause per distinct failure."""
+    groups: dict[str, list[str]] = {}
+    for key, status in zip(board["key"], board["status"]):
+        if status == "ok":
+            continue
+        stats = getattr(runs[key], "stats", None) or {}
+        fix = stats.get("unavailable")
+        if not fix:
+            by_cause = Counter(stats.get("errors_by_cause") or {})
+            top = by_cause.most_common(1)[0][0] if by_cause else "other"
+            fix = _FIXES.get(top, _FIXES["other"])
+        groups.setdefault(f"{status} — {fix}", []).append(str(key))
+    return "; ".join(f"{', '.join(keys)} {what}" for what, keys in groups.items())
+
+
+def _kappa(jl: list[str | None], by_ann: Mapping[str, list[str | None]],
+           annotators: Sequence[str], labels: tuple[str, ...], n_resamples: int,
+           confidence: float, seed: int) -> tuple[float, tuple[float, float]]:
+    """The judge's κ with its bootstrap CI: against the one annotator, else the mean κ against
+    each."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if len(annotators) == 1:
+            rep = agreement_report(by_ann[annotators[0]], jl, labels=labels,
+                                   n_resamples=n_resamples, confidence=confidence, seed=seed)
+            return rep.kappa, rep.ci
+        jv = judge_vs_humans(jl, by_ann, labels=labels, n_resamples=n_resamples,
+                             confidence=confidence, seed=seed)
+        return jv.judge_kappa, jv.judge_ci
+
+
 def _recommend(board: pd.DataFrame, ceiling: pd.Series | None, threshold: float,
-               marginals: np.ndarray, n_items: int, prompts_tried: set[str]) -> tuple[str, str | None]:
+               marginals: np.ndarray, n_items: int, prompts_tried: set[str],
+               confidence: float) -> tuple[str, str | None]:
+    ci = ci_label(confidence)
     ok = board[board["kappa_low"] >= threshold]
     if len(ok):
         row = ok.iloc[0]
-        text = (f"Use {row['key']}: κ = {row['kappa']:.3f} (95% CI {row['kappa_low']:.3f} to "
+        text = (f"Use {row['key']}: κ = {row['kappa']:.3f} ({ci} {row['kappa_low']:.3f} to "
                 f"{row['kappa_high']:.3f}), whose lower bound clears the threshold {threshold}.")
         if ceiling is not None:
             text += f" Humans agree with each other at κ = {ceiling['kappa']:.3f}."
@@ -179,7 +269,7 @@ def _recommend(board: pd.DataFrame, ceiling: pd.Series | None, threshold: float,
                 "items, or a single class). Label more items, covering every label."), None
     best = board.iloc[0]
     k, lo = float(best["kappa"]), float(best["kappa_low"])
-    text = (f"No judge is trustworthy yet: the best, {best['key']}, has κ = {k:.3f} (95% CI "
+    text = (f"No judge is trustworthy yet: the best, {best['key']}, has κ = {k:.3f} ({ci} "
             f"{lo:.3f} to {best['kappa_high']:.3f}), whose lower bound is below {threshold}.")
     todo = []
     if k > threshold and marginals.sum() > 0 and (marginals > 0).sum() >= 2:
@@ -284,16 +374,11 @@ def calibration_from_runs(
         got = {v.item_id: v for v in run.verdicts}
         jl = [got[i].label if i in got else None for i in item_ids]
         judge_labels[key] = jl
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if single:
-                rep = agreement_report(by_ann[annotators[0]], jl, labels=labels,
-                                       n_resamples=n_resamples, confidence=confidence, seed=seed)
-                kappa, ci = rep.kappa, rep.ci
-            else:
-                jv = judge_vs_humans(jl, by_ann, labels=labels, n_resamples=n_resamples,
-                                     confidence=confidence, seed=seed)
-                kappa, ci = jv.judge_kappa, jv.judge_ci
+        status = _status(got, item_ids)
+        if status != "ok":  # a failed run is not a result: no κ, no accuracy
+            kappa, ci = np.nan, (np.nan, np.nan)
+        else:
+            kappa, ci = _kappa(jl, by_ann, annotators, labels, n_resamples, confidence, seed)
         pooled = np.zeros((q, q))
         ac1s = []
         for a in annotators:
@@ -318,18 +403,21 @@ def calibration_from_runs(
         rows.append({
             "judge": m.judge, "prompt": m.prompt, "kappa": kappa, "kappa_low": ci[0],
             "kappa_high": ci[1], "delta_kappa": np.nan, "p_value": np.nan,
-            "ac1": float(np.mean(ac1s)) if ac1s else np.nan,
-            "accuracy": np.trace(pooled) / pooled.sum() if pooled.sum() else np.nan,
+            "status": status,
+            "ac1": float(np.mean(ac1s)) if ac1s and status == "ok" else np.nan,
+            "accuracy": (np.trace(pooled) / pooled.sum() if pooled.sum() and status == "ok"
+                         else np.nan),
             "parse_failure_rate": n_err / len(item_ids),
             "recall_contradicted": (c_row[idx["contradicted"]] / c_row.sum()
-                                    if c_row is not None and c_row.sum() else np.nan),
+                                    if c_row is not None and c_row.sum() and status == "ok"
+                                    else np.nan),
             "n_items": len(judged) - sum(1 for v in judged if v.label is None),
             "cost": _stat(stats, "cost"), "tokens": _stat(stats, "tokens"),
             "latency_p50": _stat(stats, "latency_p50"), "latency_p95": _stat(stats, "latency_p95"),
             "requests": _stat(stats, "requests"), "cache_hits": _stat(stats, "cache_hits"),
             "judge_version": str(run.judge_version), "key": key})
         for iid, h_major, j in zip(item_ids, majority, jl):
-            if j == h_major:
+            if j == h_major or status != "ok":  # a failed judge's errors are not disagreements
                 continue
             v = got.get(iid)
             it = by_id.get(iid)
@@ -341,13 +429,16 @@ def calibration_from_runs(
                 "rationale": "" if v is None else v.rationale,
                 "fact": getattr(it, "fact", None), "after_text": _after_text(it) if it else None})
     board = pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
-    board = board.sort_values("kappa", ascending=False, na_position="last", kind="stable")
-    board = board.reset_index(drop=True)
-    if len(board) > 1 and not math.isnan(board.loc[0, "kappa"]):
+    board["_failed"] = board["status"] != "ok"
+    board = board.sort_values(["_failed", "kappa"], ascending=[True, False], na_position="last",
+                              kind="stable")
+    board = board.drop(columns="_failed").reset_index(drop=True)
+    ranked = board[board["status"] == "ok"]
+    if len(ranked) > 1 and not math.isnan(board.loc[0, "kappa"]):
         best = board.loc[0, "key"]
         raw_p, deltas = [], []
         human_arg = by_ann[annotators[0]] if single else by_ann
-        for key in board["key"].iloc[1:]:
+        for key in ranked["key"].iloc[1:]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 cmp = compare_judges(human_arg, judge_labels[key], judge_labels[best],
@@ -355,16 +446,23 @@ def calibration_from_runs(
                                      n_resamples=n_resamples, confidence=confidence, seed=seed)
             deltas.append(cmp.delta)
             raw_p.append(float(cmp.pairs.iloc[0]["p_value"]))
+        others = ranked.index[1:]
         board.loc[0, "delta_kappa"] = 0.0
-        board.loc[1:, "delta_kappa"] = deltas
+        board.loc[others, "delta_kappa"] = deltas
         p_ok = [1.0 if math.isnan(p) else p for p in raw_p]
-        board.loc[1:, "p_value"] = [np.nan if math.isnan(r) else a
-                                    for r, a in zip(raw_p, holm(p_ok))]
+        board.loc[others, "p_value"] = [np.nan if math.isnan(r) else a
+                                        for r, a in zip(raw_p, holm(p_ok))]
     marg = np.array([sum(1 for x in majority if x == lab) for lab in labels], dtype=float)
     tried = {m.prompt for m in meta.values() if m.prompt}
     has_llm = any(m.prompt for m in meta.values())
-    text, recommended = _recommend(board, ceiling, threshold, marg, len(item_ids),
-                                   tried if has_llm else {"v2"})
+    if len(ranked):
+        text, recommended = _recommend(ranked, ceiling, threshold, marg, len(item_ids),
+                                       tried if has_llm else {"v2"}, confidence)
+        if len(ranked) < len(board):
+            text += " Not ranked: " + _failures(board, runs) + "."
+    else:
+        text, recommended = ("No judge could be calibrated: every judge failed. "
+                             + _failures(board, runs) + "."), None
     dis_cols = ["judge", "item_id", "human_labels", "human_label_text", "human_majority",
                 "judge_label", "error", "rationale", "fact", "after_text"]
     return CalibrationResult(

@@ -24,7 +24,7 @@ def _card(**kw):
 
 
 class _Set:
-    name, version, labels_hash = "support_desk", "1.0.0", "abc"
+    name, version, content_hash = "support_desk", "1.0.0", "abc"
 
 
 def test_save_load_roundtrip(tmp_path):
@@ -44,7 +44,7 @@ def test_unknown_fields_and_future_schema_are_refused(tmp_path):
         JudgeCard(judge_name="x", judge_version="1", surprise=1)
     path = tmp_path / "card.json"
     path.write_text(json.dumps({**_card().model_dump(), "schema_version": 2}))
-    with pytest.raises(ValueError, match="schema_version 2"):
+    with pytest.raises(ValueError, match="schema_version: 2"):
         JudgeCard.load(path)
 
 
@@ -64,11 +64,11 @@ def test_changed_prompt_warns_loudly():
 
 def test_changed_model_or_labeled_set_warns():
     class NewSet(_Set):
-        labels_hash = "def"
+        content_hash = "def"
 
     with pytest.warns(JudgeCardMismatchWarning):
         assert _card().check(RetentionJudge("v1"), model="gpt-4o")
-    with pytest.warns(JudgeCardMismatchWarning, match="labels_hash"):
+    with pytest.warns(JudgeCardMismatchWarning, match="content hash"):
         _card().check(RetentionJudge("v1"), model="gpt-4o-mini", labeled_set=NewSet())
     with pytest.warns(JudgeCardMismatchWarning, match="params"):
         _card().check(RetentionJudge("v1"), model="gpt-4o-mini", params={"temperature": 1})
@@ -100,3 +100,54 @@ def test_import_is_light_and_all_is_sorted():
             "'litellm', 'krippendorff', 'ipywidgets', 'matplotlib') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe", "not a JSON file (not UTF-8 text)"),
+    (b'{"judge_name": "a", "judge_version": "1"}\n{"judge_name": "b", "judge_version": "1"}\n',
+     ":2 holds more than one JSON value (a JSONL file?)"),
+    (b'{"judge_name": "a", ', ":1 is not valid JSON"),
+    (b'[{"judge_name": "a"}]', "holds a JSON list; a judge card is one JSON object"),
+    (b'{"judge_name": "a", "judge_version": "1", "kapa": 0.7}', "› kapa: Extra inputs"),
+    (b'{"judge_version": "1"}', "› judge_name: Field required"),
+    (b'{"judge_name": "a", "judge_version": "1", "n_items": "many"}', "› n_items: Input should"),
+    (b'{"judge_name": "a", "judge_version": "1", "schema_version": 7}',
+     "› schema_version: 7"),
+    (b"[" * 100_000, "is not valid JSON"),
+])
+def test_loading_anything_but_a_card_is_one_input_error_naming_file_and_field(
+        tmp_path, content, message):
+    from maev_kit.errors import InputError
+
+    path = tmp_path / "card.json"
+    path.write_bytes(content)
+    with pytest.raises(InputError) as info:
+        JudgeCard.load(path)
+    text = str(info.value)
+    assert str(path) in text and message in text and "\n" not in text
+
+
+def test_loading_a_folder_or_a_missing_file_is_an_input_error(tmp_path):
+    from maev_kit.errors import InputError
+
+    with pytest.raises(InputError, match="is a folder"):
+        JudgeCard.load(tmp_path)
+    with pytest.raises(InputError, match="No such file"):
+        JudgeCard.load(tmp_path / "nope.json")
+
+
+def test_card_hashes_name_the_whole_set_and_the_scored_labels(tmp_path):
+    from maev_kit.calibration import calibrate
+    from maev_kit.datasets import load_labeled_set
+
+    support = load_labeled_set("support_desk")
+    res = calibrate(support, judges=["heuristic"], progress=False, cache=False, n_resamples=100)
+    card = res.card()
+    assert card.labeled_set_hash == support.content_hash != support.labels_hash
+    assert card.labels_hash == res.labels_hash and len(card.labels_hash) == 64
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert card.check(res.runs["heuristic"], labeled_set=support) == []
+    stale = card.model_copy(update={"labels_hash": "0" * 64})
+    with pytest.warns(JudgeCardMismatchWarning, match="labels of split 'test' changed"):
+        stale.check(res.runs["heuristic"], labeled_set=support)
