@@ -202,8 +202,12 @@ def _load(source: Any, *, expectations: Any = None, contracts: Any = None,
 
 def _resolve(judge: Any, backend: Any, prompt: str | None, judge_card: Any,
              inputs: _Inputs) -> tuple[Any, Any]:
-    """The judge object and backend; checked against the card; fit on other splits if needed."""
-    judge_obj, judge_backend = _resolve_judge(judge, backend, prompt)
+    """The judge object and backend (:func:`~maev_kit.judges.resolve_judge`), checked against
+    the card, fit on the other splits when it learns from labels."""
+    from maev_kit.calibration._human import fit_on_other_splits
+    from maev_kit.judges import resolve_judge
+
+    judge_obj, judge_backend = resolve_judge(judge, prompt=prompt, backend=backend)
     if judge_card is not None:
         from maev_kit.calibration import JudgeCard
 
@@ -211,46 +215,8 @@ def _resolve(judge: Any, backend: Any, prompt: str | None, judge_card: Any,
         model = (judge_backend if isinstance(judge_backend, str)
                  else getattr(judge_backend, "model", None))
         card.check(judge_obj, model=model, labeled_set=inputs.labeled_set)
-    if getattr(judge_obj, "requires_fit", False) and not getattr(judge_obj, "is_fitted", True):
-        _fit_on_other_splits(judge_obj, inputs.labeled_set, inputs.split)
+    fit_on_other_splits(judge_obj, inputs.labeled_set, inputs.split)
     return judge_obj, judge_backend
-
-
-def _resolve_judge(judge: Any, backend: Any, prompt: str | None) -> tuple[Any, Any]:
-    """A judge object and its backend from what the caller gave.
-
-    ``judge`` may be a judge object, an offline judge name (``"heuristic"``), a prompt-variant
-    name (``"retention-v1"``) or a litellm model string (``"gpt-4o-mini"``, which is paired with
-    ``RetentionJudge(prompt=prompt or "v1")``).
-    """
-    from maev_kit import judges
-
-    if not isinstance(judge, str):
-        return judge, backend
-    try:
-        return judges.get_judge(judge), backend
-    except ValueError as e:
-        if "did you mean" in str(e):  # a typo of an offline judge's name, not a model string
-            raise InputError(str(e)) from None
-    # Anything else is a model string for the LLM judge.
-    return judges.RetentionJudge(prompt=prompt or "v1"), backend or judge
-
-
-def _fit_on_other_splits(judge: Any, labeled_set: LabeledSet | None, split: str | None) -> None:
-    """Fit a judge that learns from labels on every split but the one being scored."""
-    from maev_kit.calibration._human import fit_on_majority, load_human_labels
-
-    name = getattr(judge, "name", "this judge")
-    if labeled_set is None or split is None:
-        raise InputError(f"{name} learns from labels: evaluate a labeled set's held-out split "
-                         f"(e.g. split='test'); it is fit on the other splits and never scores "
-                         "an item it was trained on")
-    train_ids = {cid for s, ids in labeled_set.manifest.splits.items() if s != split for cid in ids}
-    human = load_human_labels(labeled_set)
-    items = [i for i in labeled_set.items if i.conversation_id in train_ids and i.item_id in human]
-    if not items:
-        raise InputError(f"{name} needs labeled items outside split {split!r} to learn from")
-    fit_on_majority(judge, items, human)
 
 
 def _judge(items: Sequence[RetentionItem], judge: Any, backend: Any, *, cache: Any = None,
