@@ -23,7 +23,7 @@ a counter, so nothing is cached across copies).
 from __future__ import annotations
 
 import argparse
-import re
+import os
 import statistics
 import time
 from collections import defaultdict
@@ -38,7 +38,8 @@ _KIND_OF_REFERENCE = {  # support_desk fact-id suffix → the proposer kind that
     "error_code": "identifier", "region": "identifier", "router": "identifier",
     "app_version": "identifier", "email": "email", "refund_amount": "money",
     "charge_date": "date", "appointment": "date", "deadline": "date", "seats": "quantity",
-    "customer_name": "name", "login_location": "place", "plan": "other",
+    "customer_name": "name", "login_location": "place", "plan": "other", "device": "other",
+    "display_name_xss": "other", "tried_steps": "other",
 }
 
 
@@ -83,8 +84,7 @@ def quality(labeled, *, carry_over: bool = True) -> dict:
             runs = value_runs(kf.text)
             ref_runs_by_handoff[(t.conversation_id, kf.handoff_index)].extend(runs)
             ref_runs_by_conv[t.conversation_id].extend(runs)
-            suffix = kf.fact_id.split("_", 1)[-1]
-            kind = _KIND_OF_REFERENCE.get(suffix, suffix)
+            kind = kf.fact_id.split("_", 1)[-1]  # support_desk's name for the fact
             verbatim = bool(runs) and all(r in before for r in runs)
             values = [f.value or "" for f in by_handoff[(t.conversation_id, kf.handoff_index)]]
             found = bool(runs) and all(any(r in v for v in values) for r in runs)
@@ -138,7 +138,9 @@ def speed(labeled, n_traces: int = 10_000, repeats: int = 5) -> dict:
         propose_facts(traces)
         times.append(time.process_time() - t0)
     best, median = min(times), statistics.median(times)
-    return {"traces": n_traces, "handoffs": handoffs, "best_s": best, "median_s": median,
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return {"load": load, "cpus": os.cpu_count(), "traces": n_traces, "handoffs": handoffs,
+            "best_s": best, "median_s": median,
             "per_s_best": handoffs / best, "per_s_median": handoffs / median}
 
 
@@ -157,13 +159,15 @@ def markdown(q: dict, q_once: dict, s: dict) -> str:
         "handoff, and *found* when each run lies in the value of a fact proposed for that "
         "handoff.",
         "",
-        "| fact kind | reference facts | stated verbatim | found | recall (verbatim) |",
-        "|---|---:|---:|---:|---:|",
+        "| reference fact | proposer kind | reference facts | stated verbatim | found | "
+        "recall (verbatim) |",
+        "|---|---|---:|---:|---:|---:|",
     ]
     for kind, (n, v, f) in sorted(q["kinds"].items(), key=lambda kv: -kv[1][0]):
-        lines.append(f"| {kind} | {n} | {v} | {f} | {_pct(f, v)} |")
+        lines.append(f"| {kind} | {_KIND_OF_REFERENCE.get(kind, '?')} | {n} | {v} | {f} | "
+                     f"{_pct(f, v)} |")
     lines += [
-        f"| **all** | **{q['n_ref']}** | **{q['n_verbatim']}** | **{q['n_found']}** | "
+        f"| **all** | | **{q['n_ref']}** | **{q['n_verbatim']}** | **{q['n_found']}** | "
         f"**{_pct(q['n_found'], q['n_verbatim'])}** |",
         "",
         f"- Recall on facts stated verbatim: **{_pct(q['n_found'], q['n_verbatim'])}** "
@@ -174,7 +178,8 @@ def markdown(q: dict, q_once: dict, s: dict) -> str:
         f"{_pct(q['right'], q['proposed'])} match a reference fact of the same handoff, "
         f"{_pct(q['right_conv'], q['proposed'])} one of the same conversation. A lower bound: "
         "the reference leaves out facts that were said (an account number given but not "
-        "chosen as a key fact) and the agent's own identifiers and amounts.",
+        "chosen as a key fact, an error code such as `E-PAY-402`, the customer's name) and the "
+        "agent's own identifiers and amounts.",
         "",
         "| proposed kind | proposed | match a reference fact | precision |",
         "|---|---:|---:|---:|",
@@ -190,7 +195,8 @@ def markdown(q: dict, q_once: dict, s: dict) -> str:
         "later handoffs, hence the default `carry_over=True`.",
         f"- Speed: {s['per_s_median']:,.0f} handoffs/s (median of 5; best "
         f"{s['per_s_best']:,.0f}/s) on one core, {s['traces']:,} traces with "
-        f"{s['handoffs']:,} handoffs (target ≥ 5,000/s).",
+        f"{s['handoffs']:,} handoffs (target ≥ 5,000/s); CPU time, measured with a load "
+        f"average of {s['load']:.1f} on {s['cpus']} cores.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -218,5 +224,3 @@ def main() -> None:
 if __name__ == "__main__":
     main()
 
-
-_ = re  # kept for readers extending value_runs with patterns

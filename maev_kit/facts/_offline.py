@@ -92,21 +92,25 @@ _MODEL = re.compile(r"\b[A-Z][a-z]+[A-Z][a-z]+\s\d{1,4}(?![\w.-])")  # HomeHub 4
 _OF_US = re.compile(r"\b(?:\d+|" + _NUMBER_WORDS.replace("a dozen|", "") + r")\sof\sus\b")
 
 _PATTERNS: list[tuple[str, int, str | None, re.Pattern[str]]] = [
-    # (kind, priority, gate, pattern): the pattern runs only when the message holds a digit
-    # (gate "digit") or the gate text; None: always
-    ("email", 90, "@", re.compile(r"(?<![\w.+-])[A-Za-z0-9][\w.+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
+    # (kind, priority, gate, pattern): the pattern runs only when the message passes the gate
+    # (a cheap test that skips most of the messages it cannot match; see _passes)
+    ("email", 90, (False, ("@",)), re.compile(
+        r"(?<![\w.+-])[A-Za-z0-9][\w.+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
                              r"\.[A-Za-z]{2,}(?![\w-])")),
-    ("money", 80, "digit", re.compile(
+    ("money", 80, (True, ("$", "€", "£", "¥", "usd", "eur", "gbp", "chf", "jpy", "cad", "aud",
+                           "dollar", "pound")), re.compile(
         _B + r"(?:[$€£¥]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:k|m|bn|million|billion)\b)?"
         r"|(?:USD|EUR|GBP|CHF|JPY|CAD|AUD)\s?\d[\d,]*(?:\.\d+)?"
         r"|\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|dollars|euros|pounds)\b)")),
-    ("date", 70, None, re.compile(rf"\b(?:{_DATE})(?:,?\s(?:at\s)?(?:{_TIME}))?(?![\w/])")),
-    ("time", 60, "digit", re.compile(rf"{_B}(?:{_TIME})")),
-    ("phone", 55, "digit", re.compile(
+    ("date", 70, (False, ("day", "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep",
+                          "oct", "nov", "dec", "-", "/")),
+     re.compile(rf"\b(?:{_DATE})(?:,?\s(?:at\s)?(?:{_TIME}))?(?![\w/])")),
+    ("time", 60, (True, (":", "am", "pm", "a.m", "p.m")), re.compile(rf"{_B}(?:{_TIME})")),
+    ("phone", 55, (True, None), re.compile(
         r"(?<![\w-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)\s?|\d{2,4}[\s.-])\d{2,4}[\s.-]\d{3,4}"
         r"(?:[\s.-]\d{2,4})?(?![\w-])")),
     ("identifier", 50, None, re.compile(
-        _B + r"(?:[A-Z]{1,6}(?:-[A-Z0-9]+)*-\d[A-Z0-9]*(?:-[A-Z0-9]+)*"   # ACCT-4471-9920, E-PAY-402
+        _B + r"(?:[A-Z]{1,6}(?:-[A-Z0-9]+)*-\d[A-Z0-9]*(?:-[A-Z0-9]+)*"  # ACCT-4471-9920
         r"|[A-Z]+[0-9][A-Z0-9]*(?:-[A-Z0-9]+)*"                        # INV88213, UM3OG5, RF5521
         r"|[0-9]+[A-Z][A-Z0-9]*"                                       # 5AB12
         r"|[a-z][a-z0-9]*(?:_[a-z0-9]+)*_\d+[a-z0-9_]*"                # omar_rossi_1241
@@ -117,7 +121,9 @@ _PATTERNS: list[tuple[str, int, str | None, re.Pattern[str]]] = [
         r"|v?\d+\.\d+\.\d+(?:\.\d+)?"                                  # 6.1.5
         r"|\d{5,}"                                                     # 8812345
         r")" + _E)),
-    ("quantity", 40, None, re.compile(
+    ("quantity", 40, (None, ("one", "two", "three", "four", "five", "six", "seven", "eight",
+                             "nine", "ten", "eleven", "twelve", "teen", "twenty", "ty ",
+                             "dozen", "couple", "pair")), re.compile(
         rf"\b(?:\d+(?:\.\d+)?|{_NUMBER_WORDS})\s(?:[a-z]+\s)?"
         r"(?:bags?|suitcases?|luggage|people|persons?|passengers?|guests?|adults?|children|"
         r"kids?|infants?|seats?|licen[cs]es?|users?|rooms?|nights?|days?|weeks?|months?|"
@@ -127,7 +133,8 @@ _PATTERNS: list[tuple[str, int, str | None, re.Pattern[str]]] = [
         r"gigabytes?|terabytes?|kilograms?|pounds of)\b")),
 ]
 
-_CAP = r"[^\W\d_][^\W\d_'’-]*(?:['’-][^\W\d_]+)*"          # a word; capitalisation is checked after matching
+# A word (letters, inner apostrophes or hyphens); capitalisation is checked after matching.
+_CAP = r"[^\W\d_][^\W\d_'’-]*(?:['’-][^\W\d_]+)*"
 _NAME = re.compile(
     rf"\b(?:my name is|my name's|name is|name's|I'm|I am|this is|call me|it's)\s+(?P<value>{_CAP}"
     rf"(?:\s{_CAP}){{0,2}})", re.IGNORECASE)
@@ -156,6 +163,29 @@ evening night january february march april may june july august september octobe
 december
 """.split())
 _LOWER_ALLOWED = frozenset({"de", "da", "van", "von", "del", "la", "le", "di", "bin", "al"})
+
+
+_DEVICE_GATE = (False, tuple({w.split()[0].casefold() for w in _DEVICES.split("|")}))
+_OS_GATE = (True, ("os", "android", "windows", "ubuntu", "debian", "fedora"))
+_PLAN_GATE = (False, ("annual", "monthly", "yearly", "plan", "tier", "subscription",
+                      "membership", "package"))
+
+
+def _passes(gate: tuple[bool | None, tuple[str, ...] | None], low: str, digits: bool) -> bool:
+    """Whether a message may match. ``gate = (digit, words)``: ``digit`` True — it needs a
+    digit and one of ``words`` (casefolded; None: no word needed); False — one of ``words``;
+    None — a digit or one of ``words``."""
+    needs_digit, words = gate
+    if needs_digit is None and digits:
+        return True
+    if needs_digit and not digits:
+        return False
+    if words is None:
+        return True
+    for w in words:
+        if w in low:
+            return True
+    return False
 
 
 def _proper_words(value: str, *, max_words: int) -> str | None:
@@ -246,8 +276,7 @@ def extract(message: str, *, strong_only: bool = False) -> list[Span]:
         return []
     digits = _DIGIT.search(message) is not None
     low = message.casefold()
-    keyworded = any(k in low for k in _ID_LABELS)
-    for c in _ID_CANDIDATE.finditer(message) if keyworded else ():
+    for c in _ID_CANDIDATE.finditer(message) if digits or message != low else ():
         m = _KEYWORD_BEFORE.search(message, max(0, c.start() - 40), c.start())
         if m is None:
             continue
@@ -256,17 +285,18 @@ def extract(message: str, *, strong_only: bool = False) -> list[Span]:
         if kw in ("id", "model", "version") and not any(ch.isdigit() for ch in value):
             continue
         add("identifier", 100, c.start(), value, _ID_LABELS[kw])
-    for m in _CARD.finditer(message) if digits else ():
+    for m in _CARD.finditer(message) if digits and ("end" in low or "last" in low) else ():
         add("identifier", 100, m.start("value"), m.group("value"), "card ending")
     if not strong_only:
         _extract_weak(message, low, digits, add, found)
     for kind, prio, gate, pattern in _PATTERNS:
         if strong_only and kind not in STRONG_KINDS:
             continue
-        if gate == "digit" and not digits or gate not in ("digit", None) and gate not in message:
-            continue
-        if kind == "identifier" and not (digits or "_" in message or "Exception" in message
-                                         or "Error" in message or "Fault" in message):
+        if kind == "identifier":
+            if not (digits or "_" in message or "Exception" in message or "Error" in message
+                    or "Fault" in message):
+                continue
+        elif not _passes(gate, low, digits):
             continue
         for m in pattern.finditer(message):
             value = m.group()
@@ -291,9 +321,9 @@ def _extract_weak(message: str, low: str, digits: bool, add, found: list) -> Non
     if "<" in message:
         for m in _MARKUP.finditer(message):
             add("other", 95, m.start(), m.group(), "quoted text")
-    for m in _DEVICE.finditer(message):
+    for m in _DEVICE.finditer(message) if _passes(_DEVICE_GATE, low, digits) else ():
         add("other", 85, m.start(), m.group(), "device")
-    for m in _OS.finditer(message) if digits else ():
+    for m in _OS.finditer(message) if _passes(_OS_GATE, low, digits) else ():
         add("other", 85, m.start(), m.group(), "operating system")
     for m in _MODEL.finditer(message) if digits else ():
         add("identifier", 45, m.start(), m.group(), "model")
@@ -319,7 +349,7 @@ def _extract_weak(message: str, low: str, digits: bool, add, found: list) -> Non
         place = _proper_words(m.group("value"), max_words=4)
         if place:
             add("place", 30, m.start("value"), place)
-    for m in _PLAN.finditer(message):
+    for m in _PLAN.finditer(message) if _passes(_PLAN_GATE, low, digits) else ():
         words = m.group("value")
         if _proper_words(words.split()[0], max_words=1):
             value = re.sub(r"\s(?:plan|tier|subscription|membership|package)$", "", words)

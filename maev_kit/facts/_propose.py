@@ -4,6 +4,7 @@ offline rules over what was said before it, or (later) from an LLM."""
 from __future__ import annotations
 
 import difflib
+import gc
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -57,7 +58,7 @@ class FactProposal(list):  # list[ProposedFact]
 
 
 def is_user_turn(turn: AgentTurn) -> bool:
-    """True when an agent turn is really the user speaking (role or id ``user``, ``customer``…)."""
+    """True when an agent turn is the user speaking (role or id ``user``, ``customer``…)."""
     return (turn.agent_role.strip().casefold() in USER_ROLES
             or turn.agent_id.strip().casefold() in USER_ROLES)
 
@@ -236,6 +237,19 @@ def propose_facts(traces: MultiAgentTrace | Iterable[MultiAgentTrace], *,
     names = _methods(method)
     if "llm" in names and backend is None and kw.get("model") is None:
         raise InputError("the llm proposer needs a model: pass backend=<model name or backend>")
+    # Proposals hold no reference cycles: pausing the cyclic collector while tens of thousands
+    # of small objects are built saves a fifth of the time (as in loading traces).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _propose(traces, names, backend, carry_over, kw)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _propose(traces: list[MultiAgentTrace], names: list[str], backend: Any, carry_over: bool,
+             kw: dict[str, Any]) -> FactProposal:
     notes: list[FactNote] = []
     lists: list[list[ProposedFact]] = []
     for name in names:

@@ -22,7 +22,8 @@ from maev_kit.facts import (
 def two_handoffs(user_as_turn: bool = False) -> MultiAgentTrace:
     first = "Hi, my account number is ACCT-4471 and I was charged $49.99 twice."
     second = "Also my email is ana@example.org."
-    turns = [AgentTurn("triage", "router", "Thanks for reaching out! How can I help?", turn_index=1),
+    turns = [AgentTurn("triage", "router", "Thanks for reaching out! How can I help?",
+                       turn_index=1),
              AgentTurn("triage", "router", "Transferring you to billing now.", turn_index=3),
              AgentTurn("billing", "specialist", "Refund RF-5521 issued for ACCT-4471.",
                        turn_index=5),
