@@ -4,13 +4,15 @@
 :class:`CalibrationResult` (leaderboard with κ and CI, the human ceiling, confusions,
 disagreements, a recommendation). :class:`JudgeCard` records what was calibrated and warns
 when it no longer matches. :func:`next_items_to_label` says where labels help most;
-:func:`corrected_prevalence` corrects a judge's label shares for its known errors.
+:func:`corrected_prevalence` corrects a judge's label shares for its known errors;
+:func:`fit_on_other_splits` fits a judge that learns from labels on every split but the scored
+one.
 """
 
 from maev_kit.calibration._active import next_items_to_label
 from maev_kit.calibration._calibrate import calibrate
 from maev_kit.calibration._card import JudgeCard, JudgeCardMismatchWarning
-from maev_kit.calibration._human import load_human_labels
+from maev_kit.calibration._human import fit_on_other_splits, load_human_labels
 from maev_kit.calibration._prevalence import corrected_prevalence
 from maev_kit.calibration._result import CalibrationResult, JudgeMeta, calibration_from_runs
 
@@ -22,6 +24,7 @@ __all__ = [
     "calibrate",
     "calibration_from_runs",
     "corrected_prevalence",
+    "fit_on_other_splits",
     "load_human_labels",
     "next_items_to_label",
 ]
