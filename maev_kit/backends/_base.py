@@ -43,6 +43,8 @@ _MAX_RETRY_AFTER = 120.0  # seconds: a server asking for longer gets this much
 # How litellm words an unreadable 200 body that it re-raises as a 500.
 _JSON_ERROR = re.compile(r"JSONDecodeError|Invalid response object|Expecting (value|property name"
                          r"|'.' delimiter)|Unterminated string|Extra data")
+_NO_KEY = re.compile(r"missing credentials|missing .{0,20}api.?key|api_key client option must be set"
+                     r"|no api.?key", re.I)
 _DNS_ERROR = re.compile(r"Name or service not known|nodename nor servname|Temporary failure in "
                         r"name resolution|getaddrinfo failed|No address associated with hostname")
 # How providers word a refusal on content grounds (OpenAI/Azure code "content_filter", Azure's
@@ -379,9 +381,15 @@ def unavailable_error(backend: Any, err: BackendError) -> Any:
     provider = provider_of(model) if getattr(backend, "kind", "") == "litellm" else "openai"
     var = _KEY_VARS.get(provider, f"{provider.upper()}_API_KEY")
     client = getattr(backend, "kind", "") == "openai"
+    at = f"at {where}" if is_url else f"with provider {where}"
     if err.cause == "auth":
-        detail = str(err.status) if err.status else err.message.split(" (")[0][:80]
-        message = f"authentication failed at {where} for model {model} ({detail})"
+        if _NO_KEY.search(err.message):
+            detail = "no API key"
+        elif err.status in (401, 403):
+            detail = str(err.status)
+        else:
+            detail = err.message.split(" (")[0][:80]
+        message = f"authentication failed {at} for model {model} ({detail})"
         if client:
             fix = f"give the openai client a valid api_key (or set {var})"
         elif is_url:
@@ -390,7 +398,8 @@ def unavailable_error(backend: Any, err: BackendError) -> Any:
             fix = f"set {var} or pass --api-key (api_key=)"
         return JudgeUnavailableError(message, cause="auth", fix=fix)
     reason = err.message.split(" (", 1)[0] if err.kind == "unreachable" else err.message[:80]
-    message = f"nothing answers at {where} for model {model} ({reason})"
+    message = (f"nothing answers at {where}" if is_url else f"cannot reach provider {where}") \
+        + f" for model {model} ({reason})"
     if client:
         fix = "start the server or fix the openai client's base_url"
     elif is_url:
