@@ -28,6 +28,7 @@ _LAZY_COMMANDS: dict[str, str] = {
     "score": "maev_kit._cli_main:score",
     "agree": "maev_kit._cli_main:agree",
     "report": "maev_kit._cli_main:report_command",
+    "init-set": "maev_kit.facts._cli:init_set_command",
 }
 
 _HELP = {
@@ -39,6 +40,7 @@ _HELP = {
     "score": "Score every conversation of a labeled set or trace file.",
     "agree": "Agreement statistics between annotators (and a judge run).",
     "report": "Write the self-contained HTML report.",
+    "init-set": "Create a labeled set from your own traces and proposed key facts.",
 }
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "FactProposal",
     "FactReviewSession",
     "ProposedFact",
+    "create_labeled_set",
     "fact_id_for",
     "facts_to_expectations",
     "load_facts",
@@ -41,7 +42,11 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):  # the review session needs pydantic: loaded when first used
+def __getattr__(name: str):  # these need pydantic: loaded when first used
+    if name == "create_labeled_set":
+        from maev_kit.facts._labeled_set import create_labeled_set
+
+        return create_labeled_set
     if name == "FactReviewSession":
         from maev_kit.facts._review import FactReviewSession
 

@@ -1,0 +1,95 @@
+"""``maev init-set TRACES --facts offline --out DIR``: a labeled set from the user's traces."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import click
+
+__all__ = ["init_set_command"]
+
+#: Import warnings printed before the rest are counted.
+_SHOWN_WARNINGS = 20
+
+
+@click.command("init-set")
+@click.argument("traces", metavar="TRACES")
+@click.option("--out", "out", required=True, metavar="DIR",
+              help="The labeled-set folder to create (missing or empty, unless --force).")
+@click.option("--facts", "facts", default="offline", show_default=True,
+              metavar="offline|context|A,B|FILE",
+              help="Proposer(s) of the key facts, or a facts / expectations JSONL file.")
+@click.option("--name", default=None, help="The set's name (default: the folder's name).")
+@click.option("--dev-fraction", "dev_fraction", type=click.FloatRange(0.0, 1.0), default=0.5,
+              show_default=True, help="Share of conversations in the dev split; the rest "
+                                      "are test.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the dev/test split.")
+@click.option("--format", "format", default="auto", show_default=True,
+              help="Format of TRACES: 'auto' (maev JSONL or a detected export) or an importer "
+                   "format (openai-agents, otel, openinference, langgraph, autogen, crewai, "
+                   "chat).")
+@click.option("--force", is_flag=True, default=False,
+              help="Replace a labeled set already in DIR (its labels included).")
+def init_set_command(traces: str, out: str, facts: str, name: str | None, dev_fraction: float,
+                     seed: int, format: str, force: bool) -> None:
+    """Create a labeled-set folder from TRACES (a trace JSONL file or a framework export).
+
+    Proposes key facts for every handoff (offline rules by default), splits the
+    conversations into dev and test, and writes manifest.json, traces.jsonl,
+    expectations.jsonl, facts.jsonl, an empty labels.jsonl and a README.md, ready for
+    label → calibrate → score → report.
+    """
+    from maev_kit.facts._labeled_set import SHOWN_NOTES, create_set
+
+    made = create_set(traces, out, facts=facts, name=name, dev_fraction=dev_fraction,
+                      seed=seed, overwrite=force, format=format)
+    src, fs, ls = made.source, made.facts, made.labeled_set
+    for w in src.warnings[:_SHOWN_WARNINGS]:
+        click.echo(f"warning: {w}", err=True)
+    if len(src.warnings) > _SHOWN_WARNINGS:
+        click.echo(f"warning: … and {len(src.warnings) - _SHOWN_WARNINGS} more", err=True)
+
+    n_conv = len(ls.traces)
+    n_h = sum(len(t.handoffs) for t in ls.traces)
+    fmt = "trace JSONL" if src.format == "maev" else f"{src.format} export"
+    unmapped = f"; {len(src.warnings)} unmapped" if src.format != "maev" else ""
+    click.echo(f"read {n_conv} conversation{_s(n_conv)} with {n_h} handoff{_s(n_h)} from "
+               f"{src.name} ({fmt}{unmapped})")
+    n_items = len(ls.items)
+    if fs.expectations is None:
+        kinds = Counter(f.kind for f in fs.facts)
+        by_kind = ", ".join(f"{k} {n}" for k, n in kinds.most_common())
+        click.echo(f"facts: {len(fs.facts)} {fs.how}" + (f" ({by_kind})" if by_kind else ""))
+    else:
+        click.echo(f"facts: {n_items} key fact{_s(n_items)} {fs.how}")
+    if fs.notes:
+        click.echo(f"notes: {len(fs.notes)} conversation{_s(len(fs.notes))} or handoffs got "
+                   "no fact:")
+        for note in fs.notes[:SHOWN_NOTES]:
+            click.echo(f"  {note}")
+        if len(fs.notes) > SHOWN_NOTES:
+            click.echo(f"  … and {len(fs.notes) - SHOWN_NOTES} more")
+    splits = ls.manifest.splits
+    click.echo(f"splits (seed {seed}): dev {len(splits['dev'])}, test {len(splits['test'])}"
+               + (f" ({made.split_note})" if made.split_note else ""))
+    n_exp = len(ls.expectations)
+    detail = {
+        "manifest.json": f"{len(ls.manifest.agents)} agent{_s(len(ls.manifest.agents))}",
+        "traces.jsonl": f"{n_conv} conversation{_s(n_conv)}",
+        "expectations.jsonl": f"{n_items} key fact{_s(n_items)} in {n_exp} conversation"
+                              f"{_s(n_exp)}",
+        "facts.jsonl": f"{len(fs.facts)} proposed fact{_s(len(fs.facts))}, for review",
+        "labels.jsonl": "empty: a person labels with the Labeler",
+        "README.md": "where the data came from and what to do next",
+    }
+    click.echo(f"wrote {out.rstrip('/')}/")
+    for f in made.files:
+        click.echo(f"  {f}  ({detail[f]})")
+    click.echo(f"next: label in a notebook (see {out.rstrip('/')}/README.md), then "
+               f"`maev calibrate {out}`, `maev score {out} --split test`, "
+               f"`maev report {out} --out report.html`")
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"

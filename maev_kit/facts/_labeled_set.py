@@ -1,0 +1,552 @@
+"""A labeled-set folder from a user's own traces and proposed key facts (``maev init-set``).
+
+:func:`create_labeled_set` reads a trace JSONL file or any framework export the importers
+read, proposes key facts (or takes them from a facts or expectations file), splits the
+conversations into ``dev`` and ``test``, and writes the folder described in
+``docs/formats.md`` so the label → calibrate → score → report loop runs on the user's data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import secrets
+import shutil
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from maev_kit.errors import InputError, LabelValidationError, Problem, TraceValidationError
+from maev_kit.facts._model import ProposedFact
+from maev_kit.facts._propose import METHODS, FactNote, is_user_turn
+
+if TYPE_CHECKING:
+    from maev_kit.datasets import LabeledSet
+    from maev_kit.expectations import ConversationExpectations
+    from maev_kit.traces._model import MultiAgentTrace
+
+__all__ = ["create_labeled_set"]
+
+#: Files of a labeled set written by :func:`create_labeled_set`, in the order written.
+SET_FILES = ("manifest.json", "traces.jsonl", "expectations.jsonl", "facts.jsonl",
+             "labels.jsonl", "README.md")
+#: How many proposer notes the README and the command show.
+SHOWN_NOTES = 5
+
+
+@dataclass
+class TraceSource:
+    """Traces read from a file, with where they came from and what the import could not map."""
+
+    traces: list[MultiAgentTrace]
+    name: str  # the source file's name only
+    format: str  # "maev" or an importer format
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FactSource:
+    """The key facts of the set and how they were obtained."""
+
+    facts: list[ProposedFact]  # empty when ``expectations`` came from a file
+    how: str  # one phrase for the README and the command's output
+    notes: list[FactNote] = field(default_factory=list)
+    expectations: list[ConversationExpectations] | None = None  # from an expectations file
+
+
+@dataclass
+class CreatedSet:
+    """What :func:`create_set` wrote (the command prints it)."""
+
+    labeled_set: LabeledSet
+    source: TraceSource
+    facts: FactSource
+    files: tuple[str, ...]
+    split_note: str
+
+
+# ---- reading the traces -------------------------------------------------------------------
+
+def _is_trace_jsonl(path: Path) -> bool:
+    """True when the first non-blank line of ``path`` is a maev trace object."""
+    try:
+        with open(path, "rb") as f:
+            for raw in f:
+                if raw.strip():
+                    first = json.loads(raw)
+                    break
+            else:
+                return False
+    except (ValueError, RecursionError):  # not JSON Lines (or one pretty-printed document)
+        return False
+    return isinstance(first, dict) and "conversation_id" in first and any(
+        k in first for k in ("turns", "handoffs", "user_messages"))
+
+
+def read_trace_source(path: str | os.PathLike[str], format: str = "auto") -> TraceSource:
+    """Read a trace JSONL file or a framework export (detected, or ``format``).
+
+    Raises
+    ------
+    InputError
+        One line for a missing file, a folder, an undetectable or unreadable export, or a file
+        with no conversation; :class:`~maev_kit.errors.TraceValidationError` listing every
+        problem of a trace JSONL file.
+    """
+    from maev_kit.traces._io import validate_trace_file
+    from maev_kit.traces.importers import FORMATS, import_traces
+
+    p = Path(path)
+    name = p.name
+    if format != "auto" and format not in FORMATS:
+        import difflib
+
+        close = difflib.get_close_matches(str(format), ("auto", *FORMATS), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise InputError(f"unknown trace format {format!r}; {hint}use 'auto' or one of: "
+                         f"{', '.join(FORMATS)}")
+    if p.is_dir():
+        raise InputError(f"{name}: is a folder; give a trace JSONL file or a framework export "
+                         "(a labeled-set folder is already a set)")
+    if not p.exists():
+        raise InputError(f"{name}: file not found")
+    try:
+        is_jsonl = format == "auto" and _is_trace_jsonl(p)
+    except OSError as e:
+        raise InputError(f"{name}: cannot read the file ({e.strerror})") from None
+    if is_jsonl:
+        traces, errors, warns = validate_trace_file(p, name=name)
+        if errors:
+            raise TraceValidationError(errors, warns)
+        out = TraceSource(traces, name, "maev", [str(w) for w in warns])
+    else:
+        try:
+            traces, issues = import_traces(p, format)
+        except RecursionError:
+            raise InputError(f"{name}: the JSON nests too deeply to read") from None
+        fmt = traces[0].metadata.get("source_format", format) if traces else format
+        out = TraceSource(traces, name, str(fmt), [str(i) for i in issues])
+    if not out.traces:
+        raise InputError(f"{name}: holds no conversation")
+    return out
+
+
+# ---- the facts ----------------------------------------------------------------------------
+
+def _peek_keys(path: Path) -> set[str]:
+    try:
+        with open(path, "rb") as f:
+            for raw in f:
+                if raw.strip():
+                    first = json.loads(raw)
+                    return set(first) if isinstance(first, dict) else set()
+    except (ValueError, RecursionError):
+        pass
+    return set()
+
+
+def _check_facts_fit(facts: Sequence[ProposedFact], traces: Sequence[MultiAgentTrace],
+                     name: str) -> None:
+    by_id = {t.conversation_id: t for t in traces}
+    for i, f in enumerate(facts):
+        t = by_id.get(f.conversation_id)
+        where = f"{name}:{i + 1}" if name != "<facts>" else f"facts[{i}]"
+        if t is None:
+            raise InputError(f"{where} › conversation_id: {f.conversation_id!r} is not among "
+                             "the traces")
+        if not 0 <= f.handoff_index < len(t.handoffs):
+            raise InputError(f"{where} › handoff_index: handoff {f.handoff_index} does not "
+                             f"exist ({f.conversation_id!r} has {len(t.handoffs)} handoff(s))")
+
+
+def _facts_from_file(p: Path, traces: Sequence[MultiAgentTrace]) -> FactSource:
+    from maev_kit.expectations import read_expectations
+    from maev_kit.facts._io import load_facts
+
+    name = p.name
+    if p.is_dir():
+        raise InputError(f"{name}: is a folder; give a facts or expectations JSONL file")
+    if _peek_keys(p) & {"key_facts", "handoffs", "routing"}:
+        exps, problems, lines = read_expectations(p, name=name)
+        if problems:
+            raise LabelValidationError(problems)
+        by_id = {t.conversation_id: t for t in traces}
+        for e in exps:
+            t = by_id.get(e.conversation_id)
+            line = lines[e.conversation_id]
+            if t is None:
+                raise InputError(f"{name}:{line} › conversation_id: {e.conversation_id!r} is "
+                                 "not among the traces")
+            for i, kf in enumerate(e.key_facts):
+                if not 0 <= kf.handoff_index < len(t.handoffs):
+                    raise InputError(f"{name}:{line} › key_facts[{i}] › handoff_index: handoff "
+                                     f"{kf.handoff_index} does not exist ({e.conversation_id!r}"
+                                     f" has {len(t.handoffs)} handoff(s))")
+        return FactSource([], f"taken from the expectations file {name}", expectations=exps)
+    facts = load_facts(p)
+    _check_facts_fit(facts, traces, name)
+    reviewed = sum(f.reviewed for f in facts)
+    return FactSource(facts, f"taken from the facts file {name} ({reviewed} of {len(facts)} "
+                             "reviewed by a person)")
+
+
+def resolve_facts(facts: Any, traces: Sequence[MultiAgentTrace]) -> FactSource:
+    """The key facts named by ``facts``: a proposer name, a list of names, a list of
+    :class:`ProposedFact`, or a path to a facts or expectations JSONL file."""
+    from maev_kit.facts._propose import propose_facts
+
+    if isinstance(facts, (list, tuple)) and facts and all(
+            isinstance(f, ProposedFact) for f in facts):
+        facts = list(facts)
+        _check_facts_fit(facts, traces, "<facts>")
+        reviewed = sum(f.reviewed for f in facts)
+        return FactSource(facts, f"given as a list ({reviewed} of {len(facts)} reviewed by a "
+                                 "person)")
+    methods: list[str] | None = None
+    if isinstance(facts, str) and (facts in METHODS or "," in facts):
+        methods = [m.strip() for m in facts.split(",") if m.strip()]
+    elif isinstance(facts, (list, tuple)) and all(isinstance(m, str) for m in facts):
+        methods = list(facts)
+    if methods is not None:
+        proposal = propose_facts(traces, method=methods)
+        how = f"proposed by the {'+'.join(methods)} proposer{'s' if len(methods) > 1 else ''}"
+        return FactSource(list(proposal), how + ", not reviewed by anyone yet",
+                          notes=list(proposal.notes))
+    if isinstance(facts, (str, os.PathLike)):
+        p = Path(facts)
+        if p.exists():
+            return _facts_from_file(p, traces)
+        import difflib
+
+        close = difflib.get_close_matches(str(facts), METHODS, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise InputError(f"facts {str(facts)!r}: neither a proposer nor an existing file; "
+                         f"{hint}use one of {', '.join(METHODS)} or a facts/expectations file")
+    raise InputError(f"`facts` must be a proposer name ({', '.join(METHODS)}), a list of them, "
+                     f"a list of ProposedFact or a file path, got {type(facts).__name__}")
+
+
+def _expectations(source: FactSource) -> list[ConversationExpectations]:
+    """One record per conversation with any key fact; ``metadata`` names each fact's proposer
+    (as :meth:`FactReviewSession.export_expectations` does)."""
+    from maev_kit.facts._io import facts_to_expectations
+
+    if source.expectations is not None:
+        return list(source.expectations)
+    out = []
+    for cid, exp in facts_to_expectations(source.facts).items():
+        exp.metadata = {"fact_proposers": {f.fact_id: f.proposer for f in source.facts
+                                           if f.conversation_id == cid}}
+        if any(f.reviewed for f in source.facts if f.conversation_id == cid):
+            exp.metadata["facts_reviewed"] = True
+        out.append(exp)
+    return out
+
+
+# ---- splits, agents -----------------------------------------------------------------------
+
+def split_conversations(ids: Sequence[str], dev_fraction: float, seed: int
+                        ) -> tuple[dict[str, list[str]], str]:
+    """``{"dev": [...], "test": [...]}`` by conversation, deterministic from ``seed`` (and
+    independent of the order of ``ids``), plus a note when a split had to be left empty.
+
+    >>> split_conversations(["c3", "c1", "c2", "c4"], 0.5, 0)[0] == \\
+    ...     split_conversations(["c1", "c2", "c3", "c4"], 0.5, 0)[0]
+    True
+    >>> split_conversations(["c1"], 0.5, 0)
+    ({'dev': [], 'test': ['c1']}, 'one conversation: it is in test, dev is empty')
+    """
+    if not 0.0 <= dev_fraction <= 1.0:
+        raise InputError(f"dev fraction must be between 0 and 1, got {dev_fraction!r}")
+    order = sorted(ids)
+    random.Random(seed).shuffle(order)
+    n = len(order)
+    if n == 1:
+        return {"dev": [], "test": order}, "one conversation: it is in test, dev is empty"
+    n_dev = round(n * dev_fraction)
+    if 0.0 < dev_fraction < 1.0:
+        n_dev = min(max(n_dev, 1), n - 1)  # both splits get at least one conversation
+    dev, test = sorted(order[:n_dev]), sorted(order[n_dev:])
+    note = ("dev is empty (dev fraction 0)" if not dev else
+            "test is empty (dev fraction 1)" if not test else "")
+    return {"dev": dev, "test": test}, note
+
+
+def infer_agents(traces: Sequence[MultiAgentTrace]) -> dict[str, str]:
+    """Agent id → role, in order of first appearance (turns, then handoff ends); the role is
+    the first non-blank ``agent_role`` seen, else ``""``. Turns of the user are not agents."""
+    agents: dict[str, str] = {}
+    for t in traces:
+        for turn in t.turns:
+            if is_user_turn(turn):
+                continue
+            role = turn.agent_role.strip()
+            if not agents.get(turn.agent_id):
+                agents[turn.agent_id] = role
+        for h in t.handoffs:
+            for a in (h.from_agent, h.to_agent):
+                agents.setdefault(a, "")
+    return agents
+
+
+# ---- the folder ---------------------------------------------------------------------------
+
+def _readme(name: str, src: TraceSource, fs: FactSource, splits: dict[str, list[str]],
+            split_note: str, n_key_facts: int, seed: int, out_name: str) -> str:
+    n = len(src.traces)
+    n_h = sum(len(t.handoffs) for t in src.traces)
+    fmt = "maev trace JSONL" if src.format == "maev" else f"exported as {src.format}"
+    lines = [
+        f"# {name}",
+        "",
+        "A labeled set created by `maev init-set` (maev-kit) from the user's own traces.",
+        "",
+        "## Where the traces came from",
+        "",
+        f"{n} conversation{'s' if n != 1 else ''} with {n_h} handoff"
+        f"{'s' if n_h != 1 else ''}, read from `{src.name}` ({fmt})."
+        + (f" The import could not map {len(src.warnings)} item"
+           f"{'s' if len(src.warnings) != 1 else ''} (see the output of `maev init-set`)."
+           if src.warnings else ""),
+        "",
+        "## Key facts",
+        "",
+        f"{n_key_facts} key fact{'s' if n_key_facts != 1 else ''} in `expectations.jsonl`, "
+        f"{fs.how}.",
+    ]
+    if fs.expectations is None:
+        lines += ["`facts.jsonl` keeps each fact's kind, the exact span it rests on and its "
+                  "proposer, for review with `maev_kit.widgets.FactReviewer` (see below)."]
+    if fs.notes:
+        lines += ["", f"{len(fs.notes)} conversation{'s' if len(fs.notes) != 1 else ''} or "
+                  "handoffs got no fact, for example:", ""]
+        lines += [f"- {n}" for n in fs.notes[:SHOWN_NOTES]]
+    lines += [
+        "",
+        "There are no expected handoffs and no routing cases: the handoff and routing "
+        "components are n/a when scoring until you add them to `expectations.jsonl` "
+        "(see `docs/formats.md`).",
+        "",
+        "## Splits",
+        "",
+        f"By conversation, from seed {seed}: dev {len(splits['dev'])}, test "
+        f"{len(splits['test'])}." + (f" Note: {split_note}." if split_note else ""),
+        "",
+        "## Labels",
+        "",
+        "None yet: `labels.jsonl` is empty. A person labels each key fact (retained, lost, "
+        "contradicted) with the Labeler; a judge's verdicts are never labels.",
+        "",
+        "## Next",
+        "",
+        "Review the proposed facts (optional, recommended) in a notebook:",
+        "",
+        "```python",
+        "import maev_kit",
+        "from maev_kit.facts import load_facts",
+        "from maev_kit.widgets import FactReviewer",
+        f'ls = maev_kit.load_labeled_set("{out_name}")',
+        f'rev = FactReviewer(ls.traces, load_facts("{out_name}/facts.jsonl"),',
+        f'                   "{out_name}/fact_reviews.jsonl", reviewer="<your name>")',
+        f'# when done: rev.session.export_expectations("{out_name}/expectations.jsonl")',
+        "```",
+        "",
+        "Label (a person, in a notebook):",
+        "",
+        "```python",
+        "import maev_kit",
+        "from maev_kit.labels import LabelStore",
+        "from maev_kit.widgets import Labeler",
+        f'ls = maev_kit.load_labeled_set("{out_name}")',
+        f'Labeler(ls.items, LabelStore("{out_name}/labels.jsonl"), annotator="<your name>")',
+        "```",
+        "",
+        "Then calibrate, score and report:",
+        "",
+        "```",
+        f"maev calibrate {out_name} --judge heuristic --judge <model>",
+        f"maev score {out_name} --judge <judge> --split test",
+        f"maev report {out_name} --out report.html",
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _write_folder(tmp: Path, name: str, description: str, src: TraceSource, fs: FactSource,
+                  splits: dict[str, list[str]], split_note: str, seed: int,
+                  out_name: str) -> tuple[str, ...]:
+    from maev_kit.expectations import save_expectations
+    from maev_kit.facts._io import save_facts
+    from maev_kit.traces._io import save_traces
+
+    exps = _expectations(fs)
+    n_key_facts = sum(len(e.key_facts) for e in exps)
+    manifest = {"name": name, "version": "0.1.0", "description": description,
+                "agents": infer_agents(src.traces),
+                "labels": ["retained", "lost", "contradicted"], "splits": splits}
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False)
+                                       + "\n", encoding="utf-8")
+    save_traces(src.traces, tmp / "traces.jsonl")
+    save_expectations(exps, tmp / "expectations.jsonl")
+    files = ["manifest.json", "traces.jsonl", "expectations.jsonl"]
+    if fs.expectations is None:
+        save_facts(tmp / "facts.jsonl", fs.facts)
+        files.append("facts.jsonl")
+    (tmp / "labels.jsonl").write_bytes(b"")
+    (tmp / "README.md").write_text(_readme(name, src, fs, splits, split_note, n_key_facts,
+                                           seed, out_name), encoding="utf-8")
+    return (*files, "labels.jsonl", "README.md")
+
+
+def _prepare_out(out: Path, overwrite: bool) -> None:
+    from maev_kit._jsonl import display_name
+
+    shown = display_name(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{shown}: is a file; give a folder for the labeled set")
+    for up in out.parents:
+        if up.exists():
+            if not up.is_dir():
+                raise InputError(f"{shown}: {display_name(up)} is a file, not a folder")
+            break
+    if out.is_dir() and any(out.iterdir()):
+        if not overwrite:
+            raise InputError(f"{shown}: folder is not empty; pass --force (overwrite=True) to "
+                             "replace the labeled set in it")
+        if not (out / "manifest.json").is_file():
+            raise InputError(f"{shown}: folder is not empty and holds no labeled set "
+                             "(no manifest.json); refusing to replace it even with --force")
+
+
+def _move_into_place(tmp: Path, out: Path) -> None:
+    """Rename the finished ``tmp`` folder to ``out``, replacing what is there."""
+    if not out.exists():
+        os.replace(tmp, out)
+        return
+    old = out.with_name(f".{out.name}.old-{os.getpid()}")
+    os.replace(out, old)
+    try:
+        os.replace(tmp, out)
+    except BaseException:
+        os.replace(old, out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def create_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *, facts: Any = "offline",
+               name: str | None = None, description: str = "", dev_fraction: float = 0.5,
+               seed: int = 0, overwrite: bool = False, format: str = "auto") -> CreatedSet:
+    """:func:`create_labeled_set`, returning everything the command reports."""
+    from maev_kit._jsonl import display_name
+    from maev_kit.datasets import validate_path
+    from maev_kit.traces._model import MultiAgentTrace
+
+    if isinstance(traces_or_path, (str, os.PathLike)):
+        src = read_trace_source(traces_or_path, format)
+    else:
+        traces = ([traces_or_path] if isinstance(traces_or_path, MultiAgentTrace)
+                  else list(traces_or_path))
+        if not traces:
+            raise InputError("no traces given")
+        for i, t in enumerate(traces):
+            if not isinstance(t, MultiAgentTrace):
+                raise InputError(f"traces[{i}] must be a MultiAgentTrace, got "
+                                 f"{type(t).__name__}")
+        files = {str(t.metadata.get("source_file", "")) for t in traces}
+        origin = Path(files.pop()).name if len(files) == 1 and "" not in files else "<traces>"
+        src = TraceSource(traces, origin or "<traces>",
+                          str(traces[0].metadata.get("source_format", "maev")))
+    out = Path(out_dir)
+    name = name if name is not None else (out.resolve().name or "labeled-set")
+    if not name.strip():
+        raise InputError("the set's name must not be blank")
+    _prepare_out(out, overwrite)
+    fs = resolve_facts(facts, src.traces)
+    splits, split_note = split_conversations([t.conversation_id for t in src.traces],
+                                             float(dev_fraction), int(seed))
+    description = description or (f"Conversations from {src.name}; key facts {fs.how}.")
+    parent = out.resolve().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+        tmp.mkdir()  # the default mode, as the folder the user asked for would have
+    except OSError as e:
+        raise InputError(f"{display_name(out)}: cannot write the labeled set there "
+                         f"({e.strerror or e})") from None
+    try:
+        written = _write_folder(tmp, name, description, src, fs, splits, split_note, seed,
+                                out.name)
+        report, loaded = validate_path(tmp)
+        if not report.ok:  # a bug, never the user's input: the inputs were checked above
+            raise LabelValidationError([Problem(out.name + "/" + Path(p.file).name, p.line,
+                                                p.path, p.message) for p in report.errors])
+        _move_into_place(tmp, out)
+    except OSError as e:
+        raise InputError(f"{display_name(out)}: cannot write the labeled set "
+                         f"({e.strerror or e})") from None
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    from maev_kit.datasets import load_labeled_set
+
+    ls = load_labeled_set(out)
+    return CreatedSet(ls, src, fs, written, split_note)
+
+
+def create_labeled_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *,
+                       facts: Any = "offline", name: str | None = None, description: str = "",
+                       dev_fraction: float = 0.5, seed: int = 0,
+                       overwrite: bool = False) -> LabeledSet:
+    """Write a labeled-set folder from traces and their key facts; return it loaded.
+
+    Parameters
+    ----------
+    traces_or_path : path to a trace JSONL file or to any framework export the importers read
+        (format detected), or a list of traces.
+    out_dir : the folder to create. It must be missing or empty, unless ``overwrite``.
+    facts : {"offline", "context"}, a list of proposer names, a list of
+        :class:`~maev_kit.facts.ProposedFact`, or a path to a facts JSONL file (as written by
+        :func:`~maev_kit.facts.save_facts`) or to an ``expectations.jsonl``.
+    name : the set's name (default: the folder's name).
+    description : one line for the manifest (default: where the traces and facts came from).
+    dev_fraction : share of conversations in the ``dev`` split; the rest are ``test``. With
+        one conversation it goes to ``test``.
+    seed : the split is deterministic from it.
+    overwrite : replace a labeled set already in ``out_dir`` (labels included).
+
+    Writes ``manifest.json`` (agents inferred from the traces, ``dev``/``test`` splits),
+    ``traces.jsonl``, ``expectations.jsonl`` (the facts as key facts, one line per
+    conversation with any; no expected handoffs or routing cases), ``facts.jsonl`` (the
+    proposals with their spans, for review), an empty ``labels.jsonl`` and a ``README.md``.
+    The folder is built beside ``out_dir`` and renamed into place once it validates, so a
+    failure leaves no half-written set.
+
+    Returns
+    -------
+    LabeledSet
+
+    Raises
+    ------
+    InputError
+        A missing or unreadable trace file, a folder given as traces, an unknown proposer, a
+        facts file that does not fit the traces, a non-empty ``out_dir`` without
+        ``overwrite``, a folder that cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from maev_kit.traces import AgentTurn, Handoff, MultiAgentTrace
+    >>> t = MultiAgentTrace("c1", user_messages=["My account is ACCT-4471."],
+    ...     turns=[AgentTurn("triage", "router", "Passing you on.", turn_index=1)],
+    ...     handoffs=[Handoff("triage", "billing", turn_index=2)])
+    >>> ls = create_labeled_set([t], os.path.join(tempfile.mkdtemp(), "mine"))
+    >>> ls.manifest.splits, [i.fact for i in ls.items]
+    ({'dev': [], 'test': ['c1']}, ['Account number is ACCT-4471'])
+    """
+    return create_set(traces_or_path, out_dir, facts=facts, name=name,
+                      description=description, dev_fraction=dev_fraction, seed=seed,
+                      overwrite=overwrite).labeled_set
