@@ -64,12 +64,15 @@ def init_set_command(traces: str, out: str, facts: str, name: str | None, dev_fr
     else:
         click.echo(f"facts: {n_items} key fact{_s(n_items)} {fs.how}")
     if fs.notes:
-        click.echo(f"notes: {len(fs.notes)} conversation{_s(len(fs.notes))} or handoffs got "
-                   "no fact:")
+        n = len(fs.notes)
+        click.echo(f"no fact proposed for {n} conversation{_s(n)} or handoff{_s(n)}:")
         for note in fs.notes[:SHOWN_NOTES]:
             click.echo(f"  {note}")
         if len(fs.notes) > SHOWN_NOTES:
             click.echo(f"  … and {len(fs.notes) - SHOWN_NOTES} more")
+    if not n_items:
+        click.echo("warning: no key fact, so nothing to label or score for retention"
+                   + (" (see why above)" if fs.notes else ""), err=True)
     splits = ls.manifest.splits
     click.echo(f"splits (seed {seed}): dev {len(splits['dev'])}, test {len(splits['test'])}"
                + (f" ({made.split_note})" if made.split_note else ""))

@@ -33,6 +33,9 @@ __all__ = ["create_labeled_set"]
 #: Files of a labeled set written by :func:`create_labeled_set`, in the order written.
 SET_FILES = ("manifest.json", "traces.jsonl", "expectations.jsonl", "facts.jsonl",
              "labels.jsonl", "README.md")
+#: Top-level fields that only a maev trace line has.
+_TRACE_KEYS = frozenset({"conversation_id", "turns", "handoffs", "user_messages",
+                         "schema_version"})
 #: How many proposer notes the README and the command show.
 SHOWN_NOTES = 5
 
@@ -71,7 +74,10 @@ class CreatedSet:
 # ---- reading the traces -------------------------------------------------------------------
 
 def _is_trace_jsonl(path: Path) -> bool:
-    """True when the first non-blank line of ``path`` is a maev trace object."""
+    """True when the first non-blank line of ``path`` is a maev trace object (even a broken
+    one, so that its problems are reported as trace problems) and no framework's export."""
+    from maev_kit.traces.importers import detect_format
+
     try:
         with open(path, "rb") as f:
             for raw in f:
@@ -82,8 +88,8 @@ def _is_trace_jsonl(path: Path) -> bool:
                 return False
     except (ValueError, RecursionError):  # not JSON Lines (or one pretty-printed document)
         return False
-    return isinstance(first, dict) and "conversation_id" in first and any(
-        k in first for k in ("turns", "handoffs", "user_messages"))
+    return (isinstance(first, dict) and bool(_TRACE_KEYS & set(first))
+            and detect_format(first) is None)
 
 
 def read_trace_source(path: str | os.PathLike[str], format: str = "auto") -> TraceSource:
@@ -114,6 +120,9 @@ def read_trace_source(path: str | os.PathLike[str], format: str = "auto") -> Tra
     if not p.exists():
         raise InputError(f"{name}: file not found")
     try:
+        if p.stat().st_size < 4096 and not p.read_bytes().strip():
+            raise InputError(f"{name}: the file is empty; give a trace JSONL file or a "
+                             "framework export")
         is_jsonl = format == "auto" and _is_trace_jsonl(p)
     except OSError as e:
         raise InputError(f"{name}: cannot read the file ({e.strerror})") from None
