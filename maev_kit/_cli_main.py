@@ -198,14 +198,12 @@ class JudgeFlags:
             params["api_key"] = self.api_key
         return params
 
-    def backend(self, judge: str) -> Any:
-        """A LiteLLM backend for a model string when a flag sets its endpoint or key, else None."""
-        params = self.backend_params()
-        if not params or _is_offline(judge):
-            return None
-        from maev_kit.backends import LiteLLMBackend
+    def resolve(self, judge: str) -> tuple[Any, Any]:
+        """The judge object and its backend (None offline), via
+        :func:`maev_kit.judges.resolve_judge`, with these flags' endpoint and key."""
+        from maev_kit.judges import resolve_judge
 
-        return LiteLLMBackend(judge, **params)
+        return resolve_judge(judge, prompt=self.prompt, backend_params=self.backend_params())
 
     def check(self) -> None:
         """Reject unknown judges (suggesting the closest), unknown prompts and flags that
@@ -227,27 +225,15 @@ def _is_offline(judge: str) -> bool:
 
 
 def _check_judge(name: str, prompts: tuple[str, ...]) -> None:
-    """Resolve ``name`` (and each prompt) the way evaluate and calibrate will."""
+    """Resolve ``name`` with each prompt the way evaluate and calibrate will (InputError on an
+    unknown judge, with the closest name, or an unknown prompt)."""
+    from maev_kit.judges import resolve_judge
+
     if not name.strip():
         raise InputError("--judge is empty; give an offline judge (heuristic, tfidf-logreg) "
                          "or a model string such as gpt-4o-mini")
-    try:
-        from maev_kit.judges import resolve_judge
-    except ImportError:
-        resolve_judge = None
-    if resolve_judge is not None:
-        for prompt in prompts or (None,):
-            resolve_judge(name, prompt=prompt)
-        return
-    import difflib
-
-    if not _is_offline(name) and "/" not in name:
-        close = difflib.get_close_matches(name.strip().lower(), OFFLINE_JUDGES, n=1, cutoff=0.75)
-        if close:
-            raise InputError(f"unknown judge {name!r}; did you mean {close[0]!r}?")
-    for prompt in prompts:
-        if prompt not in ("v1", "v2"):
-            raise InputError(f"unknown prompt {prompt!r}; use v1 or v2")
+    for prompt in prompts or (None,):
+        resolve_judge(name, prompt=prompt)
 
 
 def judge_options(*, several: bool = False) -> Any:
@@ -303,21 +289,6 @@ def judge_options(*, several: bool = False) -> Any:
     return decorate
 
 
-def _raise_for_judge_errors(result: Any, max_share: float) -> None:
-    """Exit 1 (JudgeErrorsExceeded) before anything presents an errored run as a result."""
-    if hasattr(result, "raise_for_judge_errors"):
-        result.raise_for_judge_errors(max_share)
-        return
-    stats = result.judge.get("stats") or {}  # until EvaluationResult.raise_for_judge_errors
-    total, failed = stats.get("items", 0), stats.get("errors", 0)
-    if total and failed / total > max_share:
-        from maev_kit.errors import JudgeErrorsExceeded
-
-        raise JudgeErrorsExceeded(
-            f"{failed} of {total} facts could not be judged ({_causes(stats)}), over "
-            f"--max-judge-errors {max_share:g}; no scores written")
-
-
 def _causes(stats: dict[str, Any]) -> str:
     by = stats.get("errors_by_cause") or stats.get("errors_by_kind") or {}
     return ", ".join(f"{k} {v}" for k, v in sorted(by.items(), key=lambda kv: -kv[1]))
@@ -341,6 +312,49 @@ def _error_summary_line(result: Any) -> str | None:
     if summary is not None and getattr(summary, "failed", 0):
         return f"warning: {summary}"
     return None
+
+
+def _failed_judges(result: Any) -> dict[str, str]:
+    """Leaderboard key → ``"failed: auth (6 of 6 items) — what to do"`` for each judge whose
+    calls failed (the leaderboard's ``status``): their κ is not a result."""
+    from collections import Counter
+
+    from maev_kit.calibration._result import _FIXES
+
+    out: dict[str, str] = {}
+    board = result.leaderboard
+    if "status" not in board.columns:
+        return out
+    for key, status in zip(board["key"], board["status"]):
+        if status == "ok":
+            continue
+        stats = getattr(result.runs.get(key), "stats", None) or {}
+        by_cause = Counter(stats.get("errors_by_cause") or {})
+        top = by_cause.most_common(1)[0][0] if by_cause else "other"
+        fix = stats.get("unavailable") or _FIXES.get(top, "")
+        out[str(key)] = f"{status} — {fix}" if fix else str(status)
+    return out
+
+
+def _over_threshold(result: Any, max_share: float) -> dict[str, str]:
+    """Judges ranked (status ok) whose share of failed items still exceeds ``max_share``."""
+    out: dict[str, str] = {}
+    failed = _failed_judges(result)
+    for key, run in result.runs.items():
+        stats = getattr(run, "stats", None) or {}
+        n, errors = stats.get("items", 0), stats.get("errors", 0)
+        if key not in failed and n and errors / n > max_share:
+            out[str(key)] = (f"{errors} of {n} items failed ({_causes(stats)}), over "
+                             f"--max-judge-errors {max_share:g}; its κ covers the others")
+    return out
+
+
+def _best_working(result: Any, failed: dict[str, str]) -> str | None:
+    """The recommended judge, else the best ranked one that did not fail."""
+    if result.recommended is not None and result.recommended not in failed:
+        return result.recommended
+    keys = [k for k in result.leaderboard["key"] if k not in failed]
+    return keys[0] if keys else None
 
 
 # --------------------------------------------------------------------------- paths
@@ -408,33 +422,13 @@ def _input_file(path: str, option: str, what: str) -> Path:
 
 
 def _load_card(path: str | None) -> Any:
-    """The judge card at ``path``; anything else there is one error naming the file."""
+    """The judge card at ``path`` (JudgeCard.load names the file and field of any problem)."""
     if path is None:
         return None
-    _input_file(path, "--judge-card", "judge card (judge_card.json, from `maev calibrate`)")
-    from pydantic import ValidationError
-
-    from maev_kit._jsonl import NESTING_TOO_DEEP, pydantic_problems
     from maev_kit.calibration import JudgeCard
 
-    fix = "not a judge card (`maev calibrate --card FILE` writes one)"
-    try:
-        return JudgeCard.load(path)
-    except InputError:
-        raise
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not UTF-8 text; {fix}") from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}:{e.lineno}: not valid JSON ({e.msg} at column {e.colno}); "
-                         f"{fix}") from None
-    except ValidationError as e:
-        raise InputError(f"{pydantic_problems(e, path, None)[0]}; {fix}") from None
-    except RecursionError:
-        raise InputError(f"{path}: {NESTING_TOO_DEEP}; {fix}") from None
-    except (AttributeError, TypeError):
-        raise InputError(f"{path}: expected a JSON object; {fix}") from None
-    except ValueError as e:
-        raise InputError(f"{path}: {_one_line(str(e))}") from None
+    return JudgeCard.load(_input_file(path, "--judge-card",
+                                      "judge card (judge_card.json, from `maev calibrate`)"))
 
 
 def _check_split(ls: Any, split: str | None) -> None:
@@ -476,10 +470,10 @@ def score(set_path: str, judge_card: str | None, split: str | None, out: str | N
         source = load_labeled_set(set_path)
         _check_split(source, split)
     t0 = time.perf_counter()
-    result = evaluate(source, judge=flags.judge, judge_card=card, split=split,
-                      backend=flags.backend(flags.judge), prompt=flags.prompt,
+    judge, backend = flags.resolve(flags.judge)
+    result = evaluate(source, judge=judge, backend=backend, judge_card=card, split=split,
                       **_run_params(flags, as_json))
-    _raise_for_judge_errors(result, flags.max_judge_errors)
+    result.raise_for_judge_errors(flags.max_judge_errors)  # exit 1 before anything is written
     written = [p for p, df in ((out, result.per_conversation), (ledger, result.ledger))
                if p and _write_frame(df, p)]
     if as_json:
@@ -532,16 +526,15 @@ def _write_frame(df: Any, path: str) -> bool:
 @judge_options()
 def report_command(set_path: str, out: str, do_calibrate: bool, flags: JudgeFlags) -> None:
     """Write the self-contained HTML report for a labeled set."""
-    from maev_kit.datasets import load_labeled_set
     from maev_kit.evaluation import evaluate
     from maev_kit.reporting import report
 
     _output_file(out, "--out", (".html", ".htm"))
     ls = _labeled_set(set_path)
     cal = _calibrate_for_report(ls, flags) if do_calibrate else None
-    result = evaluate(ls, judge=flags.judge, backend=flags.backend(flags.judge),
-                      prompt=flags.prompt, **flags.run_params)
-    _raise_for_judge_errors(result, flags.max_judge_errors)
+    judge, backend = flags.resolve(flags.judge)
+    result = evaluate(ls, judge=judge, backend=backend, **flags.run_params)
+    result.raise_for_judge_errors(flags.max_judge_errors)  # exit 1 before anything is written
     path = report(result, calibration=cal, labeled_set=ls).save(out)
     click.echo(_judge_line(result.judge))
     warn = _error_summary_line(result)
@@ -562,8 +555,8 @@ def _labeled_set(set_path: str) -> Any:
 def _calibrate_for_report(ls: Any, flags: JudgeFlags, *, n_resamples: int = 2000) -> Any:
     """Calibrate the offline judges (and a model judge that will score) on the set's labels.
 
-    None when the set has no labels. A model judge whose calls fail is left out here: the
-    scoring run then reports the failure with its cause.
+    None when the set has no labels. A model judge that fails here stops the command
+    (:class:`~maev_kit.errors.JudgeErrorsExceeded`, exit 1) before it scores anything.
     """
     from maev_kit.calibration import calibrate
 
@@ -574,7 +567,14 @@ def _calibrate_for_report(ls: Any, flags: JudgeFlags, *, n_resamples: int = 2000
     if not _is_offline(flags.judge):
         judges.append(flags.judge)
         params = {"prompts": [flags.prompt or "v1"], "backend_params": flags.backend_params()}
-    return calibrate(ls, judges=judges, n_resamples=n_resamples, **params, **flags.run_params)
+    cal = calibrate(ls, judges=judges, n_resamples=n_resamples, **params, **flags.run_params)
+    failed = _failed_judges(cal)
+    if failed:  # the model judge that is about to score failed already: stop here
+        from maev_kit.errors import JudgeErrorsExceeded
+
+        raise JudgeErrorsExceeded("; ".join(f"judge {k} {why}" for k, why in failed.items())
+                                  + "; nothing written")
+    return cal
 
 
 # --------------------------------------------------------------------------- demo
@@ -609,9 +609,9 @@ def demo(out: str, set_path: str, as_json: bool, flags: JudgeFlags) -> None:
     if cal is not None:
         card = next((cal.card(k) for k in cal.runs if cal.runs[k].judge_name == flags.judge
                      or cal.runs[k].model == flags.judge), None)
-    result = evaluate(ls, judge=flags.judge, judge_card=card, backend=flags.backend(flags.judge),
-                      prompt=flags.prompt, **params)
-    _raise_for_judge_errors(result, flags.max_judge_errors)
+    judge, backend = flags.resolve(flags.judge)
+    result = evaluate(ls, judge=judge, backend=backend, judge_card=card, **params)
+    result.raise_for_judge_errors(flags.max_judge_errors)  # exit 1 before anything is written
 
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)

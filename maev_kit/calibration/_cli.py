@@ -7,8 +7,9 @@ from typing import Any
 
 import click
 
-from maev_kit._cli_main import (JudgeFlags, _check_split, _judge_line, _labeled_set,
-                                _output_file, _output_folder, judge_options)
+from maev_kit._cli_main import (JudgeFlags, _best_working, _check_split, _failed_judges,
+                                _judge_line, _labeled_set, _output_file, _output_folder,
+                                _over_threshold, judge_options)
 from maev_kit.errors import MaevError
 
 __all__ = ["calibrate_command"]
@@ -49,12 +50,14 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
     result = calibrate(ls, judges=list(flags.judges), prompts=list(flags.prompts) or None,
                        backend_params=flags.backend_params(), split=split, threshold=threshold,
                        n_resamples=resamples, **params)
-    failed = _failed_judges(result, flags.max_judge_errors)
+    failed = _failed_judges(result)
     if failed and len(failed) == len(result.leaderboard):
         raise MaevError("every judge failed, nothing written: " + "; ".join(
-            f"{k}: {why}" for k, why in failed.items()))
+            f"{k} {why}" for k, why in failed.items()))
     for key, why in failed.items():
-        click.echo(f"warning: judge {key} failed and is not ranked: {why}", err=True)
+        click.echo(f"warning: judge {key} is not ranked: {why}", err=True)
+    for key, why in _over_threshold(result, flags.max_judge_errors).items():
+        click.echo(f"warning: judge {key}: {why}", err=True)
     written = []
     if card_path:
         if result.recommended is None:
@@ -72,35 +75,6 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
         click.echo(_judge_line({"name": key, "model": run.model, "stats": run.stats}))
     for path in written:
         click.echo(f"written: {path}")
-
-
-def _failed_judges(result: Any, max_share: float) -> dict[str, str]:
-    """Leaderboard key → why, for judges whose calls failed (their κ is not a result)."""
-    board = result.leaderboard
-    out: dict[str, str] = {}
-    for _, row in board.iterrows():
-        key = row.get("key", row.get("judge"))
-        status = row.get("status")
-        run = result.runs.get(key)
-        stats = run.stats if run is not None else {}
-        n, errors = stats.get("items", 0), stats.get("errors", 0)
-        by = stats.get("errors_by_cause") or stats.get("errors_by_kind") or {}
-        causes = ", ".join(f"{c} {k}" for c, k in sorted(by.items(), key=lambda kv: -kv[1]))
-        if isinstance(status, str) and status not in ("ok", ""):
-            out[key] = f"{status}" + (f" ({causes})" if causes and causes not in status else "")
-        elif n and errors / n > max_share:
-            out[key] = (f"{errors} of {n} calls failed" + (f" ({causes})" if causes else "")
-                        + f", over --max-judge-errors {max_share:g}")
-    return out
-
-
-def _best_working(result: Any, failed: dict[str, str]) -> str | None:
-    """The recommended judge, else the best ranked one that did not fail."""
-    if result.recommended is not None and result.recommended not in failed:
-        return result.recommended
-    board = result.leaderboard
-    keys = [k for k in board.get("key", board["judge"]) if k not in failed]
-    return keys[0] if keys else None
 
 
 def _write_outputs(result: Any, out_dir: str, card_key: str | None) -> list[str]:

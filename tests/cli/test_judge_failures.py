@@ -1,0 +1,196 @@
+"""`maev score`, `report`, `demo` and `calibrate` against a judge endpoint that fails.
+
+The model judge runs through the real litellm client over HTTP to ``FakeOpenAIServer`` put in
+one failure mode (401, 429 forever, 500 forever, no answer, garbage) or to a port where nothing
+listens. Whatever fails: exit 1, one ``error:`` line naming the cause, no rate printed, no
+report or table written. Authentication failures and refused connections end within seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from maev_kit.cli import main
+from maev_kit.testing import FakeOpenAIServer
+from maev_kit.testing._server import _default_responder, free_port, reply
+
+REPO = Path(__file__).resolve().parents[2]
+BUNDLED = REPO / "labeled_sets" / "support_desk"
+
+#: failure mode -> what the one error line must say
+MODES = {
+    "401": "authentication failed",
+    "refused": "nothing answers",
+    "429": "rate_limit",
+    "500": "server",
+    "timeout": "timeout",
+    "garbage": "unparseable",
+}
+COMMANDS = ("score", "report", "demo", "calibrate")
+
+
+@pytest.fixture(scope="module")
+def tiny_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Six support_desk conversations (three dev, three test) with their expectations and labels."""
+    out = tmp_path_factory.mktemp("tiny") / "tiny_set"
+    out.mkdir()
+    manifest = json.loads((BUNDLED / "manifest.json").read_text())
+    splits = {s: ids[:3] for s, ids in manifest["splits"].items()}
+    keep = {cid for ids in splits.values() for cid in ids}
+    manifest.update(name="tiny_desk", splits=splits)
+    manifest.pop("counts", None)
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    for name in ("traces.jsonl", "expectations.jsonl"):
+        lines = [ln for ln in (BUNDLED / name).read_text().splitlines()
+                 if json.loads(ln)["conversation_id"] in keep]
+        (out / name).write_text("\n".join(lines) + "\n")
+    labels = [ln for ln in (BUNDLED / "labels.jsonl").read_text().splitlines()
+              if json.loads(ln)["item_id"].split("/")[0] in keep]
+    (out / "labels.jsonl").write_text("\n".join(labels) + "\n")
+    return out
+
+
+@pytest.fixture(scope="module", autouse=True)
+def litellm_loaded() -> None:
+    """Import litellm once up front: the under-5-s bound is on the run, not on the import."""
+    import litellm  # noqa: F401
+
+
+@pytest.fixture()
+def endpoint(request: pytest.FixtureRequest):
+    mode = request.param
+    if mode == "refused":
+        yield mode, f"http://127.0.0.1:{free_port()}/v1"
+        return
+    server = FakeOpenAIServer(fail=mode)
+    server.start()
+    try:
+        yield mode, server.base_url
+    finally:
+        server.stop()
+
+
+def _args(command: str, set_path: Path, url: str, out: Path) -> list[str]:
+    judge = ["--judge", "openai/fake-judge", "--api-base", url, "--no-cache", "--no-progress",
+             "--timeout", "1"]
+    return {
+        "score": ["score", str(set_path), *judge, "--out", str(out / "scores.csv"),
+                  "--ledger", str(out / "ledger.csv")],
+        "report": ["report", str(set_path), *judge, "--out", str(out / "report.html")],
+        "demo": ["demo", "--set", str(set_path), *judge, "--out", str(out / "demo")],
+        "calibrate": ["calibrate", str(set_path), *judge, "--resamples", "200",
+                      "--out", str(out / "cal"), "--card", str(out / "card.json")],
+    }[command]
+
+
+def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str, float]:
+    t0 = time.perf_counter()
+    try:
+        main(args)
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err, time.perf_counter() - t0
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("endpoint", list(MODES), indirect=True)
+def test_a_failing_judge_is_an_error_not_a_score(command: str, endpoint: tuple[str, str],
+                                                 tiny_set: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    mode, url = endpoint
+    out = tmp_path / "out"
+    code, stdout, stderr, seconds = _run(_args(command, tiny_set, url, out), capsys)
+
+    assert code == 1, (stdout, stderr)
+    assert "Traceback" not in stderr + stdout
+    errors = [ln for ln in stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1, stderr
+    assert MODES[mode] in errors[0], errors[0]
+    assert not re.search(r"\d\.\d{3}", stdout), stdout       # no rate, κ or score printed
+    assert not out.exists() or not any(out.rglob("*")), list(out.rglob("*"))  # nothing written
+    if mode in ("401", "refused"):
+        assert seconds < 5, f"{mode} took {seconds:.1f} s"
+
+
+@pytest.mark.parametrize("endpoint", ["401", "refused", "garbage", "500"], indirect=True)
+def test_calibrate_ranks_the_judges_that_work_and_names_the_one_that_failed(
+        endpoint: tuple[str, str], tiny_set: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    mode, url = endpoint
+    code, stdout, stderr, _ = _run(
+        ["calibrate", str(tiny_set), "--judge", "heuristic", "--judge", "openai/fake-judge",
+         "--api-base", url, "--no-cache", "--no-progress", "--timeout", "1",
+         "--resamples", "200", "--out", str(tmp_path / "cal")], capsys)
+    assert code == 0, stderr
+    failed = [ln for ln in stderr.splitlines() if "openai/fake-judge" in ln and "fail" in ln]
+    assert failed and failed[0].startswith("warning:"), stderr
+    assert MODES[mode].split()[0] in stderr or mode in stderr, stderr
+    card = json.loads((tmp_path / "cal" / "judge_card.json").read_text())
+    assert card["judge_name"] == "heuristic"                  # the card never pins a failed judge
+    assert "Label more items" not in stdout
+
+
+def test_below_the_threshold_the_run_reports_its_failures(tiny_set: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    """One handoff's reply is unreadable: with --max-judge-errors above that share the scores
+    are written, and the output says how many facts failed and why."""
+    first_fact = json.loads((tiny_set / "expectations.jsonl").read_text().splitlines()[0])
+    marker = first_fact["key_facts"][0]["text"]
+
+    def responder(body: dict) -> object:
+        text = json.dumps(body["messages"])
+        return reply("not json at all") if marker in text else _default_responder(body)
+
+    server = FakeOpenAIServer(responder)
+    server.start()
+    try:
+        out = tmp_path / "scores.csv"
+        code, stdout, stderr, _ = _run(
+            ["score", str(tiny_set), "--judge", "openai/fake-judge", "--api-base",
+             server.base_url, "--no-cache", "--no-progress", "--max-judge-errors", "0.9",
+             "--out", str(out)], capsys)
+        assert code == 0, stderr
+        assert out.is_file()
+        judge_line = next(ln for ln in stdout.splitlines() if ln.startswith("judge:"))
+        assert "model openai/fake-judge" in judge_line and "unparseable" in judge_line
+        assert re.search(r"\d+ failed \(unparseable \d+\)", stderr), stderr
+
+        # the same run with the default threshold fails and writes nothing
+        out2 = tmp_path / "strict.csv"
+        code, stdout, stderr, _ = _run(
+            ["score", str(tiny_set), "--judge", "openai/fake-judge", "--api-base",
+             server.base_url, "--no-cache", "--no-progress", "--max-judge-errors", "0",
+             "--out", str(out2)], capsys)
+        assert code == 1 and not out2.exists(), stderr
+        assert "unparseable" in stderr.splitlines()[-1]
+    finally:
+        server.stop()
+
+
+def test_demo_scores_with_a_model_judge(tiny_set: Path, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    server = FakeOpenAIServer()
+    server.start()
+    try:
+        code, stdout, stderr, _ = _run(
+            ["demo", "--set", str(tiny_set), "--judge", "openai/fake-judge", "--api-base",
+             server.base_url, "--no-cache", "--no-progress", "--out", str(tmp_path / "d")],
+            capsys)
+    finally:
+        server.stop()
+    assert code == 0, stderr
+    judge_line = next(ln for ln in stdout.splitlines() if ln.startswith("judge:"))
+    assert "model openai/fake-judge" in judge_line and " 0 errors" in judge_line
+    assert int(re.search(r"(\d+) requests", judge_line).group(1)) > 0
+    for name in ("report.html", "scores.csv", "retention_ledger.csv"):
+        assert (tmp_path / "d" / name).is_file()
+        assert f"{tmp_path / 'd' / name}" in stdout
+    assert "Traceback" not in stderr
