@@ -348,7 +348,7 @@ def provider_of(model: str) -> str:
 
 def endpoint_of(backend: Any) -> tuple[str, bool]:
     """Where ``backend`` sends requests: ``(api base URL, True)`` when one is configured, else
-    ``(provider name, False)``."""
+    ``(provider name, False)`` (the backend's kind for backends other than litellm / openai)."""
     try:
         identity = backend.cache_identity()
     except Exception:
@@ -357,6 +357,9 @@ def endpoint_of(backend: Any) -> tuple[str, bool]:
     base = identity.get("base_url") or params.get("api_base") or params.get("base_url")
     if base:
         return str(base).rstrip("/"), True
+    kind = str(getattr(backend, "kind", "") or "")
+    if kind not in ("litellm", "openai"):
+        return kind or type(backend).__name__, False
     return provider_of(str(getattr(backend, "model", "") or "")), False
 
 
@@ -380,8 +383,10 @@ def unavailable_error(backend: Any, err: BackendError) -> Any:
     where, is_url = endpoint_of(backend)
     provider = provider_of(model) if getattr(backend, "kind", "") == "litellm" else "openai"
     var = _KEY_VARS.get(provider, f"{provider.upper()}_API_KEY")
-    client = getattr(backend, "kind", "") == "openai"
-    at = f"at {where}" if is_url else f"with provider {where}"
+    kind = getattr(backend, "kind", "")
+    client = kind == "openai"
+    at = (f"at {where}" if is_url else f"with provider {where}" if kind in ("litellm", "openai")
+          else f"in the {where} backend")
     if err.cause == "auth":
         if _NO_KEY.search(err.message):
             detail = "no API key"
@@ -390,7 +395,9 @@ def unavailable_error(backend: Any, err: BackendError) -> Any:
         else:
             detail = err.message.split(" (")[0][:80]
         message = f"authentication failed {at} for model {model} ({detail})"
-        if client:
+        if kind not in ("litellm", "openai"):
+            fix = "check the backend's credentials"
+        elif client:
             fix = f"give the openai client a valid api_key (or set {var})"
         elif is_url:
             fix = f"pass the server's key with --api-key (api_key=) or set {var}"
@@ -398,9 +405,11 @@ def unavailable_error(backend: Any, err: BackendError) -> Any:
             fix = f"set {var} or pass --api-key (api_key=)"
         return JudgeUnavailableError(message, cause="auth", fix=fix)
     reason = err.message.split(" (", 1)[0] if err.kind == "unreachable" else err.message[:80]
-    message = (f"nothing answers at {where}" if is_url else f"cannot reach provider {where}") \
-        + f" for model {model} ({reason})"
-    if client:
+    message = (f"nothing answers {at}" if is_url or kind not in ("litellm", "openai")
+               else f"cannot reach provider {where}") + f" for model {model} ({reason})"
+    if kind not in ("litellm", "openai"):
+        fix = "check the backend's endpoint"
+    elif client:
         fix = "start the server or fix the openai client's base_url"
     elif is_url:
         fix = "start the server or fix --api-base (api_base=)"
