@@ -175,6 +175,7 @@ ROWS: list[tuple[list[str], str]] = [
     (["serve-fake", "--port", "70000"], "--port"),
     (["serve-fake", "--latency", "-1"], "--latency"),
     (["serve-fake", "--bogus"], "No such option"),
+    (["serve-fake", "--fail", "418"], "--fail"),
     # the group
     (["nosuch"], "No such command 'nosuch'"),
 ]

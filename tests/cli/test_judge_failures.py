@@ -194,3 +194,36 @@ def test_demo_scores_with_a_model_judge(tiny_set: Path, tmp_path: Path,
         assert (tmp_path / "d" / name).is_file()
         assert f"{tmp_path / 'd' / name}" in stdout
     assert "Traceback" not in stderr
+
+
+@pytest.mark.parametrize("mode", ["401", "garbage"])
+def test_through_maev_serve_fake_in_real_processes(mode: str, tiny_set: Path,
+                                                   tmp_path: Path) -> None:
+    """`maev serve-fake --fail MODE` in one process, `maev score` in another: exit 1, one
+    error line naming the cause, no traceback on the terminal, no scores file."""
+    import os
+    import subprocess
+    import sys
+
+    maev = str(Path(sys.executable).parent / "maev")
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("MAEV_DEBUG", None)
+    server = subprocess.Popen([maev, "serve-fake", "--port", "0", "--fail", mode],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        first = server.stdout.readline()
+        url = re.search(r"(http://\S+?)(?:[;,)\s]|$)", first)
+        assert url, first
+        out = tmp_path / "scores.csv"
+        proc = subprocess.run([maev, "score", str(tiny_set), "--judge", "openai/fake-judge",
+                               "--api-base", url.group(1), "--no-cache", "--no-progress",
+                               "--timeout", "2", "--out", str(out)],
+                              capture_output=True, text=True, timeout=300, env=env)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and MODES[mode] in errors[0], proc.stderr
+    assert not re.search(r"\d\.\d{3}", proc.stdout) and not out.exists()
