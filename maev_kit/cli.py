@@ -193,8 +193,10 @@ def _os_error_text(e: OSError) -> str:
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
                   file: Any = None, line: str | None = None) -> None:
-    """Print a warning as ``warning: message`` on stderr (no source line, no file name)."""
-    click.echo(f"warning: {message}", err=True)
+    """Print a warning as ``warning: message`` on stderr (no source line, no file name); each
+    line of a multi-line warning (a list of findings) gets its own ``warning:`` prefix."""
+    lines = [ln.strip() for ln in str(message).splitlines() if ln.strip()] or [""]
+    click.echo("\n".join(f"warning: {ln}" for ln in lines), err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover
