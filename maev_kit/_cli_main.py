@@ -298,12 +298,13 @@ def _judge_line(judge: dict[str, Any]) -> str:
     """``judge: heuristic (1-…), offline: 0 requests, 0 cache hits, 0 errors``."""
     stats = judge.get("stats") or {}
     model = f"model {judge['model']}" if judge.get("model") else "offline"
-    n_err = stats.get("errors", 0)
+    n_err = stats.get("errors") or 0
     errors = f"{n_err} error{'s' if n_err != 1 else ''}" + (
         f" ({_causes(stats)})" if n_err and _causes(stats) else "")
     version = f" ({judge['version']})" if judge.get("version") else ""
-    return (f"judge: {judge.get('name')}{version}, {model}: {stats.get('requests', 0)} requests, "
-            f"{stats.get('cache_hits', 0)} cache hits, {errors}")
+    requests, hits = stats.get("requests") or 0, stats.get("cache_hits") or 0
+    return (f"judge: {judge.get('name')}{version}, {model}: {requests} requests, "
+            f"{hits} cache hits, {errors}")
 
 
 def _error_summary_line(result: Any) -> str | None:

@@ -145,7 +145,8 @@ def main(argv: list[str] | None = None) -> Any:
             if os.environ.get("MAEV_DEBUG"):
                 raise
             _fail(f"error: internal error ({type(e).__name__}: {_one_line(str(e))}); this is "
-                  "a bug in maev-kit — rerun with MAEV_DEBUG=1 for the traceback and report it", 1)
+                  "a bug in maev-kit: rerun with MAEV_DEBUG=1 for the traceback and report it",
+                  1)
 
 
 def _fail(message: str, code: int) -> None:

@@ -1,4 +1,5 @@
-"""Every bad input to every `maev` command: exit 2, one readable line, no traceback, no file touched.
+"""Every bad input to every `maev` command: exit 2, one readable line, no traceback, no file
+touched.
 
 Each row runs the CLI in-process through ``maev_kit.cli.main`` (a few also through the real
 console script) inside a folder of prepared inputs, and checks:
