@@ -227,7 +227,8 @@ def _validate_trace_file(path: str | os.PathLike[str], name: str
 
 
 def load_traces(path: str | os.PathLike[str]) -> list[MultiAgentTrace]:
-    """Load a trace JSONL file (one conversation per line, ../shared/DESIGN.md §3).
+    """Load a trace JSONL file (one conversation per line, ../shared/DESIGN.md §3), or a
+    Parquet file when ``path`` ends in ``.parquet`` (one row per conversation).
 
     All problems of the file are collected and raised together as one
     :class:`~maev_kit.errors.TraceValidationError`; non-fatal findings are issued as one
@@ -239,6 +240,10 @@ def load_traces(path: str | os.PathLike[str]) -> list[MultiAgentTrace]:
     >>> [t.conversation_id for t in load_traces(p)]
     ['c-1']
     """
+    if str(path).endswith(".parquet"):  # columnar traces (docs/formats.md), needs pyarrow
+        from maev_kit.traces._parquet import load_parquet
+
+        return load_parquet(path)
     if not Path(path).exists():
         raise TraceValidationError([Problem(display_name(path), None, "", "file not found")])
     traces, errors, warns = validate_trace_file(path)
@@ -253,7 +258,12 @@ def load_traces(path: str | os.PathLike[str]) -> list[MultiAgentTrace]:
 
 
 def save_traces(traces: Iterable[MultiAgentTrace], path: str | os.PathLike[str]) -> None:
-    """Write traces as JSONL; ``load_traces`` reads back equal objects."""
+    """Write traces as JSONL (Parquet when ``path`` ends in ``.parquet``); ``load_traces``
+    reads back equal objects."""
+    if str(path).endswith(".parquet"):
+        from maev_kit.traces._parquet import save_parquet
+
+        return save_parquet(traces, path)
     write_jsonl((trace_to_dict(t) for t in traces), path)
 
 
