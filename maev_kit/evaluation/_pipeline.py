@@ -85,7 +85,8 @@ def evaluate(
     labeled_set_or_traces : LabeledSet, path to a labeled-set folder (or a bundled set's name,
         e.g. ``"support_desk"``), path to a trace JSONL file, or a list of traces.
     judge : judge object, offline judge name (``"heuristic"``), or a litellm model string
-        (``"gpt-4o-mini"``, ``"openai/<name>"`` with ``backend`` params) for the LLM judge.
+        (``"gpt-4o-mini"``, ``"openai/<name>"`` with ``backend`` params) for the LLM judge;
+        None skips retention (n/a, "not judged") and scores the deterministic metrics only.
     judge_card : JudgeCard or path, optional
         The card pinned by calibration; a warning is issued when ``judge`` or the labeled set
         no longer matches it.
@@ -128,18 +129,20 @@ def evaluate(
     """
     if not_applicable not in ("na", "article"):
         raise InputError(f"`not_applicable` must be 'na' or 'article', got {not_applicable!r}")
+    if judge is None and not_applicable == "article":
+        raise InputError("judge=None scores no retention, which the article's composite needs: "
+                         "pass not_applicable='na' or name a judge")
     inputs = _load(labeled_set_or_traces, expectations=expectations, contracts=contracts,
-                   split=split)
-    judge_obj, judge_backend = _resolve(judge, backend, prompt, judge_card, inputs)
+                   split=split, retention=judge is not None)
+    judge_obj, judge_backend = (_resolve(judge, backend, prompt, judge_card, inputs)
+                                if judge is not None else (None, None))
     run = _judge(inputs.items, judge_obj, judge_backend, cache=cache, progress=progress,
                  max_concurrency=max_concurrency, timeout=timeout)
     verdicts = _verdicts_by_conversation(inputs.items, run)
-    scores = [score_conversation(t, inputs.expectations.get(t.conversation_id),
-                                 verdicts.get(t.conversation_id, []), inputs.contracts,
-                                 split=inputs.splits.get(t.conversation_id),
-                                 triage_agent=triage_agent, max_handoffs=max_handoffs,
-                                 weights=weights, not_applicable=not_applicable)
-              for t in inputs.traces]
+    scores = score_traces(inputs.traces, inputs.expectations, verdicts, inputs.contracts,
+                          inputs.splits, retention=judge is not None, triage_agent=triage_agent,
+                          max_handoffs=max_handoffs, weights=weights,
+                          not_applicable=not_applicable)
     result = _aggregate(scores, inputs, run, n_resamples=n_resamples, confidence=confidence,
                         seed=seed)
     result.weights = weights
@@ -155,7 +158,7 @@ def evaluate(
 # -- load -------------------------------------------------------------------------------------
 
 def _load(source: Any, *, expectations: Any = None, contracts: Any = None,
-          split: str | None = None) -> _Inputs:
+          split: str | None = None, retention: bool = True) -> _Inputs:
     """Traces, expectations, contracts and retention items from what the caller gave."""
     from maev_kit import metrics
     from maev_kit.datasets import LabeledSet, load_labeled_set
@@ -195,7 +198,8 @@ def _load(source: Any, *, expectations: Any = None, contracts: Any = None,
     splits = ({t.conversation_id: labeled_set.split_of(t.conversation_id) for t in traces}
               if labeled_set is not None else {})
     return _Inputs(traces, dict(exp_by_conv), list(contracts) if contracts else None,
-                   build_retention_items(traces, exp_by_conv), labeled_set, split, splits)
+                   build_retention_items(traces, exp_by_conv) if retention else [],
+                   labeled_set, split, splits)
 
 
 # -- judge ------------------------------------------------------------------------------------
@@ -246,11 +250,40 @@ def _verdicts_by_conversation(items: Sequence[RetentionItem], run: JudgeRun | No
 
 
 def _judge_info(judge_obj: Any, judge: Any, run: JudgeRun | None) -> dict[str, Any]:
+    if judge is None:
+        return {"name": None, "version": "", "model": None, "offline": True, "stats": {}}
     return {"name": getattr(judge_obj, "name", str(judge)),
             "version": getattr(judge_obj, "version", ""),
             "model": run.model if run else None,
             "offline": bool(getattr(judge_obj, "offline", False)),
             "stats": dict(run.stats) if run else {}}
+
+
+# -- score ------------------------------------------------------------------------------------
+
+#: The reason retention is n/a when no judge was asked (``judge=None``).
+NOT_JUDGED = "not judged (judge=None)"
+
+
+def score_traces(traces: Sequence[MultiAgentTrace],
+                 expectations: dict[str, ConversationExpectations],
+                 verdicts: dict[str, list[Verdict]], contracts: Sequence[HandoffContract] | None,
+                 splits: dict[str, str | None], *, retention: bool = True,
+                 **kwargs: Any) -> list[ConversationScore]:
+    """:func:`score_conversation` for each trace, in order (``evaluate`` and
+    ``maev_kit.scale.evaluate_dataset`` both score through here). ``retention=False``: no
+    judge was asked, retention is n/a with reason :data:`NOT_JUDGED`."""
+    scores = [score_conversation(t, expectations.get(t.conversation_id),
+                                 verdicts.get(t.conversation_id, []), contracts,
+                                 split=splits.get(t.conversation_id), **kwargs)
+              for t in traces]
+    if not retention:
+        import dataclasses
+
+        scores = [dataclasses.replace(s, not_applicable={**s.not_applicable,
+                                                         "retention": NOT_JUDGED})
+                  if "retention" in s.not_applicable else s for s in scores]
+    return scores
 
 
 # -- aggregate --------------------------------------------------------------------------------
@@ -259,6 +292,21 @@ def _aggregate(scores: Sequence[ConversationScore], inputs: _Inputs, run: JudgeR
                n_resamples: int = 2000, confidence: float = 0.95,
                seed: int = 0) -> EvaluationResult:
     """The result from every conversation's score: aggregates, pairs, ledger, routing."""
+    return aggregate_scores(
+        scores, _ledger(inputs.items, run),
+        [(h.from_agent, h.to_agent) for t in inputs.traces for h in t.handoffs],
+        labeled_set=inputs.labeled_set, split=inputs.split, traces=inputs.traces,
+        n_resamples=n_resamples, confidence=confidence, seed=seed)
+
+
+def aggregate_scores(scores: Sequence[ConversationScore], ledger: pd.DataFrame,
+                     handoffs: Sequence[tuple[str, str]], *,
+                     labeled_set: LabeledSet | None = None, split: str | None = None,
+                     traces: Sequence[MultiAgentTrace] = (), n_resamples: int = 2000,
+                     confidence: float = 0.95, seed: int = 0) -> EvaluationResult:
+    """The aggregate stage from rows alone: every conversation's score (in order), the ledger
+    and the (from_agent, to_agent) of every handoff; ``maev_kit.scale`` calls it with rows read
+    back from Parquet."""
     import pandas as pd
 
     from maev_kit import metrics
@@ -270,9 +318,7 @@ def _aggregate(scores: Sequence[ConversationScore], inputs: _Inputs, run: JudgeR
                                   confidence=confidence, seed=seed)
     aggregates["note"] = [_note(m, n, len(scores), judge_errors, not_applicable)
                           for m, n in zip(aggregates["metric"], aggregates["n"])]
-    ledger = _ledger(inputs.items, run)
-    hf = pd.DataFrame([(h.from_agent, h.to_agent) for t in inputs.traces for h in t.handoffs],
-                      columns=["from_agent", "to_agent"])
+    hf = pd.DataFrame(list(handoffs), columns=["from_agent", "to_agent"])
     matrix = pd.crosstab(hf["from_agent"], hf["to_agent"]) if len(hf) else pd.DataFrame()
     cases = [c for s in scores for c in s.cases]
     routes = [s.route for s in scores for _ in s.cases]
@@ -282,19 +328,19 @@ def _aggregate(scores: Sequence[ConversationScore], inputs: _Inputs, run: JudgeR
         routing["confusion"] = metrics.routing_confusion(cases, routes)
     provenance = {"maev_kit_version": __version__,
                   "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                  "labeled_set": ({"name": inputs.labeled_set.name,
-                                   "version": inputs.labeled_set.version,
-                                   "hash": inputs.labeled_set.content_hash,
-                                   "labels_hash": inputs.labeled_set.labels_hash}
-                                  if inputs.labeled_set else None),
-                  "split": inputs.split, "confidence": confidence, "judge_card": None,
-                  "n_conversations": len(scores), "n_items": len(inputs.items)}
+                  "labeled_set": ({"name": labeled_set.name,
+                                   "version": labeled_set.version,
+                                   "hash": labeled_set.content_hash,
+                                   "labels_hash": labeled_set.labels_hash}
+                                  if labeled_set else None),
+                  "split": split, "confidence": confidence, "judge_card": None,
+                  "n_conversations": len(scores), "n_items": len(ledger)}
     return EvaluationResult(
         per_conversation=per_conv, aggregates=aggregates, handoff_matrix=matrix,
         pair_stats=_pair_stats(hf, ledger, scores), ledger=ledger,
         loops=[lp for s in scores for lp in s.loops],
         violations=[v for s in scores for v in s.violations], routing=routing,
-        judge={}, provenance=provenance, traces=list(inputs.traces),
+        judge={}, provenance=provenance, traces=list(traces),
         judge_errors=judge_errors, not_applicable=not_applicable)
 
 
