@@ -28,7 +28,7 @@ class _Spec:
 
 
 def _prompt_hash(judge: Any) -> str | None:
-    template = getattr(judge, "_template", None)
+    template = getattr(judge, "template", None)
     return getattr(template, "sha256", None)
 
 
@@ -36,8 +36,9 @@ def _is_backend(obj: Any) -> bool:
     return callable(getattr(obj, "complete", None)) and hasattr(obj, "cache_identity")
 
 
-def _resolve(judges: Sequence[Any], prompts: Sequence[str] | None,
-             backend_params: Mapping[str, Any]) -> list[_Spec]:
+def _resolve(judges: Sequence[Any], prompts: Sequence[Any] | None,
+             backend_params: Mapping[str, Any],
+             judge_options: Mapping[str, Any] | None = None) -> list[_Spec]:
     """One spec per judge × prompt: each name goes through :func:`maev_kit.judges.resolve_judge`."""
     from maev_kit.judges import resolve_judge
     from maev_kit.judges._registry import _check_prompt
@@ -46,9 +47,14 @@ def _resolve(judges: Sequence[Any], prompts: Sequence[str] | None,
         raise InputError("`judges` must be a non-empty list, e.g. judges=['heuristic', "
                          "'gpt-4o-mini']")
     if isinstance(prompts, str) or (prompts is not None and not list(prompts)):
-        raise InputError(f"`prompts` must be a list of prompt variants such as ['v1', 'v2'], "
-                         f"got {prompts!r}")
+        raise InputError(f"`prompts` must be a list of builtin prompt ids, template files or "
+                         f"PromptTemplates, such as ['v1', 'v2', 'mine.txt'], got {prompts!r}")
     prompt_list = list(dict.fromkeys(_check_prompt(p) for p in prompts or ["v1"]))
+    names = [t.name for t in prompt_list]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InputError(f"two different prompts are named {twice[0]!r}: rename one template "
+                         "file (a prompt is named by its file's stem)")
     specs: list[_Spec] = []
     for spec in judges:
         if not isinstance(spec, str) and not _is_backend(spec):
@@ -67,8 +73,13 @@ def _resolve(judges: Sequence[Any], prompts: Sequence[str] | None,
         params = dict(backend.cache_identity().get("params", {}))
         for p in prompt_list:
             judge, backend = resolve_judge(spec, prompt=p, backend_params=backend_params)
-            specs.append(_Spec(f"{model} [{p}]", judge, backend,
-                               JudgeMeta(model, p, params, _prompt_hash(judge))))
+            if judge_options:
+                from maev_kit.judges import RetentionJudge
+
+                judge = RetentionJudge(p, **judge_options)
+            ex = f" +{judge.n_examples} ex" if getattr(judge, "n_examples", 0) else ""
+            specs.append(_Spec(f"{model} [{p.name}{ex}]", judge, backend,
+                               JudgeMeta(model, p.name, params, _prompt_hash(judge))))
     keys = [s.key for s in specs]
     dup = sorted({k for k in keys if keys.count(k) > 1})
     if dup:

@@ -12,19 +12,24 @@ reply; an offline judge (:class:`HeuristicJudge`, :class:`LearnedJudge`) answers
 
 The learned judge (``"tfidf-logreg"``) must be fit on a training split before judging and
 refuses items it was trained on; see :func:`get_judge` for the calibration recipe.
+
+:class:`PromptTemplate` reads your own prompt (``PromptTemplate.from_file("mine.txt")``), usable
+wherever a prompt id is; ``RetentionJudge(..., examples=k)`` shows ``k`` human-labeled items of
+another split as worked examples (:meth:`RetentionJudge.bind_examples`). See docs/prompts.md.
 """
 
 from maev_kit.judges._answer import answer_retention_prompt
 from maev_kit.judges._heuristic import HeuristicJudge
 from maev_kit.judges._learned import LearnedJudge, NotFittedError, TrainingOverlapError
-from maev_kit.judges._llm import RetentionJudge
+from maev_kit.judges._llm import ExampleOverlapError, RetentionJudge
 from maev_kit.judges._parse import parse_retention_reply
-from maev_kit.judges._prompts import PROMPT_IDS, escape_fence
+from maev_kit.judges._prompts import PROMPT_IDS, PromptTemplate, escape_fence
 from maev_kit.judges._protocol import Judge, LLMJudge, OfflineJudge
 from maev_kit.judges._registry import JUDGE_NAMES, OFFLINE_JUDGES, get_judge, resolve_judge
 from maev_kit.judges._verdict import Verdict
 
 __all__ = [
+    "ExampleOverlapError",
     "HeuristicJudge",
     "JUDGE_NAMES",
     "Judge",
@@ -34,6 +39,7 @@ __all__ = [
     "OFFLINE_JUDGES",
     "OfflineJudge",
     "PROMPT_IDS",
+    "PromptTemplate",
     "RetentionJudge",
     "TrainingOverlapError",
     "Verdict",

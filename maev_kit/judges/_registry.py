@@ -28,17 +28,17 @@ def _is_backend(obj: Any) -> bool:
     return callable(getattr(obj, "complete", None)) and hasattr(obj, "cache_identity")
 
 
-def _check_prompt(prompt: Any) -> str | None:
-    from maev_kit.judges._prompts import PROMPT_IDS
+def _check_prompt(prompt: Any) -> Any:
+    """None, or the :class:`~maev_kit.judges.PromptTemplate` for a builtin id, a template file
+    path or a template (an unknown one is an InputError listing the builtins)."""
+    from maev_kit.judges._prompts import resolve_prompt
 
     if prompt is None:
         return None
-    if not isinstance(prompt, str) or prompt.strip().lower() not in PROMPT_IDS:
-        raise InputError(f"unknown prompt {prompt!r}; prompts: {', '.join(PROMPT_IDS)}")
-    return prompt.strip().lower()
+    return resolve_prompt(prompt)
 
 
-def resolve_judge(judge: Any, *, prompt: str | None = None, backend: Any = None,
+def resolve_judge(judge: Any, *, prompt: Any = None, backend: Any = None,
                   backend_params: Mapping[str, Any] | None = None) -> tuple[Any, Any]:
     """The judge object and its backend (None for an offline judge) for what a user names.
 
@@ -57,7 +57,9 @@ def resolve_judge(judge: Any, *, prompt: str | None = None, backend: Any = None,
     a judge object                        itself, with ``backend``
     ====================================  ===================================================
 
-    An unknown ``prompt`` is an InputError listing the valid ones. litellm is not imported.
+    ``prompt`` is a builtin id (``"v1"``, ``"v2"``), a template file path or a
+    :class:`~maev_kit.judges.PromptTemplate`; an unknown one is an InputError listing the
+    builtins. litellm is not imported.
 
     Examples
     --------
@@ -75,7 +77,7 @@ def resolve_judge(judge: Any, *, prompt: str | None = None, backend: Any = None,
     >>> resolve_judge("gpt-4o-mini", prompt="v3")
     Traceback (most recent call last):
     ...
-    maev_kit.errors.InputError: unknown prompt 'v3'; prompts: v1, v2
+    maev_kit.errors.InputError: unknown prompt 'v3': not a builtin prompt (v1, v2) and no template file at that path
     """
     prompt = _check_prompt(prompt)
     if _is_judge(judge):
@@ -103,9 +105,9 @@ def resolve_judge(judge: Any, *, prompt: str | None = None, backend: Any = None,
             raise InputError(f"{judge!r} is a prompt variant, not a judge model: name the model "
                              f"as the judge and the variant as the prompt, e.g. --judge "
                              f"gpt-4o-mini --prompt {variant}")
-        if prompt is not None and prompt != variant:
-            raise InputError(f"judge {judge!r} uses prompt {variant!r}, but prompt {prompt!r} "
-                             "was given; name one")
+        if prompt is not None and prompt.builtin_id != variant:
+            raise InputError(f"judge {judge!r} uses prompt {variant!r}, but prompt "
+                             f"{prompt.name!r} was given; name one")
         from maev_kit.judges._llm import RetentionJudge
 
         return RetentionJudge(prompt=variant), backend  # type: ignore[arg-type]
