@@ -1,0 +1,209 @@
+"""Benchmark: load + every deterministic metric for N traces, one process vs Ray Data.
+
+Generates seeded realistic traces (the generator of ``bench_metrics.py``: ~20 agent turns,
+~3 handoffs, tool calls, contexts with wrong types now and then, ping-pong loops; plus the
+expected handoffs and a routing case per conversation), writes them as JSONL and Parquet shards,
+then scores them with ``judge=None`` (handoffs, routing, loops, contracts, composite — no
+retention) four ways:
+
+- one process, ``evaluate`` on the JSONL shards loaded with ``load_traces``;
+- one process, the same from the Parquet shards;
+- ``maev_kit.scale.evaluate_dataset`` on the Parquet shards, Ray with 1 worker, then 2.
+
+Each line: wall time, traces/s, traces/s per core and peak memory (the driver's peak RSS for
+the single-process runs; for Ray the driver's and the largest worker's). Also printed: the
+Parquet vs JSONL load time for the first 10,000 traces (``load_traces``, same process, best of
+3) and the 1 → 2 worker scaling.
+
+Usage::
+
+    python benchmarks/bench_scale.py              # 1,000,000 traces
+    python benchmarks/bench_scale.py --n 200000 --shard-size 50000
+    python benchmarks/bench_scale.py --n 20000 --only load
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_metrics import CONTRACTS, generate  # noqa: E402
+
+from maev_kit.expectations import ConversationExpectations  # noqa: E402
+from maev_kit.traces import MultiAgentTrace, load_traces, save_traces  # noqa: E402
+
+
+def make_corpus(n: int, seed: int = 0) -> tuple[list[MultiAgentTrace],
+                                                list[ConversationExpectations]]:
+    """``n`` traces and their expectations (expected handoffs, one routing case)."""
+    traces, exps = [], []
+    for trace, truth in generate(n, seed):
+        traces.append(trace)
+        exps.append(ConversationExpectations(trace.conversation_id, handoffs=truth["expected"],
+                                             routing=[truth["routing_case"]]))
+    return traces, exps
+
+
+def write_shards(folder: Path, n: int, shard_size: int, seed: int = 0) -> list[ConversationExpectations]:
+    """JSONL and Parquet shards of ``shard_size`` traces under ``folder/{jsonl,parquet}``."""
+    exps: list[ConversationExpectations] = []
+    (folder / "jsonl").mkdir(parents=True, exist_ok=True)
+    (folder / "parquet").mkdir(parents=True, exist_ok=True)
+    gen = generate(n, seed)
+    for shard in range(0, n, shard_size):
+        traces = []
+        for _ in range(min(shard_size, n - shard)):
+            trace, truth = next(gen)
+            traces.append(trace)
+            exps.append(ConversationExpectations(trace.conversation_id,
+                                                 handoffs=truth["expected"],
+                                                 routing=[truth["routing_case"]]))
+        save_traces(traces, folder / "jsonl" / f"shard-{shard // shard_size:05d}.jsonl")
+        save_traces(traces, folder / "parquet" / f"shard-{shard // shard_size:05d}.parquet")
+    return exps
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _best(f: Any, repeat: int = 3) -> float:
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.process_time()
+        r = f()
+        times.append(time.process_time() - t0)
+        del r
+    return min(times)
+
+
+def bench_load(n: int = 10_000) -> tuple[float, float]:
+    """``load_traces`` CPU seconds for ``n`` traces, JSONL vs Parquet (best of 3)."""
+    traces, _ = make_corpus(n)
+    with tempfile.TemporaryDirectory() as d:
+        save_traces(traces, Path(d) / "t.jsonl")
+        save_traces(traces, Path(d) / "t.parquet")
+        del traces
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return (_best(lambda: load_traces(Path(d) / "t.jsonl")),
+                    _best(lambda: load_traces(Path(d) / "t.parquet")))
+
+
+def run_single(folder: Path, fmt: str, exps_path: Path) -> None:
+    """One process: load every shard, ``evaluate(judge=None)``; prints seconds and peak RSS."""
+    import pickle
+
+    from maev_kit import evaluate
+
+    exps = pickle.loads(exps_path.read_bytes())
+    t0 = time.perf_counter()
+    traces: list[MultiAgentTrace] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for p in sorted((folder / fmt).iterdir()):
+            traces.extend(load_traces(p))
+        r = evaluate(traces, judge=None, expectations=exps, contracts=CONTRACTS,
+                     progress=False, n_resamples=200)
+    print(time.perf_counter() - t0, _peak_rss_mb(), len(r.per_conversation))
+
+
+def run_ray(folder: Path, workers: int, exps_path: Path, batch_size: int) -> None:
+    import pickle
+
+    import ray
+
+    from maev_kit.scale import evaluate_dataset
+
+    exps = pickle.loads(exps_path.read_bytes())
+    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
+             logging_level="ERROR")
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = evaluate_dataset(str(folder / "parquet"), judge=None, expectations=exps,
+                             contracts=CONTRACTS, batch_size=batch_size, n_resamples=200,
+                             output_dir=tempfile.mkdtemp(prefix="maev-bench-"), resume=False)
+    wall = time.perf_counter() - t0
+    workers_rss = [0.0]
+    try:
+        import psutil
+
+        workers_rss = [p.memory_info().rss / 2**20 for p in psutil.process_iter()
+                       if "ray::" in " ".join(p.cmdline() or [])] or [0.0]
+    except Exception:  # psutil is optional
+        pass
+    print(wall, _peak_rss_mb(), len(r.per_conversation), max(workers_rss))
+    ray.shutdown()
+
+
+def _child(*args: str) -> list[float]:
+    out = subprocess.run([sys.executable, __file__, "--child", *args], check=True,
+                         capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    return [float(x) for x in out.split()]
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--shard-size", type=int, default=50_000)
+    ap.add_argument("--batch-size", type=int, default=5_000)
+    ap.add_argument("--only", choices=["load", "all"], default="all")
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        kind, folder, *rest = args.child
+        if kind == "single":
+            run_single(Path(folder), rest[0], Path(rest[1]))
+        else:
+            run_ray(Path(folder), int(rest[0]), Path(rest[1]), int(rest[2]))
+        return
+
+    print(f"# bench_scale: N={args.n:,}, {os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.2f}")
+    j, p = bench_load(min(10_000, args.n))
+    print(f"load_traces, {min(10_000, args.n):,} traces (CPU s, best of 3): JSONL {j:.3f}, "
+          f"Parquet {p:.3f} -> Parquet {j / p:.1f}x faster")
+    if args.only == "load":
+        return
+    import pickle
+
+    with tempfile.TemporaryDirectory(prefix="maev-bench-") as d:
+        folder = Path(d)
+        t0 = time.perf_counter()
+        exps = write_shards(folder, args.n, args.shard_size)
+        exps_path = folder / "expectations.pickle"
+        exps_path.write_bytes(pickle.dumps(exps))
+        del exps
+        print(f"generated and wrote {args.n:,} traces in {time.perf_counter() - t0:.0f} s")
+        rows = []
+        for label, cores, argv_ in (
+                ("1 process, JSONL", 1, ("single", d, "jsonl", str(exps_path))),
+                ("1 process, Parquet", 1, ("single", d, "parquet", str(exps_path))),
+                ("Ray, 1 worker", 1, ("ray", d, "1", str(exps_path), str(args.batch_size))),
+                ("Ray, 2 workers", 2, ("ray", d, "2", str(exps_path), str(args.batch_size)))):
+            got = _child(*argv_)
+            wall, rss = got[0], got[1]
+            rows.append((label, wall))
+            extra = f", largest worker {got[3]:.0f} MB" if len(got) > 3 else ""
+            print(f"{label:<20} {wall:8.1f} s  {args.n / wall:9,.0f} traces/s  "
+                  f"{args.n / wall / cores:9,.0f} traces/s/core  peak RSS {rss:,.0f} MB{extra}",
+                  flush=True)
+        one, two = rows[2][1], rows[3][1]
+        print(f"Ray 1 -> 2 workers: {one / two:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
