@@ -3,13 +3,15 @@
 ``FakeOpenAIServer`` speaks real HTTP, so code under test goes through the real litellm and the
 real openai client; ``FakeOpenAIServer(fail="401")`` (or ``"429"``, ``"500"``, ``"timeout"``,
 ``"garbage"``, ``"prose"``) fails every request one way, and :func:`free_port` gives a port where
-nothing listens (a refused connection). ``ScriptedBackend`` skips HTTP and fails when scripted
-replies are left unused.
+nothing listens (a refused connection). The server also speaks the provider batch API
+(``/v1/files``, ``/v1/batches``) with a completion delay and injected faults.
+``ScriptedBackend`` skips HTTP and fails when scripted replies are left unused.
 """
 
 from maev_kit.backends._scripted import ScriptedBackend
 from maev_kit.testing._server import (
     FAIL_MODES,
+    FakeBatch,
     FakeOpenAIServer,
     FakeReply,
     LoggedRequest,
@@ -24,6 +26,7 @@ from maev_kit.testing._server import (
 
 __all__ = [
     "FAIL_MODES",
+    "FakeBatch",
     "FakeOpenAIServer",
     "FakeReply",
     "LoggedRequest",

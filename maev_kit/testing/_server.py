@@ -8,6 +8,7 @@ about clients that hang up (a client timing out is not a server error).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import threading
@@ -19,6 +20,7 @@ from typing import Any, Literal, Union
 
 __all__ = [
     "FAIL_MODES",
+    "FakeBatch",
     "FakeOpenAIServer",
     "FakeReply",
     "LoggedRequest",
@@ -162,6 +164,80 @@ def _count_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4)
 
 
+@dataclass
+class FakeBatch:
+    """One batch as the server saw it (``FakeOpenAIServer.batches``): its id, the ``custom_id``
+    of every line in its input file, in file order, and what became of it."""
+
+    id: str
+    input_file_id: str
+    custom_ids: list[str]
+    lines: list[dict[str, Any]]
+    created: int
+    started_at: float
+    fate: Literal["complete", "expire", "fail"] = "complete"
+    status: str = "validating"
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+    completed: int = 0
+    failed: int = 0
+    endpoint: str = "/v1/chat/completions"
+    completion_window: str = "24h"
+    metadata: dict[str, Any] | None = None
+    finished: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        terminal = self.status in ("completed", "failed", "expired", "cancelled")
+        errors = None
+        if self.status == "failed":
+            errors = {"object": "list", "data": [{"code": "injected_failure", "line": None,
+                                                  "param": None,
+                                                  "message": "the batch failed (injected)"}]}
+        stamp = {"completed": "completed_at", "failed": "failed_at", "expired": "expired_at",
+                 "cancelled": "cancelled_at"}.get(self.status)
+        out = {"id": self.id, "object": "batch", "endpoint": self.endpoint, "errors": errors,
+               "input_file_id": self.input_file_id,
+               "completion_window": self.completion_window, "status": self.status,
+               "output_file_id": self.output_file_id, "error_file_id": self.error_file_id,
+               "created_at": self.created, "in_progress_at": None,
+               "expires_at": self.created + 86400, "finalizing_at": None,
+               "completed_at": None, "failed_at": None, "expired_at": None,
+               "cancelling_at": None, "cancelled_at": None,
+               "request_counts": {"total": len(self.custom_ids),
+                                  "completed": self.completed if terminal else 0,
+                                  "failed": self.failed if terminal else 0},
+               "metadata": self.metadata}
+        if stamp:
+            out[stamp] = self.finished
+        return out
+
+
+def _multipart(content_type: str, raw: bytes) -> dict[str, tuple[str | None, bytes]]:
+    """The fields of a multipart/form-data body: name -> (filename, bytes)."""
+    from email import policy
+    from email.parser import BytesParser
+
+    msg = BytesParser(policy=policy.HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode("latin-1") + raw)
+    fields: dict[str, tuple[str | None, bytes]] = {}
+    if not msg.is_multipart():
+        return fields
+    for part in msg.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if name:
+            fields[str(name)] = (part.get_filename(), part.get_payload(decode=True) or b"")
+    return fields
+
+
+def _injected_line_failure(batch_id: str, custom_id: str, rate: float) -> bool:
+    """Whether line ``custom_id`` of ``batch_id`` fails under ``rate``: a stable draw per
+    (batch, line), so the same line sent again in a new batch draws again."""
+    if rate <= 0:
+        return False
+    digest = hashlib.sha256(f"{batch_id}\0{custom_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < rate
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
@@ -207,9 +283,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.owner._leave()
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
-        if self.path.rstrip("/") in ("/v1/models", "/models"):
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path in ("/v1/models", "/models"):
             body = {"object": "list", "data": [{"id": "fake", "object": "model", "owned_by": "maev"}]}
             self._send(200, json.dumps(body).encode())
+        elif path.startswith(("/v1/files/", "/v1/batches/")):
+            self._batch_route("GET", path, b"")
         else:
             self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())
 
@@ -226,9 +305,80 @@ class _Handler(BaseHTTPRequestHandler):
         owner._enter(entry)
         self._entry: LoggedRequest | None = entry
         try:
-            self._answer(owner, entry)
+            path = entry.path.split("?", 1)[0].rstrip("/")
+            if path.startswith(("/v1/files", "/v1/batches")):
+                entry.outcome = "batch_api"
+                self._batch_route("POST", path, raw)
+            else:
+                self._answer(owner, entry)
         finally:
             self._done()
+
+    # -- files and batches ----------------------------------------------------------------
+    def _error(self, status: int, message: str, kind: str = "invalid_request_error") -> None:
+        entry = getattr(self, "_entry", None)
+        if entry is not None:
+            entry.status = status
+        self._send(status, json.dumps({"error": {"message": message, "type": kind,
+                                                 "code": None}}).encode())
+
+    def _ok(self, obj: dict[str, Any]) -> None:
+        entry = getattr(self, "_entry", None)
+        if entry is not None:
+            entry.status = 200
+        self._send(200, json.dumps(obj).encode())
+
+    def _batch_route(self, method: str, path: str, raw: bytes) -> None:
+        owner = self.server.owner
+        if owner.fail in ("401", "429", "500"):
+            step = _failure(owner.fail)
+            self._error(step.status, step.text, "invalid_request_error" if step.status == 401
+                        else "server_error")
+            return
+        parts = path.split("/")[2:]  # after "/v1"
+        if method == "POST" and parts == ["files"]:
+            fields = _multipart(self.headers.get("Content-Type") or "", raw)
+            if "file" not in fields:
+                self._error(400, "expected multipart/form-data with a `file` field")
+                return
+            filename, data = fields["file"]
+            purpose = fields.get("purpose", (None, b"batch"))[1].decode() or "batch"
+            self._ok(owner._store_file(data, filename or "input.jsonl", purpose))
+        elif method == "GET" and len(parts) == 3 and parts[0] == "files" and parts[2] == "content":
+            data = owner._file(parts[1])
+            if data is None:
+                self._error(404, f"no file {parts[1]!r}")
+                return
+            entry = getattr(self, "_entry", None)
+            if entry is not None:
+                entry.status = 200
+            self._send(200, data, content_type="application/octet-stream")
+        elif method == "GET" and len(parts) == 2 and parts[0] == "files":
+            meta = owner._file_meta(parts[1])
+            if meta is None:
+                self._error(404, f"no file {parts[1]!r}")
+            else:
+                self._ok(meta)
+        elif method == "POST" and parts == ["batches"]:
+            try:
+                request = json.loads(raw or b"{}")
+                batch = owner._create_batch(request)
+            except (ValueError, KeyError, TypeError) as exc:
+                self._error(400, str(exc))
+                return
+            self._ok(batch.to_json())
+        elif parts[:1] == ["batches"] and len(parts) in (2, 3):
+            batch = owner._batch(parts[1])
+            if batch is None:
+                self._error(404, f"no batch {parts[1]!r}")
+            elif method == "POST" and parts[2:] == ["cancel"]:
+                self._ok(owner._cancel_batch(batch).to_json())
+            elif method == "GET" and len(parts) == 2:
+                self._ok(owner._advance_batch(batch).to_json())
+            else:
+                self._error(404, f"no route {method} {path}")
+        else:
+            self._error(404, f"no route {method} {path}")
 
     def _answer(self, owner: FakeOpenAIServer, entry: LoggedRequest) -> None:
         if entry.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
@@ -278,16 +428,21 @@ class _Handler(BaseHTTPRequestHandler):
     @staticmethod
     def _completion(request: dict[str, Any], text: str, n: int,
                     finish_reason: str = "stop") -> bytes:
-        prompt = "".join(str(m.get("content") or "") for m in request.get("messages") or []
-                         if isinstance(m, dict))
-        pt, ct = _count_tokens(prompt), _count_tokens(text)
-        return json.dumps({
-            "id": f"chatcmpl-fake-{n}", "object": "chat.completion", "created": int(time.time()),
-            "model": str(request.get("model") or "fake"), "system_fingerprint": "fp_maev_fake",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": finish_reason, "logprobs": None}],
-            "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
-        }).encode()
+        return json.dumps(_completion_object(request, text, n, finish_reason)).encode()
+
+
+def _completion_object(request: dict[str, Any], text: str, n: int,
+                       finish_reason: str = "stop") -> dict[str, Any]:
+    prompt = "".join(str(m.get("content") or "") for m in request.get("messages") or []
+                     if isinstance(m, dict))
+    pt, ct = _count_tokens(prompt), _count_tokens(text)
+    return {
+        "id": f"chatcmpl-fake-{n}", "object": "chat.completion", "created": int(time.time()),
+        "model": str(request.get("model") or "fake"), "system_fingerprint": "fp_maev_fake",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                     "finish_reason": finish_reason, "logprobs": None}],
+        "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
+    }
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -314,6 +469,15 @@ class FakeOpenAIServer:
     :class:`FakeReply` to inject a fault for a given request. Every request is logged
     (:attr:`requests`) and the peak number in flight is kept (:attr:`peak_in_flight`).
 
+    It also speaks the provider batch API: ``POST /v1/files`` (multipart upload),
+    ``GET /v1/files/{id}`` and ``/v1/files/{id}/content``, ``POST /v1/batches``,
+    ``GET /v1/batches/{id}`` and ``POST /v1/batches/{id}/cancel``. A batch is ``validating``,
+    then ``in_progress``, and ends ``batch_delay`` seconds after it was created (at the first
+    poll after that): each line of its input file is answered by the same script and responder
+    as a chat completion, into the output file (``{"custom_id", "response": {"status_code",
+    "body"}}``) or the error file. Every batch is recorded in :attr:`batches`
+    (:class:`FakeBatch`: id, ``custom_ids`` in file order, status).
+
     Parameters
     ----------
     responder : callable, optional
@@ -326,6 +490,20 @@ class FakeOpenAIServer:
         Seconds to wait before each reply (changeable later through ``.latency``).
     host, port : str, int
         Where to listen; port 0 picks a free one.
+    batch_delay : float
+        Seconds from creating a batch to its end.
+    batch_fail_rate : float
+        Share of batch lines that fail (into the error file), drawn per batch and line, so a
+        line sent again in a new batch draws again; 1.0 fails every line every time.
+    batch_fail_ids : iterable of str
+        ``custom_id`` values that fail once each: the first batch holding one fails it.
+    batch_expire : int
+        The next this many batches expire: ``status "expired"``, the first half of their lines
+        answered, the rest in the error file with code ``batch_expired``.
+    batch_fail : int
+        The next this many batches fail outright: ``status "failed"``, no output.
+
+    The batch settings are attributes too (``server.batch_expire = 1``), changeable any time.
 
     Examples
     --------
@@ -346,9 +524,26 @@ class FakeOpenAIServer:
     """
 
     def __init__(self, responder: Responder | None = None, *, latency: float = 0.0,
-                 host: str = "127.0.0.1", port: int = 0, fail: str | None = None) -> None:
+                 host: str = "127.0.0.1", port: int = 0, fail: str | None = None,
+                 batch_delay: float = 1.0, batch_fail_rate: float = 0.0,
+                 batch_fail_ids: Iterable[str] = (), batch_expire: int = 0,
+                 batch_fail: int = 0) -> None:
         if latency < 0:
             raise ValueError(f"`latency` must be >= 0 seconds, got {latency!r}")
+        if not batch_delay >= 0:
+            raise ValueError(f"`batch_delay` must be >= 0 seconds, got {batch_delay!r}")
+        if not 0.0 <= batch_fail_rate <= 1.0:
+            raise ValueError(f"`batch_fail_rate` must be between 0 and 1, got {batch_fail_rate!r}")
+        for name, value in (("batch_expire", batch_expire), ("batch_fail", batch_fail)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"`{name}` must be a count of batches >= 0, got {value!r}")
+        self.batch_delay = float(batch_delay)
+        self.batch_fail_rate = float(batch_fail_rate)
+        self.batch_fail_ids: set[str] = set(batch_fail_ids)
+        self.batch_expire = batch_expire
+        self.batch_fail = batch_fail
+        self.batches: list[FakeBatch] = []
+        self._files: dict[str, dict[str, Any]] = {}
         if fail is not None:
             fail = str(fail)
             if fail not in FAIL_MODES:
@@ -471,6 +666,157 @@ class FakeOpenAIServer:
         with self._lock:
             self._ids += 1
             return self._ids
+
+    # -- files and batches (called from handler threads) -----------------------------------
+    def _store_file(self, data: bytes, filename: str, purpose: str) -> dict[str, Any]:
+        with self._lock:
+            self._ids += 1
+            file_id = f"file-fake-{self._ids}"
+            meta = {"id": file_id, "object": "file", "bytes": len(data),
+                    "created_at": int(time.time()), "filename": filename, "purpose": purpose,
+                    "status": "processed", "status_details": None}
+            self._files[file_id] = {"meta": meta, "data": bytes(data)}
+        return dict(meta)
+
+    def _file(self, file_id: str) -> bytes | None:
+        with self._lock:
+            f = self._files.get(file_id)
+        return None if f is None else f["data"]
+
+    def _file_meta(self, file_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            f = self._files.get(file_id)
+        return None if f is None else dict(f["meta"])
+
+    def _batch(self, batch_id: str) -> FakeBatch | None:
+        with self._lock:
+            return next((b for b in self.batches if b.id == batch_id), None)
+
+    def _create_batch(self, request: dict[str, Any]) -> FakeBatch:
+        if not isinstance(request, dict):
+            raise ValueError("the request body must be a JSON object")
+        endpoint = request.get("endpoint")
+        if endpoint != "/v1/chat/completions":
+            raise ValueError(f"`endpoint` must be '/v1/chat/completions', got {endpoint!r}")
+        data = self._file(str(request.get("input_file_id")))
+        if data is None:
+            raise ValueError(f"no input file {request.get('input_file_id')!r}")
+        lines: list[dict[str, Any]] = []
+        for n, text in enumerate(data.decode("utf-8").splitlines(), 1):
+            if not text.strip():
+                continue
+            line = json.loads(text)
+            if not isinstance(line, dict) or not isinstance(line.get("custom_id"), str) \
+                    or not isinstance(line.get("body"), dict):
+                raise ValueError(f"input file line {n}: needs a string `custom_id` and a "
+                                 "`body` object")
+            lines.append(line)
+        ids = [line["custom_id"] for line in lines]
+        if len(set(ids)) != len(ids):
+            raise ValueError("input file: every `custom_id` must be unique")
+        with self._lock:
+            self._ids += 1
+            fate: Literal["complete", "expire", "fail"] = "complete"
+            if self.batch_fail > 0:
+                self.batch_fail -= 1
+                fate = "fail"
+            elif self.batch_expire > 0:
+                self.batch_expire -= 1
+                fate = "expire"
+            batch = FakeBatch(f"batch_fake_{self._ids}", str(request["input_file_id"]), ids,
+                              lines, int(time.time()), time.monotonic(), fate,
+                              completion_window=str(request.get("completion_window") or "24h"),
+                              metadata=request.get("metadata"))
+            self.batches.append(batch)
+        return batch
+
+    def _cancel_batch(self, batch: FakeBatch) -> FakeBatch:
+        with self._lock:
+            if batch.status in ("validating", "in_progress"):
+                batch.status, batch.finished = "cancelled", int(time.time())
+        return batch
+
+    def _advance_batch(self, batch: FakeBatch) -> FakeBatch:
+        """Move ``batch`` along its clock: validating, in progress, then its end (answered once)."""
+        elapsed = time.monotonic() - batch.started_at
+        with self._lock:
+            if batch.status not in ("validating", "in_progress"):
+                return batch
+            if elapsed < self.batch_delay / 2:
+                return batch
+            if elapsed < self.batch_delay:
+                batch.status = "in_progress"
+                return batch
+            batch.status = "finalizing"  # claimed: other pollers see it and wait
+        self._finish_batch(batch)
+        return batch
+
+    def _finish_batch(self, batch: FakeBatch) -> None:
+        out: list[dict[str, Any]] = []
+        errors: list[dict[str, Any]] = []
+        if batch.fate != "fail":
+            answered = len(batch.lines) // 2 if batch.fate == "expire" else len(batch.lines)
+            for k, line in enumerate(batch.lines):
+                cid = line["custom_id"]
+                if k >= answered:
+                    errors.append(self._error_line(cid, "batch_expired", "This request could "
+                                                   "not be executed before the completion "
+                                                   "window expired."))
+                    continue
+                with self._lock:
+                    injected = cid in self.batch_fail_ids
+                    self.batch_fail_ids.discard(cid)
+                if injected or _injected_line_failure(batch.id, cid, self.batch_fail_rate):
+                    errors.append(self._error_line(cid, "server_error", "injected line failure"))
+                    continue
+                self._answer_line(line, out, errors)
+        out_id = err_id = None
+        if out:
+            out_id = self._store_file("".join(json.dumps(x) + "\n" for x in out).encode(),
+                                      "output.jsonl", "batch_output")["id"]
+        if errors:
+            err_id = self._store_file("".join(json.dumps(x) + "\n" for x in errors).encode(),
+                                      "errors.jsonl", "batch_output")["id"]
+        with self._lock:
+            batch.output_file_id, batch.error_file_id = out_id, err_id
+            batch.completed, batch.failed = len(out), len(errors)
+            if batch.fate == "fail":
+                batch.failed = len(batch.lines)
+            batch.status = {"complete": "completed", "expire": "expired",
+                            "fail": "failed"}[batch.fate]
+            batch.finished = int(time.time())
+
+    def _error_line(self, custom_id: str, code: str, message: str) -> dict[str, Any]:
+        return {"id": f"batch_req_{self._next_id()}", "custom_id": custom_id, "response": None,
+                "error": {"code": code, "message": message}}
+
+    def _answer_line(self, line: dict[str, Any], out: list[dict[str, Any]],
+                     errors: list[dict[str, Any]]) -> None:
+        """One line through the script / responder, as a chat completion would be answered."""
+        cid, body = line["custom_id"], line["body"]
+        if not isinstance(body.get("messages"), list):
+            errors.append(self._error_line(cid, "invalid_request",
+                                           "body must have a `messages` list"))
+            return
+        step = self._next_step(body)
+        if step.kind == "hang":
+            return  # never answered: the line is in neither file
+        if step.kind in ("truncated", "malformed"):
+            errors.append(self._error_line(cid, "server_error", "the model's reply was lost"))
+            return
+        n = self._next_id()
+        if step.kind == "error":
+            kind = {429: "rate_limit_error", 401: "invalid_request_error"}.get(step.status,
+                                                                             "server_error")
+            errors.append({"id": f"batch_req_{n}", "custom_id": cid, "error": None,
+                           "response": {"status_code": step.status, "request_id": f"req_{n}",
+                                        "body": {"error": {"message": step.text, "type": kind,
+                                                           "code": None}}}})
+            return
+        out.append({"id": f"batch_req_{n}", "custom_id": cid, "error": None,
+                    "response": {"status_code": 200, "request_id": f"req_{n}",
+                                 "body": _completion_object(body, step.text, n,
+                                                            step.finish_reason)}})
 
     def _next_step(self, body: dict[str, Any]) -> FakeReply:
         with self._lock:
