@@ -6,23 +6,31 @@ disagreements, a recommendation). :class:`JudgeCard` records what was calibrated
 when it no longer matches. :func:`next_items_to_label` says where labels help most;
 :func:`corrected_prevalence` corrects a judge's label shares for its known errors;
 :func:`fit_on_other_splits` fits a judge that learns from labels on every split but the scored
-one.
+one. :func:`align` searches for a better judge prompt on the dev split and tests the winner
+once on the test split; :func:`compare_prompts` shows why one prompt beats another.
 """
 
 from maev_kit.calibration._active import next_items_to_label
+from maev_kit.calibration._align import AlignmentResult, Budget, align
 from maev_kit.calibration._calibrate import calibrate
 from maev_kit.calibration._card import JudgeCard, JudgeCardMismatchWarning
+from maev_kit.calibration._compare_prompts import PromptComparison, compare_prompts
 from maev_kit.calibration._human import fit_on_other_splits, load_human_labels
 from maev_kit.calibration._prevalence import corrected_prevalence
 from maev_kit.calibration._result import CalibrationResult, JudgeMeta, calibration_from_runs
 
 __all__ = [
+    "AlignmentResult",
+    "Budget",
     "CalibrationResult",
     "JudgeCard",
     "JudgeCardMismatchWarning",
     "JudgeMeta",
+    "PromptComparison",
+    "align",
     "calibrate",
     "calibration_from_runs",
+    "compare_prompts",
     "corrected_prevalence",
     "fit_on_other_splits",
     "load_human_labels",
