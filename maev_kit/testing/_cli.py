@@ -23,9 +23,20 @@ __all__ = ["serve_fake"]
               help="Fail every request one way: 401 (bad key), 429 (rate-limited forever), 500 "
                    "(server error forever), timeout (never answer), garbage (a body that is not "
                    "JSON), prose (a reply whose text is not JSON).")
-def serve_fake(host: str, port: int, latency: float, fail: str | None) -> None:
+@click.option("--batch-delay", default=1.0, show_default=True, type=click.FloatRange(min=0.0),
+              help="Seconds from creating a batch (POST /v1/batches) to its end.")
+@click.option("--batch-fail-rate", default=0.0, show_default=True,
+              type=click.FloatRange(0.0, 1.0),
+              help="Share of batch lines that fail (into the batch's error file).")
+@click.option("--batch-expire", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Let the first N batches expire with half their lines answered.")
+@click.option("--batch-fail", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Let the first N batches fail outright (no output).")
+def serve_fake(host: str, port: int, latency: float, fail: str | None, batch_delay: float,
+               batch_fail_rate: float, batch_expire: int, batch_fail: int) -> None:
     """Serve POST /v1/chat/completions locally, answering the retention prompt with the heuristic
-    judge, until Ctrl-C.
+    judge, until Ctrl-C; also the batch API (/v1/files, /v1/batches) that `maev score --batch`
+    uses, each batch ending after --batch-delay seconds.
 
     Point a judge at it with LiteLLMBackend("openai/fake", api_base=URL, api_key="x") or
     OpenAIClientBackend(AsyncOpenAI(base_url=URL, api_key="x"), "fake"). With --fail it
@@ -33,7 +44,9 @@ def serve_fake(host: str, port: int, latency: float, fail: str | None) -> None:
     """
     from maev_kit.testing._server import FakeOpenAIServer
 
-    server = FakeOpenAIServer(latency=latency, host=host, port=port, fail=fail)
+    server = FakeOpenAIServer(latency=latency, host=host, port=port, fail=fail,
+                              batch_delay=batch_delay, batch_fail_rate=batch_fail_rate,
+                              batch_expire=batch_expire, batch_fail=batch_fail)
     try:
         server.start()
     except OSError as exc:
@@ -42,6 +55,10 @@ def serve_fake(host: str, port: int, latency: float, fail: str | None) -> None:
     # SIGTERM stops as cleanly as Ctrl-C.
     signal.signal(signal.SIGTERM, lambda *_: server._stopping.set())
     mode = f"; failing every request: {fail}" if fail else ""
+    faults = [f"{batch_fail_rate:g} of lines fail"] if batch_fail_rate else []
+    faults += [f"first {batch_expire} expire"] if batch_expire else []
+    faults += [f"first {batch_fail} fail"] if batch_fail else []
+    mode += "; ".join([f"; batches end after {batch_delay:g} s", *faults])
     click.echo(f"Fake OpenAI-compatible server at {server.base_url} (latency {latency:g} s"
                f"{mode}); Ctrl-C to stop", err=False)
     sys.stdout.flush()
