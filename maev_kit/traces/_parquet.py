@@ -122,7 +122,9 @@ def load_parquet(path: str | os.PathLike[str]) -> list[MultiAgentTrace]:
 
     >>> import tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "t.parquet")
-    >>> save_parquet([MultiAgentTrace("c-1", handoffs=[Handoff("a", "b", "escalation")])], p)
+    >>> t = MultiAgentTrace("c-1", turns=[AgentTurn("a", "router", "Over to b.")],
+    ...                     handoffs=[Handoff("a", "b", "escalation")])
+    >>> save_parquet([t], p)
     >>> [(t.conversation_id, t.handoffs[0].reason.value) for t in load_parquet(p)]
     [('c-1', 'escalation')]
     """
