@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from maev_kit.errors import InputError
 
-__all__ = ["JudgeCard", "JudgeCardMismatchWarning"]
+__all__ = ["JudgeCard", "JudgeCardMismatchWarning", "card_fields", "judge_from_card"]
 
 
 class JudgeCardMismatchWarning(UserWarning):
@@ -27,6 +27,14 @@ class JudgeCard(BaseModel):
     the set: traces, expectations, manifest, labels) when the labels came from a labeled set;
     ``labels_hash`` the sha256 of the ``(item_id, annotator, label)`` triples the κ rests on
     (the scored split's labels).
+
+    A card is enough to score with the calibrated judge (:func:`judge_from_card`, and
+    ``evaluate(..., judge_card=card)`` with no ``judge``): for an LLM judge it holds the model,
+    its ``params``, the prompt (``prompt_text`` embeds a custom template's text, checked
+    against ``prompt_hash`` on load) and the worked ``examples`` (each example's id, label and
+    the text shown); a learned judge (``tfidf-logreg``) is refit on every split of the labeled
+    set (``labeled_set_hash``) but ``split``, and must come out with the card's
+    ``judge_version`` (which hashes its training items and labels) or scoring is refused.
 
     Examples
     --------
@@ -48,6 +56,10 @@ class JudgeCard(BaseModel):
     params: dict[str, Any] = {}
     prompt: str | None = None
     prompt_hash: str | None = None
+    prompt_text: str | None = None
+    examples: list[dict[str, Any]] = []
+    example_split: str | None = None
+    example_strategy: str | None = None
     labeled_set: str | None = None
     labeled_set_version: str | None = None
     labeled_set_hash: str | None = None
@@ -126,12 +138,65 @@ class JudgeCard(BaseModel):
             raise InputError(f"judge card {name} › schema_version: {version!r}; this maev-kit "
                              "reads version 1 — upgrade maev-kit")
         try:
-            return cls.model_validate(data)
+            card = cls.model_validate(data)
         except ValidationError as exc:
             shown = [f"{'.'.join(str(p) for p in e['loc']) or '(card)'}: {e['msg']}"
                      for e in exc.errors()[:5]]
             more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
             raise InputError(f"judge card {name} › {'; '.join(shown)}{more}") from None
+        card.template(where=name)
+        card.example_pairs(where=name)
+        return card
+
+    def template(self, *, where: str = "(in memory)") -> Any:
+        """The card's prompt as a :class:`~maev_kit.judges.PromptTemplate` (None for an offline
+        judge): the builtin it names, or the embedded ``prompt_text``, whose hash must be
+        ``prompt_hash`` (else :class:`~maev_kit.errors.InputError`: the card was edited)."""
+        from maev_kit.judges._prompts import PROMPT_IDS, PromptTemplate, load_prompt
+
+        if self.prompt is None:
+            return None
+        if self.prompt_text is None:
+            if self.prompt not in PROMPT_IDS:
+                raise InputError(f"judge card {where} › prompt: {self.prompt!r} is not a builtin "
+                                 "prompt and the card embeds no prompt_text")
+            t = load_prompt(self.prompt)
+        else:
+            try:
+                t = PromptTemplate.from_text(self.prompt_text, name=self.prompt)
+            except InputError as exc:
+                raise InputError(f"judge card {where} › prompt_text: {exc}") from None
+        if self.prompt_hash is not None and t.sha256 != self.prompt_hash:
+            what = ("its text" if self.prompt_text is not None
+                    else f"the builtin {self.prompt!r} prompt of this maev-kit")
+            raise InputError(f"judge card {where} › prompt_hash: {what} hashes to "
+                             f"{t.sha256[:12]}…, the card says {self.prompt_hash[:12]}…; the "
+                             "prompt changed since calibration: recalibrate")
+        return t
+
+    def example_pairs(self, *, where: str = "(in memory)") -> list[tuple[Any, str]]:
+        """The card's worked examples as ``(RetentionItem, label)`` pairs."""
+        from maev_kit.retention._items import LABELS, RetentionItem
+        from maev_kit.traces import Message
+
+        out = []
+        for n, ex in enumerate(self.examples):
+            try:
+                after = tuple(Message(str(m["speaker"]), str(m["content"]),
+                                      int(m.get("turn_index", 0)), bool(m.get("is_user", False)))
+                              for m in ex["after"])
+                item = RetentionItem(str(ex["item_id"]), str(ex["conversation_id"]),
+                                     int(ex.get("handoff_index", 0)), str(ex.get("fact_id", "")),
+                                     str(ex["fact"]), (), after, str(ex.get("from_agent", "")),
+                                     str(ex.get("to_agent", "")))
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise InputError(f"judge card {where} › examples[{n}]: not a worked example "
+                                 f"({type(exc).__name__}: {exc}); recalibrate") from None
+            if ex.get("label") not in LABELS:
+                raise InputError(f"judge card {where} › examples[{n}].label: must be one of "
+                                 f"{', '.join(LABELS)}, got {ex.get('label')!r}")
+            out.append((item, ex["label"]))
+        return out
 
     def check(self, judge: Any, *, model: str | None = None, params: dict[str, Any] | None = None,
               labeled_set: Any = None) -> list[str]:
@@ -161,6 +226,17 @@ class JudgeCard(BaseModel):
         >>> card.check(J(), model="gpt-4o-mini")
         []
         """
+        problems = self.differences(judge, model=model, params=params, labeled_set=labeled_set)
+        if problems:
+            warnings.warn("JUDGE CARD MISMATCH — the κ on this card does not vouch for the judge "
+                          "in use; recalibrate (maev_kit.calibration.calibrate):\n  "
+                          + "\n  ".join(problems), JudgeCardMismatchWarning, stacklevel=2)
+        return problems
+
+    def differences(self, judge: Any, *, model: str | None = None,
+                    params: dict[str, Any] | None = None, labeled_set: Any = None) -> list[str]:
+        """What differs between the card and the judge (and labeled set) in use, as
+        :meth:`check` lists it, without warning."""
         problems: list[str] = []
         name = getattr(judge, "judge_name", None) or getattr(judge, "name", None)
         version = getattr(judge, "judge_version", None) or getattr(judge, "version", None)
@@ -190,10 +266,6 @@ class JudgeCard(BaseModel):
                 problems.append(f"labels_hash: the labels of split {self.split!r} changed since "
                                 f"calibration (card has {self.labels_hash[:12]}…, in use "
                                 f"{used[:12]}…)")
-        if problems:
-            warnings.warn("JUDGE CARD MISMATCH — the κ on this card does not vouch for the judge "
-                          "in use; recalibrate (maev_kit.calibration.calibrate):\n  "
-                          + "\n  ".join(problems), JudgeCardMismatchWarning, stacklevel=2)
         return problems
 
     def _labels_hash_of(self, labeled_set: Any) -> str | None:
@@ -211,3 +283,102 @@ class JudgeCard(BaseModel):
             return "(split missing)"
         human = load_human_labels(labeled_set)
         return labels_hash(human, [it.item_id for it in items if human.get(it.item_id)])
+
+
+def card_fields(judge: Any) -> dict[str, Any]:
+    """The card fields that let :func:`judge_from_card` rebuild ``judge``: a custom prompt's
+    text and the worked examples (empty for an offline judge or a builtin prompt without
+    examples)."""
+    out: dict[str, Any] = {}
+    template = getattr(judge, "template", None)
+    if template is not None and getattr(template, "builtin_id", None) is None:
+        out["prompt_text"] = template.text
+    pairs = getattr(judge, "examples", None)
+    if getattr(judge, "n_examples", 0) and pairs:
+        out["examples"] = [{"item_id": it.item_id, "conversation_id": it.conversation_id,
+                            "handoff_index": it.handoff_index, "fact_id": it.fact_id,
+                            "fact": it.fact, "from_agent": it.from_agent,
+                            "to_agent": it.to_agent, "after": [m.to_dict() for m in it.after],
+                            "label": label} for it, label in pairs]
+        out["example_split"] = judge.example_split
+        out["example_strategy"] = judge.example_strategy
+    return out
+
+
+def judge_from_card(card: JudgeCard | str | os.PathLike[str], *, backend: Any = None,
+                    backend_params: dict[str, Any] | None = None,
+                    labeled_set: Any = None) -> tuple[Any, Any]:
+    """The judge a card was calibrated as, and its backend (None offline).
+
+    An LLM judge gets the card's model and ``params`` (plus ``backend_params`` such as
+    ``api_base`` and ``api_key``, which a card never holds; or the ``backend`` given, whose
+    model must be the card's), its prompt and its worked examples. A learned judge is refit on
+    every split of ``labeled_set`` but the card's ``split``. The judge must come out with the
+    card's ``judge_version``.
+
+    Raises
+    ------
+    InputError
+        When the judge cannot be rebuilt as calibrated: the prompt or the heuristic's rules
+        changed, the labeled set a learned judge refits on is missing or changed, or
+        ``backend`` runs another model.
+
+    Examples
+    --------
+    >>> from maev_kit.judges import get_judge
+    >>> card = JudgeCard(judge_name="heuristic", judge_version=get_judge("heuristic").version)
+    >>> judge, backend = judge_from_card(card)
+    >>> judge.name, backend
+    ('heuristic', None)
+    """
+    from maev_kit.judges import resolve_judge
+
+    if not isinstance(card, JudgeCard):
+        card = JudgeCard.load(card)
+    if card.model is None:
+        judge, _ = resolve_judge(card.judge_name)
+        if getattr(judge, "requires_fit", False):
+            judge = _refit(judge, card, labeled_set)
+    else:
+        from maev_kit.judges import RetentionJudge
+
+        if backend is None:
+            from maev_kit.backends._litellm import LiteLLMBackend
+
+            try:
+                backend = LiteLLMBackend(card.model, **{**card.params, **(backend_params or {})})
+            except ValueError as exc:
+                raise InputError(str(exc)) from None
+        elif getattr(backend, "model", card.model) != card.model:
+            raise InputError(f"the judge card was calibrated with model {card.model!r}, the "
+                             f"backend given runs {backend.model!r}")
+        pairs = card.example_pairs()
+        judge = RetentionJudge(card.template(), examples=pairs,
+                               example_split=card.example_split or "dev")
+    if str(judge.version) != card.judge_version:
+        raise InputError(f"the judge card's {card.judge_name} is version {card.judge_version}, "
+                         f"this maev-kit builds version {judge.version}: its prompt or rules "
+                         "changed since calibration; recalibrate (maev calibrate)")
+    return judge, backend
+
+
+def _refit(judge: Any, card: JudgeCard, labeled_set: Any) -> Any:
+    """Refit a learned judge as calibrated, or refuse."""
+    from maev_kit.calibration._human import fit_on_other_splits
+
+    where = (f"labeled set {card.labeled_set!r}" if card.labeled_set else "a labeled set")
+    if labeled_set is None or card.split is None:
+        raise InputError(f"the judge card's {card.judge_name} learns from labels: it is refit on "
+                         f"{where} outside split {card.split!r}; score that labeled set (a "
+                         "split of it), or recalibrate")
+    if card.labeled_set_hash is not None and labeled_set.content_hash != card.labeled_set_hash:
+        raise InputError(f"the judge card's {card.judge_name} was fit on {where} with content "
+                         f"hash {card.labeled_set_hash[:12]}…; the set in use hashes to "
+                         f"{labeled_set.content_hash[:12]}… — the labeled set changed since "
+                         "calibration, so the judge cannot be refit as calibrated: recalibrate")
+    fit_on_other_splits(judge, labeled_set, card.split)
+    if str(judge.version) != card.judge_version:
+        raise InputError(f"refitting {card.judge_name} on {where} outside split {card.split!r} "
+                         f"gives version {judge.version}, the card has {card.judge_version}: "
+                         "the training items or labels changed since calibration; recalibrate")
+    return judge

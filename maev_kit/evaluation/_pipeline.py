@@ -29,6 +29,14 @@ if TYPE_CHECKING:
 
 __all__ = ["evaluate"]
 
+
+class _DefaultJudge(str):
+    """The default judge name: ``"heuristic"``, unless a judge card names another."""
+
+
+#: ``evaluate``'s default ``judge``: the heuristic, or the card's judge when a card is given.
+DEFAULT_JUDGE = _DefaultJudge("heuristic")
+
 #: Per-conversation columns whose mean (with a bootstrap CI) is reported in ``aggregates``.
 AGGREGATED = ("composite", "handoff_quality", "information_retention", "routing_quality",
               "target_accuracy", "reason_accuracy", "context_completeness", "retention_rate",
@@ -56,10 +64,11 @@ class _Inputs:
 def evaluate(
     labeled_set_or_traces: LabeledSet | str | os.PathLike[str] | Sequence[MultiAgentTrace],
     *,
-    judge: Any = "heuristic",
+    judge: Any = DEFAULT_JUDGE,
     judge_card: Any = None,
     backend: Any = None,
-    prompt: str | None = None,
+    prompt: Any = None,
+    allow_mismatch: bool = False,
     expectations: Any = None,
     contracts: Any = None,
     split: str | None = None,
@@ -134,7 +143,8 @@ def evaluate(
                          "pass not_applicable='na' or name a judge")
     inputs = _load(labeled_set_or_traces, expectations=expectations, contracts=contracts,
                    split=split, retention=judge is not None)
-    judge_obj, judge_backend = (_resolve(judge, backend, prompt, judge_card, inputs)
+    judge_obj, judge_backend = (_resolve(judge, backend, prompt, judge_card, inputs,
+                                         allow_mismatch=allow_mismatch)
                                 if judge is not None else (None, None))
     run = _judge(inputs.items, judge_obj, judge_backend, cache=cache, progress=progress,
                  max_concurrency=max_concurrency, timeout=timeout)
@@ -204,23 +214,57 @@ def _load(source: Any, *, expectations: Any = None, contracts: Any = None,
 
 # -- judge ------------------------------------------------------------------------------------
 
-def _resolve(judge: Any, backend: Any, prompt: str | None, judge_card: Any,
-             inputs: _Inputs) -> tuple[Any, Any]:
-    """The judge object and backend (:func:`~maev_kit.judges.resolve_judge`), checked against
-    the card, fit on the other splits when it learns from labels."""
+def _resolve(judge: Any, backend: Any, prompt: Any, judge_card: Any, inputs: _Inputs, *,
+             allow_mismatch: bool = False) -> tuple[Any, Any]:
+    """The judge object and backend: the card's judge when only a card is given, else
+    :func:`~maev_kit.judges.resolve_judge` (checked against the card); fit on the other splits
+    when it learns from labels; worked examples drawn from their split."""
+    from maev_kit.calibration._card import JudgeCard, judge_from_card
     from maev_kit.calibration._human import fit_on_other_splits
     from maev_kit.judges import resolve_judge
 
-    judge_obj, judge_backend = resolve_judge(judge, prompt=prompt, backend=backend)
+    card = None
     if judge_card is not None:
-        from maev_kit.calibration import JudgeCard
-
         card = judge_card if isinstance(judge_card, JudgeCard) else JudgeCard.load(judge_card)
+    if card is not None and judge is DEFAULT_JUDGE and prompt is None:
+        judge_obj, judge_backend = judge_from_card(card, backend=backend,
+                                                   labeled_set=inputs.labeled_set)
+        _bind_examples(judge_obj, inputs)
+        if inputs.labeled_set is not None:
+            card.check(judge_obj, model=card.model, labeled_set=inputs.labeled_set)
+        return judge_obj, judge_backend
+    judge_obj, judge_backend = resolve_judge(str(judge) if judge is DEFAULT_JUDGE else judge,
+                                             prompt=prompt, backend=backend)
+    fit_on_other_splits(judge_obj, inputs.labeled_set, inputs.split)
+    _bind_examples(judge_obj, inputs)
+    if card is not None:
         model = (judge_backend if isinstance(judge_backend, str)
                  else getattr(judge_backend, "model", None))
+        differ = card.differences(judge_obj, model=model)
+        if differ and not allow_mismatch:
+            raise InputError("the judge given differs from the judge card: " + "; ".join(differ)
+                             + " — leave the judge out to score with the card's judge, or allow "
+                             "the mismatch (allow_mismatch=True, --allow-mismatch)")
         card.check(judge_obj, model=model, labeled_set=inputs.labeled_set)
-    fit_on_other_splits(judge_obj, inputs.labeled_set, inputs.split)
     return judge_obj, judge_backend
+
+
+def _bind_examples(judge: Any, inputs: _Inputs) -> None:
+    """Draw a judge's worked examples from its split of the labeled set (never the scored one)."""
+    if not getattr(judge, "n_examples", 0) or not callable(getattr(judge, "bind_examples", None)):
+        return
+    ls = inputs.labeled_set
+    if ls is None:
+        if judge.examples:  # given (or from a card): only the overlap check applies
+            return
+        raise InputError(f"{judge.name} draws worked examples from split "
+                         f"{judge.example_split!r} of a labeled set, but traces were given: "
+                         "score a labeled set's split, or give the examples (examples=[(item, "
+                         "label), ...] or example_pool=...)")
+    from maev_kit.calibration._human import load_human_labels
+
+    judge.bind_examples(ls.items, load_human_labels(ls), scored_split=inputs.split,
+                        split_of=ls.split_of)
 
 
 def _judge(items: Sequence[RetentionItem], judge: Any, backend: Any, *, cache: Any = None,

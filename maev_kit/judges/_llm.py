@@ -135,6 +135,7 @@ class RetentionJudge:
             self.n_examples = examples
             if examples and example_pool is not None:
                 self._examples = self._draw(_pairs(example_pool, "example_pool"))
+                self._fixed = True
         else:
             if example_pool is not None:
                 raise InputError("give the examples themselves or an `example_pool` to draw "
@@ -204,6 +205,19 @@ class RetentionJudge:
         if not self.n_examples:
             return self
         where = split_of.get if isinstance(split_of, Mapping) else split_of
+        if self._fixed:  # given, or drawn from the caller's pool: only check they are not scored
+            scored = {it.item_id for it in items
+                      if scored_split is None or where(it.conversation_id) == scored_split}
+            inside = [it.item_id for it, _ in self._examples or []
+                      if it.item_id in scored or (scored_split is not None
+                                                  and where(it.conversation_id) == scored_split)]
+            if inside:
+                raise ExampleOverlapError(
+                    f"worked example {inside[0]!r} is among the items being scored"
+                    + (f" (split {scored_split!r})" if scored_split else "")
+                    + ": an item cannot be judged with itself as an example; score another "
+                    "split or take the examples from one")
+            return self
         if scored_split is None:
             raise ExampleOverlapError(
                 f"{self.name} shows worked examples from split {self.example_split!r}, but every "
@@ -213,14 +227,6 @@ class RetentionJudge:
                 f"{self.name} draws its worked examples from split {self.example_split!r}, the "
                 f"split being scored: score another split, or draw the examples from another "
                 "split (example_split=...)")
-        if self._fixed or (self._examples is not None and not items):
-            inside = [it.item_id for it, _ in self._examples or []
-                      if where(it.conversation_id) == scored_split]
-            if inside:
-                raise ExampleOverlapError(
-                    f"worked example {inside[0]!r} belongs to split {scored_split!r}, the split "
-                    "being scored; take examples from another split")
-            return self
         pool = []
         for it in items:
             if where(it.conversation_id) != self.example_split:

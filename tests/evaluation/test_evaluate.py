@@ -59,9 +59,12 @@ def test_trace_file_and_expectations_file(tmp_path):
 def test_labeled_set_split_and_card_mismatch_warning():
     ls = load_labeled_set("support_desk")
     card = JudgeCard(judge_name="tfidf-logreg", judge_version="x", kappa=0.8)
+    with pytest.raises(InputError, match="differs from the judge card: judge name"):
+        evaluate(ls, judge="heuristic", judge_card=card, split="test", progress=False,
+                 cache=False, n_resamples=200)
     with pytest.warns(JudgeCardMismatchWarning, match="judge name"):
         r = evaluate(ls, judge="heuristic", judge_card=card, split="test", progress=False,
-                     cache=False, n_resamples=200)
+                     cache=False, n_resamples=200, allow_mismatch=True)
     assert set(r.per_conversation["split"]) == {"test"}
     assert len(r.per_conversation) == len(ls.manifest.splits["test"])
 
