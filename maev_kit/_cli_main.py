@@ -221,7 +221,7 @@ class JudgeFlags:
 
 
 def _is_offline(judge: str) -> bool:
-    return judge.strip().lower() in OFFLINE_JUDGES
+    return judge.strip().lower() in OFFLINE_JUDGES or judge.strip().lower() == "none"
 
 
 def _check_judge(name: str, prompts: tuple[str, ...]) -> None:
@@ -232,6 +232,8 @@ def _check_judge(name: str, prompts: tuple[str, ...]) -> None:
     if not name.strip():
         raise InputError("--judge is empty; give an offline judge (heuristic, tfidf-logreg) "
                          "or a model string such as gpt-4o-mini")
+    if name.strip().lower() == "none":  # `--judge none`: deterministic metrics only
+        return
     for prompt in prompts or (None,):
         resolve_judge(name, prompt=prompt)
 
@@ -453,10 +455,19 @@ FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
 @click.option("--ledger", type=click.Path(), default=None,
               help="Write the per-fact retention ledger (.csv, .jsonl or .parquet).")
 @click.option("--json", "as_json", is_flag=True, help="Print the aggregates as JSON.")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
+              help="ray: score on Ray Data (pip install 'maev-kit[scale]'); SET may then be a "
+                   "folder or glob of .jsonl/.parquet shards.")
+@click.option("--address", default=None, help="Ray cluster address (--engine ray; default: "
+                                                "start a local Ray).")
+@click.option("--output-dir", type=click.Path(file_okay=False), default=None,
+              help="--engine ray: where the Parquet results go; a rerun resumes from them.")
 @judge_options()
 def score(set_path: str, judge_card: str | None, split: str | None, out: str | None,
-          ledger: str | None, as_json: bool, flags: JudgeFlags) -> None:
-    """Score every conversation of a labeled set (or a trace file)."""
+          ledger: str | None, as_json: bool, engine: str, address: str | None,
+          output_dir: str | None, flags: JudgeFlags) -> None:
+    """Score every conversation of a labeled set (or a trace file). `--judge none` scores
+    the deterministic metrics only."""
     from maev_kit.evaluation import evaluate
 
     _output_file(out, "--out", FRAME_SUFFIXES)
@@ -471,9 +482,17 @@ def score(set_path: str, judge_card: str | None, split: str | None, out: str | N
         source = load_labeled_set(set_path)
         _check_split(source, split)
     t0 = time.perf_counter()
-    judge, backend = flags.resolve(flags.judge)
-    result = evaluate(source, judge=judge, backend=backend, judge_card=card, split=split,
-                      **_run_params(flags, as_json))
+    judge, backend = ((None, None) if flags.judge.strip().lower() == "none"
+                      else flags.resolve(flags.judge))
+    if engine == "ray":
+        from maev_kit.scale._cli import score_on_ray
+
+        result = score_on_ray(set_path, judge=judge, backend=backend, split=split,
+                              address=address, output_dir=output_dir,
+                              **_run_params(flags, as_json))
+    else:
+        result = evaluate(source, judge=judge, backend=backend, judge_card=card, split=split,
+                          **_run_params(flags, as_json))
     result.raise_for_judge_errors(flags.max_judge_errors)  # exit 1 before anything is written
     written = [p for p, df in ((out, result.per_conversation), (ledger, result.ledger))
                if p and _write_frame(df, p)]
@@ -490,6 +509,10 @@ def score(set_path: str, judge_card: str | None, split: str | None, out: str | N
         click.echo(warn, err=True)
     for p in written:
         click.echo(f"written: {p}")
+    if engine == "ray":
+        from maev_kit.scale._cli import exit_on_failed_shards
+
+        exit_on_failed_shards(result)
 
 
 def _run_params(flags: JudgeFlags, quiet: bool) -> dict[str, Any]:

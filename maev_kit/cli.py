@@ -25,10 +25,12 @@ _LAZY_COMMANDS: dict[str, str] = {
     "serve-fake": "maev_kit.testing._cli:serve_fake",
     "demo": "maev_kit._cli_main:demo",
     "calibrate": "maev_kit.calibration._cli:calibrate_command",
+    "align": "maev_kit.calibration._align_cli:align_command",
     "score": "maev_kit._cli_main:score",
     "agree": "maev_kit._cli_main:agree",
     "report": "maev_kit._cli_main:report_command",
     "init-set": "maev_kit.facts._cli:init_set_command",
+    "convert": "maev_kit.scale._cli:convert_command",
 }
 
 _HELP = {
@@ -37,10 +39,12 @@ _HELP = {
     "serve-fake": "Serve a local OpenAI-compatible endpoint for offline tests.",
     "demo": "The main job, offline: calibrate, score and report on the bundled set.",
     "calibrate": "Compare judges and prompt variants against human labels.",
+    "align": "Search judge prompts on dev; test the winner once on test.",
     "score": "Score every conversation of a labeled set or trace file.",
     "agree": "Agreement statistics between annotators (and a judge run).",
     "report": "Write the self-contained HTML report.",
     "init-set": "Create a labeled set from your own traces and proposed key facts.",
+    "convert": "Convert traces between JSONL and Parquet (or from a framework export).",
 }
 
 
