@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from maev_kit.calibration._human import (
@@ -73,7 +73,7 @@ def _resolve(judges: Sequence[Any], prompts: Sequence[Any] | None,
         params = dict(backend.cache_identity().get("params", {}))
         for p in prompt_list:
             judge, backend = resolve_judge(spec, prompt=p, backend_params=backend_params)
-            if judge_options:
+            if judge_options and judge_options.get("examples"):
                 from maev_kit.judges import RetentionJudge
 
                 judge = RetentionJudge(p, **judge_options)
@@ -117,6 +117,15 @@ def _split_of(split: Any, labeled_set: Any, items: list[Any]
     return name, pick(splits[name]), train
 
 
+def _split_map(split: Any, labeled_set: Any) -> Any:
+    """Conversation id → split name (the labeled set's, or the given mapping's)."""
+    if isinstance(split, Mapping):
+        return {str(cid): str(name) for name, ids in split.items() for cid in ids}
+    if labeled_set is not None:
+        return labeled_set.split_of
+    return {}
+
+
 def _failed_run(spec: _Spec, items: list[Any], exc: JudgeUnavailableError) -> Any:
     """The run of a judge that could not answer at all: every item an error with its cause."""
     from maev_kit.judges import Verdict
@@ -135,7 +144,10 @@ def calibrate(
     human_labels: Any = None,
     *,
     judges: Sequence[Any],
-    prompts: Sequence[str] | None = None,
+    prompts: Sequence[Any] | None = None,
+    examples: int = 0,
+    example_split: str = "dev",
+    example_strategy: str = "stratified",
     backend_params: Mapping[str, Any] | None = None,
     split: str | Mapping[str, Sequence[str]] | None = None,
     threshold: float = 0.6,
@@ -161,7 +173,14 @@ def calibrate(
         ``"tfidf-logreg"``) or litellm model strings (``"gpt-4o-mini"``, ``"anthropic/..."``,
         ``"ollama/..."``, ``"openai/<name>"`` with ``backend_params={"api_base": ...}``); a
         backend object or offline judge object works too. Each model runs once per prompt.
-    prompts : prompt variants for the model judges (default ``["v1"]``).
+    prompts : prompts for the model judges (default ``["v1"]``): builtin ids (``"v1"``,
+        ``"v2"``), template files or :class:`~maev_kit.judges.PromptTemplate` objects (see
+        docs/prompts.md). The leaderboard's ``prompt`` column shows each prompt's name and
+        ``prompt_sha256`` its content hash.
+    examples, example_split, example_strategy : worked examples for the model judges (see
+        :class:`~maev_kit.judges.RetentionJudge`): ``examples`` human-labeled items of
+        ``example_split`` shown with every request. Drawing them from the scored split is
+        refused. The chosen ids go into the judge card.
     backend_params : litellm parameters for every model string (``api_base``, ``api_key``,
         ``temperature``...).
     split : which items to score: a split name of the labeled set, or a mapping
@@ -219,7 +238,9 @@ def calibrate(
         raise InputError("`human_labels` is required when `items` is a list of items: pass a "
                          "labels.jsonl path, a LabelStore or a list of label dicts")
     human = load_human_labels(human_labels)
-    specs = _resolve(judges, prompts, backend_params or {})
+    specs = _resolve(judges, prompts, backend_params or {},
+                     {"examples": examples, "example_split": example_split,
+                      "example_strategy": example_strategy, "seed": seed})
     split_name, scored, train = _split_of(split, labeled_set, all_items)
     scored = [it for it in scored if human.get(it.item_id)]
     if not scored:
@@ -227,6 +248,14 @@ def calibrate(
                          + (f" in split {split_name!r}" if split_name else "")
                          + ": check that the labels' item ids match the items")
     scored_ids = {it.item_id for it in scored}
+    for spec in specs:
+        if getattr(spec.judge, "n_examples", 0):
+            spec.judge.bind_examples(all_items, human, scored_split=split_name,
+                                     split_of=_split_map(split, labeled_set))
+    from maev_kit.calibration._card import card_fields
+
+    for spec in specs:
+        spec.meta = replace(spec.meta, card_fields=card_fields(spec.judge))
     runs: dict[str, Any] = {}
     dead: dict[str, JudgeUnavailableError] = {}  # endpoint → why it cannot answer
     for spec in specs:

@@ -34,7 +34,8 @@ __all__ = ["CalibrationResult", "JudgeMeta", "calibration_from_runs"]
 LEADERBOARD_COLUMNS = [
     "judge", "prompt", "status", "kappa", "kappa_low", "kappa_high", "delta_kappa", "p_value", "ac1",
     "accuracy", "parse_failure_rate", "recall_contradicted", "n_items", "cost", "tokens",
-    "latency_p50", "latency_p95", "requests", "cache_hits", "judge_version", "key",
+    "latency_p50", "latency_p95", "requests", "cache_hits", "judge_version", "prompt_sha256",
+    "key",
 ]
 
 
@@ -47,6 +48,7 @@ class JudgeMeta:
     prompt: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     prompt_hash: str | None = None
+    card_fields: dict[str, Any] = field(default_factory=dict)  # custom prompt text, examples
 
 
 @dataclass
@@ -149,7 +151,7 @@ class CalibrationResult:
             kappa=_f(row["kappa"]), kappa_low=_f(row["kappa_low"]),
             kappa_high=_f(row["kappa_high"]), confidence=self.confidence,
             human_kappa=None if self.ceiling is None else _f(self.ceiling["kappa"]),
-            threshold=self.threshold)
+            threshold=self.threshold, **meta.card_fields)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly summary (NaN → None)."""
@@ -415,7 +417,8 @@ def calibration_from_runs(
             "cost": _stat(stats, "cost"), "tokens": _stat(stats, "tokens"),
             "latency_p50": _stat(stats, "latency_p50"), "latency_p95": _stat(stats, "latency_p95"),
             "requests": _stat(stats, "requests"), "cache_hits": _stat(stats, "cache_hits"),
-            "judge_version": str(run.judge_version), "key": key})
+            "judge_version": str(run.judge_version), "prompt_sha256": m.prompt_hash,
+            "key": key})
         for iid, h_major, j in zip(item_ids, majority, jl):
             if j == h_major or status != "ok":  # a failed judge's errors are not disagreements
                 continue
