@@ -328,10 +328,23 @@ async def arun_batch(judge: Any, items: Sequence[Any], backend: Any, *,
     """Fill the cache through the batch API, then run ``ordinary(replay_backend)`` — the
     ordinary judge run (with no retries) — and return its JudgeRun with batch accounting.
 
-    ``poll_interval`` is the wait between status checks; ``batch_timeout`` the longest wait
+    ``poll_interval`` is the longest wait between status checks (the first come sooner); ``batch_timeout`` the longest wait
     (seconds) for the batches of this call (None: until they end), after which
     :class:`BatchPendingError` is raised and a later run resumes them.
     """
+    try:
+        return await _arun_batch(judge, items, backend, ordinary, cache, timeout, max_retries,
+                                 poll_interval, batch_timeout, bar)
+    except BaseException:
+        if bar is not None:  # the ordinary run closes it when it gets that far
+            bar.close()
+        raise
+
+
+async def _arun_batch(judge: Any, items: Sequence[Any], backend: Any,
+                      ordinary: Callable[[Any], Awaitable[Any]], cache: Any, timeout: float,
+                      max_retries: int, poll_interval: float, batch_timeout: float | None,
+                      bar: Any) -> Any:
     if cache is False:
         raise ValueError("batch mode keeps its answers and batch ids in the reply cache: pass "
                          "a cache directory (or None for the default), not cache=False")
@@ -488,7 +501,8 @@ async def _collect(provider: _Provider, log: _BatchLog, batch_id: str, mapping: 
                    fail: Callable[[str, BackendError], None], poll_interval: float,
                    deadline: float | None, bar: Any) -> None:
     """Poll one batch to its end, then read its output and error files."""
-    polls_failed = 0
+    polls_failed = polls = 0
+    status = "submitted"
     while True:
         try:
             batch = await provider.call("checking the batch", "aretrieve_batch",
@@ -500,14 +514,17 @@ async def _collect(provider: _Provider, log: _BatchLog, batch_id: str, mapping: 
                     fail(k, err)
                 return
         else:
-            polls_failed = 0
+            polls_failed, status = 0, str(batch.status)
             if bar is not None:
                 bar.set_postfix_str(f"batch {batch.status}", refresh=True)
             if batch.status in _TERMINAL:
                 break
-        if deadline is not None and time.perf_counter() + poll_interval > deadline:
-            raise BatchPendingError(f"batch {batch_id} is {batch.status}", [batch_id])
-        await asyncio.sleep(poll_interval)
+        # Soon at first (a small batch may be done in seconds), then every poll_interval.
+        wait = min(poll_interval, 0.5 * 1.5 ** polls)
+        polls += 1
+        if deadline is not None and time.perf_counter() + wait > deadline:
+            raise BatchPendingError(f"batch {batch_id} is {status}", [batch_id])
+        await asyncio.sleep(wait)
 
     seen: set[str] = set()
     for file_id in (batch.output_file_id, batch.error_file_id):
