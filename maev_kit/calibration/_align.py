@@ -218,7 +218,7 @@ def _estimate(judge: Any, backend: Any, items: Sequence[Any], price: _Price | No
     groups = _groups(items)
     requests = [judge.build_messages(g) for g in groups]
     cached: set[int] = set()
-    store = _open_cache(cache) if requests and cache is not False else None
+    store = _open_cache(cache) if requests and _cache_exists(cache) else None
     if store is not None:
         try:
             ident = backend.cache_identity()
@@ -237,6 +237,18 @@ def _estimate(judge: Any, backend: Any, items: Sequence[Any], price: _Price | No
         if est.cost is not None:
             est.cost = None if price is None else est.cost + price.cost(t_in, _out_tokens(msgs))
     return est
+
+
+def _cache_exists(cache: Any) -> bool:
+    """True when ``cache`` names a reply cache that already exists (an estimate never creates
+    one)."""
+    from maev_kit.runner._cache import _FILENAME, DEFAULT_CACHE_DIR
+
+    if cache is False:
+        return False
+    where = getattr(cache, "directory", None) or (DEFAULT_CACHE_DIR if cache in (None, True)
+                                                  else cache)
+    return (Path(where) / _FILENAME).is_file()
 
 
 def _usd(x: float | None) -> str:
