@@ -46,8 +46,8 @@ def import_litellm() -> Any:
             try:
                 import litellm
             except ImportError as exc:  # pragma: no cover - depends on the install
-                raise ImportError("LiteLLMBackend needs litellm: pip install 'maev-kit[llm]' "
-                                  "(or pip install litellm)") from exc
+                raise ImportError("LiteLLMBackend needs litellm, which comes with maev-kit: "
+                                  "pip install --force-reinstall maev-kit") from exc
             litellm.suppress_debug_info = True
             for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
                 logging.getLogger(name).setLevel(logging.ERROR)

@@ -30,7 +30,8 @@ def __getattr__(name: str) -> Any:
     except ImportError as e:
         if e.name in ("ipywidgets", "anywidget", "traitlets"):
             raise ImportError(f"maev_kit.widgets.{name} needs {e.name}: "
-                              "pip install 'maev-kit[notebook]'") from e
+                              "it comes with maev-kit: pip install --force-reinstall "
+                              "maev-kit") from e
         raise
     value = getattr(mod, name)
     globals()[name] = value
