@@ -1,0 +1,518 @@
+"""The request engine: groups of work, one chat request per group, bounded concurrency, retries
+with backoff, fail-fast on a model that cannot answer, a persistent cache and accounting.
+
+Judging (:func:`~maev_kit.runner.run_judge`) and the LLM fact proposer both run on it; what
+differs between them is a small *task* object (:class:`RequestTask`) that builds the messages
+for a group and reads the reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import random
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from maev_kit.backends._base import KIT_LOOPS, BackendError, Completion, unavailable_error
+from maev_kit.errors import ERROR_CAUSES
+from maev_kit.runner._cache import DEFAULT_CACHE_DIR, JudgeCache, _request, cache_key
+
+__all__ = ["RequestRun", "RequestTask", "arun_requests", "run_requests"]
+
+_MAX_BACKOFF = 30.0
+# Causes that retrying cannot fix: never retried; before any reply arrived they stop the run.
+_FATAL = frozenset({"auth", "unreachable"})
+
+
+@runtime_checkable
+class RequestTask(Protocol):
+    """What :func:`run_requests` needs to know about one kind of request.
+
+    ``name`` and ``version`` go into the cache key (change the version whenever the prompt or
+    the reading of replies changes). ``build_messages(group)`` makes the chat messages for one
+    group; ``parse(text, group)`` turns the reply into a list of results and must never raise
+    (a reply it cannot read becomes error results); ``error_result(member, error, cause)`` is
+    the result standing for ``member`` of a group whose request failed (``cause`` one of
+    :data:`maev_kit.errors.ERROR_CAUSES`); ``is_ok(result)`` tells results from error results.
+    An error result's cause is read from its ``cause`` attribute (``unparseable`` when unset).
+    """
+
+    name: str
+    version: str
+
+    def build_messages(self, group: Sequence[Any]) -> list[dict[str, Any]]: ...
+
+    def parse(self, text: str, group: Sequence[Any]) -> list[Any]: ...
+
+    def error_result(self, member: Any, error: str, cause: str) -> Any: ...
+
+    def is_ok(self, result: Any) -> bool: ...
+
+
+@dataclass
+class RequestRun:
+    """The results of one task over its groups, with the run's accounting.
+
+    ``results[i]`` is the list of results for ``groups[i]`` (what the task's ``parse`` returned,
+    or one error result per member when the request failed). ``stats`` holds: ``groups``,
+    ``members``, ``results``, ``requests`` (HTTP requests sent, retries included), ``retries``,
+    ``cache_hits`` (groups answered from the cache), ``errors`` (error results),
+    ``errors_by_cause`` (those by cause, one of :data:`maev_kit.errors.ERROR_CAUSES`),
+    ``errors_by_kind`` (by the finer transport kind of :data:`maev_kit.backends.ERROR_KINDS`,
+    ``parse`` for an error the parser reported in an otherwise readable reply),
+    ``failed_attempts`` (every failed attempt by kind, retried or not), ``prompt_tokens``,
+    ``completion_tokens``, ``tokens``, ``cost`` (USD; None when a reply came without a price),
+    ``latency_p50`` / ``latency_p95`` (seconds per answered request; None without requests) and
+    ``wall_time``.
+    """
+
+    results: list[list[Any]]
+    stats: dict[str, Any]
+    model: str | None
+    name: str = ""
+    version: str = ""
+    groups: tuple[tuple[Any, ...], ...] = field(default=(), repr=False)
+
+    def __repr__(self) -> str:
+        s = self.stats
+        return (f"RequestRun({self.name}@{self.version}, model={self.model!r}: "
+                f"{s.get('groups', 0)} groups, {s.get('errors', 0)} errors, "
+                f"{s.get('requests', 0)} requests, {s.get('cache_hits', 0)} cache hits)")
+
+
+# -- argument checks ------------------------------------------------------------------------
+def check_run_args(max_concurrency: Any, max_retries: Any, timeout: Any,
+                   retry_backoff: Any) -> None:
+    if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int) or max_concurrency < 1:
+        raise ValueError(f"`max_concurrency` must be a positive int, got {max_concurrency!r}")
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+        raise ValueError(f"`max_retries` must be an int >= 0, got {max_retries!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0 \
+            or not math.isfinite(timeout):
+        raise ValueError(f"`timeout` must be a positive number of seconds, got {timeout!r}")
+    if not isinstance(retry_backoff, (int, float)) or retry_backoff < 0:
+        raise ValueError(f"`retry_backoff` must be >= 0 seconds, got {retry_backoff!r}")
+
+
+def _check_task(task: Any, groups: list[Any]) -> list[tuple[Any, ...]]:
+    missing = [a for a in ("name", "version", "build_messages", "parse", "error_result", "is_ok")
+               if not hasattr(task, a)]
+    if missing:
+        raise TypeError(f"`task` must have name, version, build_messages, parse, error_result "
+                        f"and is_ok (see maev_kit.runner.RequestTask); "
+                        f"{type(task).__name__} lacks {', '.join(missing)}")
+    out = []
+    for i, g in enumerate(groups):
+        if isinstance(g, (str, bytes)) or not isinstance(g, Iterable):
+            raise TypeError(f"`groups[{i}]` must be a sequence of members (one request per "
+                            f"group), got {type(g).__name__}")
+        g = tuple(g)
+        if not g:
+            raise ValueError(f"`groups[{i}]` is empty: every group needs at least one member")
+        out.append(g)
+    return out
+
+
+def resolve_backend(backend: Any, who: str) -> Any:
+    """A backend object for ``backend`` (a litellm model string becomes a LiteLLMBackend)."""
+    if backend is None:
+        raise ValueError(f"{who} asks a language model: pass `backend`, a litellm model string "
+                         "such as 'gpt-4o-mini' or a backend object (LiteLLMBackend, "
+                         "OpenAIClientBackend)")
+    if isinstance(backend, str):
+        from maev_kit.backends._litellm import LiteLLMBackend
+
+        return LiteLLMBackend(backend)
+    if not callable(getattr(backend, "complete", None)) or not hasattr(backend, "cache_identity"):
+        raise TypeError("`backend` must be a litellm model string or a backend object with "
+                        f"`complete` and `cache_identity` (got {type(backend).__name__}); wrap an "
+                        "openai client as OpenAIClientBackend(client, model)")
+    return backend
+
+
+def open_cache(cache: Any) -> JudgeCache | None:
+    if cache is False:
+        return None
+    if cache is None or cache is True:
+        return JudgeCache(DEFAULT_CACHE_DIR)
+    if isinstance(cache, JudgeCache):
+        return JudgeCache(cache.directory)
+    if isinstance(cache, (str, os.PathLike)):
+        return JudgeCache(cache)
+    raise TypeError(f"`cache` must be a directory path, None (the default {DEFAULT_CACHE_DIR}/) "
+                    f"or False (no cache), got {type(cache).__name__}")
+
+
+# -- accounting -----------------------------------------------------------------------------
+class Stats:
+    """Counters of one run; :meth:`finish` turns them into the ``stats`` dict."""
+
+    def __init__(self) -> None:
+        self.requests = self.retries = self.cache_hits = self.answered = 0
+        self.prompt_tokens = self.completion_tokens = 0
+        self.cost: float | None = 0.0
+        self.latencies: list[float] = []
+        self.failed_attempts: Counter[str] = Counter()
+        self.start = time.perf_counter()
+
+    def add(self, completion: Completion) -> None:
+        self.answered += 1
+        self.prompt_tokens += completion.prompt_tokens
+        self.completion_tokens += completion.completion_tokens
+        self.latencies.append(completion.latency)
+        if self.cost is not None:
+            self.cost = None if completion.cost is None else self.cost + completion.cost
+
+    def finish(self, errors: Sequence[tuple[str, str]]) -> dict[str, Any]:
+        """The accounting, given ``(cause, kind)`` for every error result."""
+        lat = sorted(self.latencies)
+        by_cause = Counter(c for c, _ in errors)
+        return {
+            "requests": self.requests, "retries": self.retries, "cache_hits": self.cache_hits,
+            "errors": len(errors),
+            "errors_by_cause": {c: by_cause[c] for c in ERROR_CAUSES if by_cause[c]},
+            "errors_by_kind": dict(Counter(k for _, k in errors)),
+            "failed_attempts": dict(self.failed_attempts),
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "tokens": self.prompt_tokens + self.completion_tokens, "cost": self.cost,
+            "latency_p50": _percentile(lat, 50), "latency_p95": _percentile(lat, 95),
+            "wall_time": time.perf_counter() - self.start,
+        }
+
+
+def _percentile(sorted_values: list[float], q: float) -> float | None:
+    """Linear-interpolated percentile (numpy's default) of an already sorted list."""
+    if not sorted_values:
+        return None
+    pos = (len(sorted_values) - 1) * q / 100.0
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def _backoff(err: BackendError, attempt: int, base: float) -> float:
+    """Wait before retry ``attempt + 1``: the server's Retry-After if it gave one, else
+    exponential backoff with jitter (half fixed, half random)."""
+    if err.retry_after is not None:  # at least what the server asked, plus up to 10 % so
+        return err.retry_after * random.uniform(1.0, 1.1)  # clients told the same don't collide
+    step = min(_MAX_BACKOFF, base * 2 ** attempt)
+    return step / 2 + random.uniform(0, step / 2)
+
+
+def progress_bar(total: int, desc: str, enabled: bool, unit: str = "item") -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, leave=True,
+                dynamic_ncols=True)
+
+
+def cause_of(result: Any) -> str:
+    cause = getattr(result, "cause", None)
+    return cause if cause in ERROR_CAUSES else "unparseable"
+
+
+# -- parsing --------------------------------------------------------------------------------
+def _parse(task: Any, text: str, group: tuple[Any, ...]) -> list[Any]:
+    """The task's results for ``group``; a parser that raises (a bug: parse must not) gives one
+    error result per member, cause ``other``, so nothing else of the run is lost."""
+    try:
+        return list(task.parse(text, group))
+    except Exception as exc:
+        return [task.error_result(m, f"{task.name}.parse raised {type(exc).__name__}: {exc}",
+                                  "other") for m in group]
+
+
+def _usable(task: Any, results: list[Any]) -> bool:
+    """A reply worth keeping: the parser found something, or said there was nothing to find."""
+    return not results or any(task.is_ok(r) for r in results)
+
+
+# -- the run --------------------------------------------------------------------------------
+async def execute(task: Any, groups: list[tuple[Any, ...]], backend: Any, *,
+                  max_concurrency: int, max_retries: int, timeout: float, cache: Any,
+                  retry_backoff: float, bar: Any
+                  ) -> tuple[list[list[Any]], list[list[str | None]], Stats]:
+    """Run ``task`` over ``groups``: the results per group, the failure kind per result (None
+    unless the request failed) and the counters. Closes nothing; raises
+    :class:`~maev_kit.errors.JudgeUnavailableError` when nothing can answer."""
+    stats = Stats()
+    requests = [task.build_messages(g) for g in groups]
+    identity = backend.cache_identity()
+    keys = [cache_key(identity, task.name, str(task.version), m) for m in requests]
+    tag = f"{task.name}@{task.version}"
+    results: list[list[Any]] = [[] for _ in groups]
+    kinds: list[list[str | None]] = [[] for _ in groups]
+    store = open_cache(cache) if groups else None
+
+    async def one(i: int) -> tuple[list[Any], str | None]:
+        group, messages = groups[i], requests[i]
+        last: BackendError | None = None
+        unparsed: list[Any] | None = None
+        for attempt in range(max_retries + 1):
+            if attempt:
+                stats.retries += 1
+                await asyncio.sleep(_backoff(last, attempt - 1, retry_backoff))  # type: ignore[arg-type]
+            stats.requests += 1
+            try:
+                completion = await asyncio.wait_for(backend.complete(messages, timeout=timeout),
+                                                    timeout)
+            except asyncio.TimeoutError:
+                last = BackendError("timeout", f"no reply within timeout={timeout} s")
+            except BackendError as exc:
+                last = exc
+            else:
+                stats.add(completion)
+                got = _parse(task, completion.text, group)
+                if _usable(task, got):
+                    if store is not None:  # committed now: an interrupted run keeps it
+                        store.put(keys[i], completion, judge=tag,
+                                  request=_request(identity, task.name, str(task.version),
+                                                   messages))
+                    return got, None
+                unparsed = got
+                first = next((r for r in got if not task.is_ok(r)), None)
+                last = BackendError("unparseable",
+                                    str(getattr(first, "error", None) or "no usable result"))
+            stats.failed_attempts[last.kind] += 1
+            if last.cause in _FATAL and not stats.answered:
+                # Nothing has answered yet and this will not change by retrying: stop the run.
+                raise unavailable_error(backend, last) from last
+            if not last.retryable:
+                break
+        assert last is not None
+        if last.kind == "unparseable" and unparsed is not None:
+            return unparsed, last.kind  # the parser's own errors, raw reply kept
+        n = attempt + 1
+        return [task.error_result(m, f"request failed after {n} attempt"
+                                  f"{'s' if n > 1 else ''}: {last}", last.cause)
+                for m in group], last.kind
+
+    def record(i: int, got: list[Any], kind: str | None) -> None:
+        results[i] = got
+        kinds[i] = [None if task.is_ok(r) else (kind or "parse") for r in got]
+        bar.update(len(groups[i]))
+
+    try:
+        hits = store.get_many(keys) if store is not None else {}
+        todo: deque[int] = deque()
+        for i, key in enumerate(keys):
+            hit = hits.get(key)
+            if hit is None:
+                todo.append(i)
+                continue
+            stats.cache_hits += 1
+            record(i, _parse(task, hit.completion.text, groups[i]), None)
+
+        async def worker() -> None:
+            while todo:
+                i = todo.popleft()
+                record(i, *await one(i))
+
+        tasks = [asyncio.ensure_future(worker()) for _ in range(min(max_concurrency, len(todo)))]
+        try:
+            if tasks:
+                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+                for t in done:
+                    if t.exception() is not None:
+                        raise t.exception()  # type: ignore[misc]
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        if store is not None:
+            store.close()
+    return results, kinds, stats
+
+
+def error_causes(task: Any, results: list[list[Any]],
+                 kinds: list[list[str | None]]) -> list[tuple[str, str]]:
+    """``(cause, kind)`` for every error result, in order."""
+    return [(cause_of(r), k or "parse") for got, ks in zip(results, kinds)
+            for r, k in zip(got, ks) if not task.is_ok(r)]
+
+
+async def _arun_requests(task: Any, groups: list[tuple[Any, ...]], backend: Any,
+                         max_concurrency: int, max_retries: int, timeout: float, cache: Any,
+                         retry_backoff: float, bar: Any) -> RequestRun:
+    try:
+        results, kinds, stats = await execute(
+            task, groups, backend, max_concurrency=max_concurrency, max_retries=max_retries,
+            timeout=timeout, cache=cache, retry_backoff=retry_backoff, bar=bar)
+    finally:
+        bar.close()
+    s = {"groups": len(groups), "members": sum(len(g) for g in groups),
+         "results": sum(len(r) for r in results),
+         **stats.finish(error_causes(task, results, kinds))}
+    return RequestRun(results, s, backend.model, task.name, str(task.version), tuple(groups))
+
+
+def _prepare(task: Any, groups: Iterable[Sequence[Any]], backend: Any, max_concurrency: Any,
+             max_retries: Any, timeout: Any, retry_backoff: Any
+             ) -> tuple[list[tuple[Any, ...]], Any]:
+    groups = _check_task(task, list(groups))
+    check_run_args(max_concurrency, max_retries, timeout, retry_backoff)
+    return groups, resolve_backend(backend, f"task {task.name!r}")
+
+
+async def arun_requests(task: Any, groups: Iterable[Sequence[Any]], backend: Any, *,
+                        max_concurrency: int = 16, max_retries: int = 3, timeout: float = 60,
+                        cache: Any = None, progress: bool = True, retry_backoff: float = 0.5,
+                        desc: str | None = None) -> RequestRun:
+    """Async :func:`run_requests`: ``await arun_requests(task, groups, backend)`` in a running
+    loop."""
+    groups, resolved = _prepare(task, groups, backend, max_concurrency, max_retries, timeout,
+                                retry_backoff)
+    bar = progress_bar(sum(len(g) for g in groups), desc or f"{task.name} · {resolved.model}",
+                       progress, getattr(task, "unit", "item"))
+    return await _arun_requests(task, groups, resolved, max_concurrency, max_retries, timeout,
+                                cache, retry_backoff, bar)
+
+
+def run_requests(task: Any, groups: Iterable[Sequence[Any]], backend: Any, *,
+                 max_concurrency: int = 16, max_retries: int = 3, timeout: float = 60,
+                 cache: Any = None, progress: bool = True, retry_backoff: float = 0.5,
+                 desc: str | None = None) -> RequestRun:
+    """Send one chat request per group of ``task``'s work: concurrent, retried, cached.
+
+    The engine under :func:`run_judge` and the LLM fact proposer, for any kind of request
+    described by a :class:`RequestTask`.
+
+    Parameters
+    ----------
+    task : RequestTask
+        Has ``name`` and ``version`` (both part of the cache key), ``build_messages(group)``,
+        ``parse(text, group) -> list`` (never raises), ``error_result(member, error, cause)``
+        and ``is_ok(result)``. An optional ``unit`` names a member in the progress bar.
+    groups : iterable of sequences
+        One request per group, each with at least one member.
+    backend : str or backend object
+        A litellm model string (becomes :class:`~maev_kit.backends.LiteLLMBackend`) or a backend
+        object (:class:`~maev_kit.backends.OpenAIClientBackend` wraps an openai client).
+    max_concurrency, max_retries, timeout, cache, progress, retry_backoff
+        As in :func:`run_judge`: requests in flight; retries on 429, 5xx, timeouts, dropped
+        connections and replies the parser cannot read at all (authentication failures, refused
+        connections and content-filter refusals are never retried); seconds per request; the
+        reply cache directory (None: ``.maev_cache/``, False: none); a progress bar; the first
+        backoff in seconds.
+    desc : str, optional
+        The progress bar's label (default ``"<task name> · <model>"``).
+
+    Returns
+    -------
+    RequestRun
+        ``results[i]`` for ``groups[i]``, ``stats`` (requests, retries, cache hits, errors by
+        cause, tokens, cost, latency percentiles, wall time) and ``model``. A request that still
+        fails after the retries gives ``task.error_result(member, error, cause)`` for each
+        member of its group; a reply the parser could not read keeps the parser's own error
+        results. A group is cached when its reply gave at least one usable result, or none at
+        all (the parser found nothing to report).
+
+    Raises
+    ------
+    maev_kit.errors.JudgeUnavailableError
+        When a request fails on authentication or finds nothing listening before any request
+        of the run got a reply (within seconds, no retries).
+
+    Notes
+    -----
+    Safe in a notebook: the run happens on the kit's long-lived background event loop (the same
+    one :func:`run_judge` uses); use :func:`arun_requests` to ``await`` it on your own loop.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from maev_kit.backends import ScriptedBackend
+    >>> @dataclass
+    ... class Word:
+    ...     text: str
+    ...     error: str | None = None
+    ...     cause: str | None = None
+    >>> class Upper:
+    ...     name, version = "upper", "1"
+    ...     def build_messages(self, group):
+    ...         return [{"role": "user", "content": "Shout: " + " ".join(group)}]
+    ...     def parse(self, text, group):
+    ...         return [Word(w) for w in text.split()] if text else [Word("", "empty")]
+    ...     def error_result(self, member, error, cause):
+    ...         return Word(member, error, cause)
+    ...     def is_ok(self, result):
+    ...         return result.error is None
+    >>> run = run_requests(Upper(), [["a", "b"], ["c"]], ScriptedBackend(["A B", "C"]),
+    ...                    max_concurrency=1, cache=False, progress=False)
+    >>> [[w.text for w in got] for got in run.results], run.stats["requests"]
+    ([['A', 'B'], ['C']], 2)
+    """
+    groups, resolved = _prepare(task, groups, backend, max_concurrency, max_retries, timeout,
+                                retry_backoff)
+    # The bar is made in the caller's thread: in a notebook it shows under the calling cell.
+    bar = progress_bar(sum(len(g) for g in groups), desc or f"{task.name} · {resolved.model}",
+                       progress, getattr(task, "unit", "item"))
+    return run_on_background_loop(lambda: _arun_requests(
+        task, groups, resolved, max_concurrency, max_retries, timeout, cache, retry_backoff,
+        bar))
+
+
+# -- the background loop --------------------------------------------------------------------
+_loop_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    """One event loop on a daemon thread, shared by every sync call.
+
+    Always the same loop, so an ``AsyncOpenAI`` client (whose connection pool belongs to the
+    loop that first used it) works across repeated ``run_judge`` calls — and a notebook's own
+    running loop is never touched.
+    """
+    global _loop
+    with _loop_lock:
+        if _loop is None or _loop.is_closed():
+            loop = asyncio.new_event_loop()
+            KIT_LOOPS.add(loop)
+            threading.Thread(target=loop.run_forever, name="maev-runner-loop",
+                             daemon=True).start()
+            _loop = loop
+        return _loop
+
+
+def run_on_background_loop(make: Any) -> Any:
+    """Run the coroutine ``make()`` on the background loop and wait for it (Ctrl-C cancels)."""
+    loop = _background_loop()
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:  # waiting here would block the very loop that has to do the work
+        raise RuntimeError("run_judge was called from inside a running judge run; "
+                           "use `await arun_judge(...)` there")
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    async def main() -> None:
+        try:
+            box["value"] = await make()
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    def start() -> None:
+        box["task"] = loop.create_task(main())
+
+    loop.call_soon_threadsafe(start)
+    try:
+        while not done.wait(0.1):
+            pass
+    except KeyboardInterrupt:  # Ctrl-C: cancel the run; finished replies are already cached
+        loop.call_soon_threadsafe(lambda: box["task"].cancel())
+        done.wait(30)
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
