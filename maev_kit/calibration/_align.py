@@ -213,7 +213,7 @@ def _estimate(judge: Any, backend: Any, items: Sequence[Any], price: _Price | No
     """Requests still to send for ``items`` (cached replies subtracted), their prompt tokens
     and cost."""
     from maev_kit.runner._cache import cache_key
-    from maev_kit.runner._run import _open_cache
+    from maev_kit.runner._requests import open_cache as _open_cache
 
     groups = _groups(items)
     requests = [judge.build_messages(g) for g in groups]
@@ -995,8 +995,12 @@ def _fmt(x: Any) -> str:
 
 
 def _meta(c: _Candidate, params: Mapping[str, Any]) -> JudgeMeta:
-    shown = {k: v for k, v in params.items() if k not in ("api_key",)}
-    return JudgeMeta(c.model, c.template.name, shown, c.template.sha256)
+    """Leaderboard and card metadata: the backend's answer-changing params, the prompt's name
+    and hash, and (for the card) a custom prompt's text and the worked examples."""
+    from maev_kit.calibration._card import card_fields
+
+    shown = dict(c.backend.cache_identity().get("params", {})) if c.backend is not None else {}
+    return JudgeMeta(c.model, c.template.name, shown, c.template.sha256, card_fields(c.judge))
 
 
 def _disagreements(c: _Candidate, human: Mapping[str, Any]) -> list[dict[str, Any]]:

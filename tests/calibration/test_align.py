@@ -157,6 +157,7 @@ def test_search_picks_the_candidate_better_on_dev_and_tests_it_once(careful: Pat
     card = res.card()
     assert card.prompt == "careful" and card.split == "test"
     assert card.kappa == pytest.approx(kappa)
+    assert MARKER in card.prompt_text and "api_base" in card.params
     files = {p.name for p in res.save(tmp_path / "out")}
     assert files == {"candidates.csv", "alignment.json", "winner_prompt.txt", "judge_card.json"}
     saved = json.loads((tmp_path / "out" / "alignment.json").read_text())
