@@ -501,20 +501,20 @@ async def _collect(provider: _Provider, log: _BatchLog, batch_id: str, mapping: 
                    fail: Callable[[str, BackendError], None], poll_interval: float,
                    deadline: float | None, bar: Any) -> None:
     """Poll one batch to its end, then read its output and error files."""
-    polls_failed = polls = 0
+    polls = 0
     status = "submitted"
     while True:
         try:
             batch = await provider.call("checking the batch", "aretrieve_batch",
                                         batch_id=batch_id)
-        except BackendError as err:
-            polls_failed += 1
-            if polls_failed > provider.max_retries:  # left open: a later run tries again
-                for k in mapping.values():
-                    fail(k, err)
-                return
+        except BackendError as err:  # already retried
+            if not err.retryable:  # the provider does not know it (any more): send again
+                log.close_batch(batch_id, "lost")
+            for k in mapping.values():  # else it stays recorded: a later run asks again
+                fail(k, err)
+            return
         else:
-            polls_failed, status = 0, str(batch.status)
+            status = str(batch.status)
             if bar is not None:
                 bar.set_postfix_str(f"batch {batch.status}", refresh=True)
             if batch.status in _TERMINAL:

@@ -216,7 +216,9 @@ def _run_offline(judge: Any, items: list[RetentionItem], progress: bool) -> Judg
 
 def run_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = None, *,
               max_concurrency: int = 16, max_retries: int = 3, timeout: float = 60,
-              cache: Any = None, progress: bool = True, retry_backoff: float = 0.5) -> JudgeRun:
+              cache: Any = None, progress: bool = True, retry_backoff: float = 0.5,
+              mode: str = "sync", poll_interval: float = 30.0,
+              batch_timeout: float | None = None) -> JudgeRun:
     """Judge every item: one request per handoff, concurrent, retried, cached.
 
     Parameters
@@ -246,6 +248,15 @@ def run_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = None, *
         after Ctrl-C or a crash sends only the requests that had not finished.
     progress : bool
         Show a progress bar (tqdm; a widget in notebooks).
+    mode : {"sync", "batch"}
+        ``"batch"`` sends the requests not already cached through the provider's batch API
+        (litellm backends; about half price, answers within the provider's 24 h window), into
+        the same cache, then reads every verdict from it: see :mod:`maev_kit.runner._batch`.
+        ``stats`` then has ``mode``, ``batches``, ``batch_ids`` and the cost at batch prices.
+    poll_interval, batch_timeout : float
+        Batch mode: the longest wait between status checks, and how long to wait for the
+        batches (None: until they end) before raising :class:`BatchPendingError`; a rerun
+        picks the same batches up.
 
     Returns
     -------
@@ -289,6 +300,8 @@ def run_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = None, *
 
     items = list(items)
     _check_args(judge, items, max_concurrency, max_retries, timeout, retry_backoff)
+    if mode not in ("sync", "batch"):
+        raise ValueError(f"`mode` must be 'sync' or 'batch', got {mode!r}")
     resolved = _resolve_backend(judge, backend)
     if resolved is None:
         return _run_offline(judge, items, progress)
@@ -296,8 +309,15 @@ def run_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = None, *
     # that ran this (the run itself happens on the background loop's thread).
     bar = progress_bar(len(items), f"{judge.name} · {resolved.model}", progress, "fact")
 
-    def make() -> Any:
-        return _arun(judge, items, resolved, max_concurrency, max_retries, timeout, cache,
+    def make(backend: Any = resolved, retries: int = max_retries) -> Any:
+        return _arun(judge, items, backend, max_concurrency, retries, timeout, cache,
                      retry_backoff, bar)
 
+    if mode == "batch":  # fills the cache through the batch API; the same path then reads it
+        from maev_kit.runner._batch import arun_batch
+
+        return run_on_background_loop(lambda: arun_batch(
+            judge, items, resolved, ordinary=lambda b: make(b, 0), cache=cache, timeout=timeout,
+            max_retries=max_retries, poll_interval=poll_interval, batch_timeout=batch_timeout,
+            bar=bar))
     return run_on_background_loop(make)
