@@ -83,6 +83,7 @@ def evaluate(
     progress: bool = True,
     max_concurrency: int = 16,
     timeout: float = 60.0,
+    mode: str = "sync",
 ) -> EvaluationResult:
     """Score every conversation for coordination quality.
 
@@ -114,8 +115,9 @@ def evaluate(
         renormalised; one :class:`~maev_kit.errors.NotApplicableWarning` says how many
         conversations lack what. ``"article"``: the article's numbers, for parity.
     n_resamples, confidence, seed : bootstrap over conversations for the aggregates' CIs.
-    cache, progress, max_concurrency, timeout : passed to :func:`~maev_kit.runner.run_judge`
-        (``timeout``: seconds per request).
+    cache, progress, max_concurrency, timeout, mode : passed to
+        :func:`~maev_kit.runner.run_judge` (``timeout``: seconds per request; ``mode="batch"``
+        judges through the provider's batch API at batch prices).
 
     Returns
     -------
@@ -147,7 +149,7 @@ def evaluate(
                                          allow_mismatch=allow_mismatch)
                                 if judge is not None else (None, None))
     run = _judge(inputs.items, judge_obj, judge_backend, cache=cache, progress=progress,
-                 max_concurrency=max_concurrency, timeout=timeout)
+                 max_concurrency=max_concurrency, timeout=timeout, mode=mode)
     verdicts = _verdicts_by_conversation(inputs.items, run)
     scores = score_traces(inputs.traces, inputs.expectations, verdicts, inputs.contracts,
                           inputs.splits, retention=judge is not None, triage_agent=triage_agent,
@@ -268,15 +270,15 @@ def _bind_examples(judge: Any, inputs: _Inputs) -> None:
 
 
 def _judge(items: Sequence[RetentionItem], judge: Any, backend: Any, *, cache: Any = None,
-           progress: bool = True, max_concurrency: int = 16, timeout: float = 60.0
-           ) -> JudgeRun | None:
+           progress: bool = True, max_concurrency: int = 16, timeout: float = 60.0,
+           mode: str = "sync") -> JudgeRun | None:
     """Judge every item (None when there is nothing to judge)."""
     if not items:
         return None
     from maev_kit.runner import run_judge
 
     return run_judge(judge, list(items), backend, cache=cache, progress=progress,
-                     max_concurrency=max_concurrency, timeout=timeout)
+                     max_concurrency=max_concurrency, timeout=timeout, mode=mode)
 
 
 def _verdicts_by_conversation(items: Sequence[RetentionItem], run: JudgeRun | None
@@ -296,8 +298,12 @@ def _verdicts_by_conversation(items: Sequence[RetentionItem], run: JudgeRun | No
 def _judge_info(judge_obj: Any, judge: Any, run: JudgeRun | None) -> dict[str, Any]:
     if judge is None:
         return {"name": None, "version": "", "model": None, "offline": True, "stats": {}}
+    template = getattr(judge_obj, "template", None)
     return {"name": getattr(judge_obj, "name", str(judge)),
             "version": getattr(judge_obj, "version", ""),
+            "prompt": getattr(template, "name", None),
+            "prompt_sha256": getattr(template, "sha256", None),
+            "example_ids": list(getattr(judge_obj, "example_ids", []) or []),
             "model": run.model if run else None,
             "offline": bool(getattr(judge_obj, "offline", False)),
             "stats": dict(run.stats) if run else {}}
