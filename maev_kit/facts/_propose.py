@@ -30,11 +30,13 @@ _TOOL_ROLES = frozenset({"tool", "function", "tool_result", "function_call", "to
 
 @dataclass(frozen=True)
 class FactNote:
-    """Why a conversation (``handoff_index`` None) or one handoff got no proposed fact."""
+    """Why a conversation (``handoff_index`` None) or one handoff got no proposed fact;
+    ``cause`` (one of :data:`maev_kit.errors.ERROR_CAUSES`) when its llm request failed."""
 
     conversation_id: str
     handoff_index: int | None
     message: str
+    cause: str | None = None
 
     def __str__(self) -> str:
         where = (self.conversation_id if self.handoff_index is None
@@ -44,7 +46,10 @@ class FactNote:
 
 class FactProposal(list):  # list[ProposedFact]
     """The proposed facts (a plain list of :class:`ProposedFact`) plus ``notes``: one
-    :class:`FactNote` per conversation or handoff that got none, saying why.
+    :class:`FactNote` per conversation or handoff that got none, saying why (an llm request
+    that failed included), and ``stats``: the llm proposer's run accounting (requests,
+    cache hits, errors by cause, tokens, cost, latency, wall time; see
+    :class:`maev_kit.runner.RequestRun`), None when no llm ran.
 
     >>> p = FactProposal([], [FactNote("c1", None, "no handoff: nothing to propose facts for")])
     >>> list(p), [str(n) for n in p.notes]
@@ -52,9 +57,10 @@ class FactProposal(list):  # list[ProposedFact]
     """
 
     def __init__(self, facts: Iterable[ProposedFact] = (),
-                 notes: Iterable[FactNote] = ()) -> None:
+                 notes: Iterable[FactNote] = (), stats: dict[str, Any] | None = None) -> None:
         super().__init__(facts)
         self.notes: list[FactNote] = list(notes)
+        self.stats: dict[str, Any] | None = stats
 
 
 def is_user_turn(turn: AgentTurn) -> bool:
@@ -155,13 +161,62 @@ def _propose_offline(trace: MultiAgentTrace, notes: list[FactNote], *,
     return out
 
 
-# ---- llm (not built yet) ------------------------------------------------------------------
+# ---- llm ----------------------------------------------------------------------------------
+
+#: Options of the llm proposer (passed to :func:`propose_facts` as keywords).
+LLM_OPTIONS = frozenset({"prompt", "max_concurrency", "max_retries", "timeout", "cache",
+                         "progress", "retry_backoff"})
+
 
 def _propose_llm(traces: Sequence[MultiAgentTrace], backend: Any, notes: list[FactNote],
-                 **kw: Any) -> list[ProposedFact]:
-    # HOOK: the LLM proposer (a versioned extraction prompt, one request per handoff through
-    # the judging runner, backends, cache, retries and error accounting) plugs in here.
-    raise InputError("the llm proposer is not available yet")
+                 **kw: Any) -> tuple[list[ProposedFact], dict[str, Any]]:
+    """One extraction request per handoff through :func:`maev_kit.runner.run_requests`: the
+    facts, and the run's stats. A handoff whose request failed gets a note with the cause, and
+    the run one :class:`~maev_kit.errors.JudgeErrorWarning`."""
+    import warnings
+
+    from maev_kit.errors import JudgeErrorWarning
+    from maev_kit.facts._llm import EXTRACT_PROMPT_IDS, LLMFactProposer, handoff_texts
+    from maev_kit.runner._requests import resolve_backend, run_requests
+
+    prompt = kw.pop("prompt", "v1")
+    if prompt not in EXTRACT_PROMPT_IDS:
+        raise InputError(f"unknown extraction prompt {prompt!r} for the llm proposer; use one "
+                         f"of {', '.join(EXTRACT_PROMPT_IDS)}")
+    resolved = resolve_backend(backend, "the llm fact proposer")
+    task = LLMFactProposer(prompt, model=resolved.model)
+    groups = []
+    for t in traces:
+        for h in handoff_texts(t):
+            if h.messages:
+                groups.append([h])
+            else:
+                notes.append(FactNote(h.conversation_id, h.handoff_index,
+                                      "no message before this handoff: no llm fact proposed"))
+    run = run_requests(task, groups, resolved, desc=f"facts · {resolved.model}", **kw)
+    out: list[ProposedFact] = []
+    failed: list[Any] = []
+    for (h,), got in zip(groups, run.results):
+        facts = [r for r in got if isinstance(r, ProposedFact)]
+        out.extend(facts)
+        errors = [r for r in got if not isinstance(r, ProposedFact)]
+        if errors:
+            failed.append(errors[0])
+            notes.append(FactNote(h.conversation_id, h.handoff_index,
+                                  f"the llm request failed ({errors[0].cause}): "
+                                  f"{errors[0].error}", errors[0].cause))
+        elif not facts:
+            notes.append(FactNote(h.conversation_id, h.handoff_index,
+                                  "the model proposed no fact for this handoff"))
+    if failed:
+        by_cause: dict[str, int] = {}
+        for e in failed:
+            by_cause[e.cause] = by_cause.get(e.cause, 0) + 1
+        causes = ", ".join(f"{c} {n}" for c, n in sorted(by_cause.items(), key=lambda x: -x[1]))
+        warnings.warn(f"llm fact proposer: the request failed for {len(failed)} of "
+                      f"{len(groups)} handoffs ({causes}); they have no llm fact — see the "
+                      "proposal's notes", JudgeErrorWarning, stacklevel=4)
+    return out, run.stats
 
 
 # ---- public -------------------------------------------------------------------------------
@@ -196,27 +251,45 @@ def propose_facts(traces: MultiAgentTrace | Iterable[MultiAgentTrace], *,
         role is ``user``, ``customer``, ``human``, ``client``…
         ``"context"``: one fact per value in each handoff's ``context_passed`` (fact id
         ``ctx:<key>``, as scoring derives them).
-        ``"llm"``: needs ``backend``; not available yet.
+        ``"llm"``: asks a language model (``backend``) for the facts of each handoff, one
+        request per handoff through the judging runner (:func:`maev_kit.runner.run_requests`:
+        the same backends, reply cache, retries, concurrency and error accounting as judging)
+        with a versioned extraction prompt that fences the trace text as untrusted data. Each
+        proposed value is the exact text of a message before the handoff (a value found in no
+        message drops its fact); the proposer is named ``llm:<model>``.
         Several methods merge with :func:`merge_facts` (de-duplicated by value).
-    backend : a backend or model name, for ``"llm"`` only.
+    backend : str or backend object, for ``"llm"`` only
+        A litellm model string (``"gpt-4o-mini"``), a
+        :class:`~maev_kit.backends.LiteLLMBackend` or an
+        :class:`~maev_kit.backends.OpenAIClientBackend`.
     carry_over : bool
         True (default): a fact stated before an earlier handoff is proposed again at each later
         one — every handoff is a new chance to lose it (the reference set ``support_desk``
         repeats more than half of its first-handoff facts at the second). False: each value is
         proposed once, at the first handoff after it was stated.
+    **kw
+        Options of the llm proposer: ``prompt`` (``"v1"``), ``max_concurrency`` (16),
+        ``max_retries`` (3), ``timeout`` (60 s), ``cache`` (None: ``.maev_cache/``; False:
+        none), ``progress`` (True), ``retry_backoff`` (0.5 s) — as in
+        :func:`~maev_kit.runner.run_judge`.
 
     Returns
     -------
     FactProposal
         A list of :class:`ProposedFact` in conversation and handoff order, with ``.notes``:
         one :class:`FactNote` for each conversation or handoff that got no fact, and why (no
-        handoff, no user text, only tool turns, nothing fact-like). Never raises on a trace's
-        content.
+        handoff, no user text, only tool turns, nothing fact-like) and for each handoff whose
+        llm request failed (its ``cause`` set; the run also warns with a
+        :class:`~maev_kit.errors.JudgeErrorWarning`), and ``.stats``: the llm run's accounting
+        (None without ``"llm"``). Never raises on a trace's content.
 
     Raises
     ------
     InputError
-        For an unknown method, or ``"llm"`` without a backend.
+        For an unknown method or option, or ``"llm"`` without a backend.
+    maev_kit.errors.JudgeUnavailableError
+        When the llm's endpoint refuses the key or does not answer before any request of the
+        run got a reply (as in judging: within seconds, one line naming the fix).
 
     Examples
     --------
@@ -235,33 +308,52 @@ def propose_facts(traces: MultiAgentTrace | Iterable[MultiAgentTrace], *,
         traces = [traces]
     traces = list(traces)
     names = _methods(method)
-    if "llm" in names and backend is None and kw.get("model") is None:
+    allowed = LLM_OPTIONS if "llm" in names else frozenset()
+    unknown = [k for k in kw if k not in allowed]
+    if unknown:
+        which = " and ".join(n for n in names if n != "llm") or "llm"
+        raise InputError(f"unknown option(s) for the {which} proposer: {', '.join(unknown)}")
+    if "llm" in names and backend is None:
         raise InputError("the llm proposer needs a model: pass backend=<model name or backend>")
-    # Proposals hold no reference cycles: pausing the cyclic collector while tens of thousands
-    # of small objects are built saves a fifth of the time (as in loading traces).
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _propose(traces, names, backend, carry_over, kw)
-    finally:
-        if was_enabled:
-            gc.enable()
+    return _propose(traces, names, backend, carry_over, kw)
 
 
 def _propose(traces: list[MultiAgentTrace], names: list[str], backend: Any, carry_over: bool,
              kw: dict[str, Any]) -> FactProposal:
     notes: list[FactNote] = []
     lists: list[list[ProposedFact]] = []
+    stats = None
     for name in names:
-        if name == "llm":
-            lists.append(_propose_llm(traces, backend, notes, **kw))
+        if name != "llm":
+            lists.append(_propose_rules(traces, name, name == names[0], notes, carry_over))
             continue
-        if kw:
-            raise InputError(f"unknown option(s) for the {name} proposer: {', '.join(kw)}")
+        if name == names[0]:
+            notes.extend(FactNote(t.conversation_id, None, "no handoff: nothing to propose "
+                                  "facts for") for t in traces if not t.handoffs)
+        facts, stats = _propose_llm(traces, backend, notes, **kw)
+        lists.append(facts)
+    merged = merge_facts(*lists) if len(lists) > 1 else lists[0]
+    if len(lists) > 1:  # a handoff one method could not fill but another did is no news
+        filled = {(f.conversation_id, f.handoff_index) for f in merged}
+        convs = {f.conversation_id for f in merged}
+        notes = [n for n in notes if n.cause is not None or not (
+            (n.handoff_index is not None and (n.conversation_id, n.handoff_index) in filled)
+            or (n.handoff_index is None and n.conversation_id in convs))]
+    return FactProposal(merged, notes, stats)
+
+
+def _propose_rules(traces: list[MultiAgentTrace], name: str, first: bool,
+                   notes: list[FactNote], carry_over: bool) -> list[ProposedFact]:
+    """The offline or context proposer over every trace."""
+    # Proposals hold no reference cycles: pausing the cyclic collector while tens of thousands
+    # of small objects are built saves a fifth of the time (as in loading traces).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
         facts: list[ProposedFact] = []
         for t in traces:
             if not t.handoffs:
-                if name == names[0]:
+                if first:
                     notes.append(FactNote(t.conversation_id, None,
                                           "no handoff: nothing to propose facts for"))
                 continue
@@ -269,15 +361,10 @@ def _propose(traces: list[MultiAgentTrace], names: list[str], backend: Any, carr
                 facts.extend(_propose_context(t, notes))
             else:
                 facts.extend(_propose_offline(t, notes, carry_over=carry_over))
-        lists.append(facts)
-    merged = merge_facts(*lists) if len(lists) > 1 else lists[0]
-    if len(lists) > 1:  # a handoff one method could not fill but another did is no news
-        filled = {(f.conversation_id, f.handoff_index) for f in merged}
-        convs = {f.conversation_id for f in merged}
-        notes = [n for n in notes if not (
-            (n.handoff_index is not None and (n.conversation_id, n.handoff_index) in filled)
-            or (n.handoff_index is None and n.conversation_id in convs))]
-    return FactProposal(merged, notes)
+        return facts
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def merge_facts(*lists: Iterable[ProposedFact]) -> list[ProposedFact]:

@@ -161,7 +161,10 @@ def test_context_notes_when_no_handoff_passes_anything():
     ({"method": "ofline"}, "unknown fact proposer 'ofline'; did you mean 'offline'?"),
     ({"method": []}, "`method` names no proposer"),
     ({"method": "llm"}, "the llm proposer needs a model"),
-    ({"method": "llm", "backend": "openai/gpt-4o-mini"}, "the llm proposer is not available yet"),
+    ({"method": "llm", "backend": "openai/gpt-4o-mini", "prompt": "v9"},
+     "unknown extraction prompt 'v9' for the llm proposer; use one of v1"),
+    ({"method": ["offline", "llm"], "backend": "x", "window": 3},
+     "unknown option(s) for the offline proposer: window"),
     ({"method": "offline", "window": 3}, "unknown option(s) for the offline proposer: window"),
 ])
 def test_bad_arguments_are_one_clear_input_error(kwargs, message):
