@@ -851,6 +851,7 @@ def report(
     labeled_set: Any = None,
     judge_card: Any = None,
     max_worst: int = 5,
+    prompt_comparison: Any = None,
 ) -> Report:
     """Build the self-contained HTML report of an evaluation (and, optionally, a calibration).
 
@@ -874,6 +875,10 @@ def report(
         Shown in the provenance.
     max_worst : int, default 5
         How many of the lowest-scoring conversations to show with their traces.
+    prompt_comparison : PromptComparison or AlignmentResult, optional
+        Adds a "Prompt comparison" section: two prompts side by side (text diff), κ with CIs,
+        the confusion-matrix difference and each item whose verdict changed, with the human
+        label and the trace excerpt (see :func:`maev_kit.calibration.compare_prompts`).
 
     Returns
     -------
@@ -942,6 +947,12 @@ def report(
     ]
     nav = [("summary", "Summary"), ("calibration", "Judge calibration"),
            ("coordination", "Coordination"), ("provenance", "Provenance")]
+    if prompt_comparison is not None:
+        from maev_kit.reporting._prompt_section import prompt_comparison_html
+
+        body.insert(3, h.section("prompts", "Prompt comparison",
+                                 prompt_comparison_html(prompt_comparison)))
+        nav.insert(2, ("prompts", "Prompt comparison"))
     page = h.page(title, " · ".join(sub), nav, "".join(body),
                   f"maev-kit {__version__} · self-contained report: no scripts, no external "
                   "resources")

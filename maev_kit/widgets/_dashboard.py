@@ -198,11 +198,20 @@ class CalibrationDashboard(widgets.VBox):
         The conversations, to open disagreements in (default: the result's ``traces``).
     items : list of RetentionItem, optional
         The labeled items (default: the result's ``items``), to show the fact with the trace.
+    comparison : PromptComparison, optional
+        Adds a prompt comparison (:class:`~maev_kit.widgets._prompt_comparison.
+        PromptComparisonView`): two prompts side by side, κ with CIs, the confusion-matrix
+        difference and each item whose verdict changed, openable in a TraceViewer. An
+        :class:`~maev_kit.calibration.AlignmentResult` passed as ``calibration_result`` shows
+        its test split and its winner-against-base comparison.
     """
 
     def __init__(self, calibration_result: Any, *, traces: Sequence[Any] | None = None,
-                 items: Sequence[Any] | None = None, **kwargs: Any):
+                 items: Sequence[Any] | None = None, comparison: Any = None, **kwargs: Any):
         cal = calibration_result
+        if hasattr(cal, "candidates") and hasattr(cal, "test_comparison"):  # AlignmentResult
+            comparison = comparison if comparison is not None else cal.comparison()
+            cal = cal.test if cal.test is not None else cal.dev
         if not hasattr(cal, "leaderboard"):
             raise TypeError("`calibration_result` must be a CalibrationResult (from "
                             f"maev_kit.calibration), got {type(cal).__name__}")
@@ -253,7 +262,14 @@ class CalibrationDashboard(widgets.VBox):
             + ("<span>choose one to open its conversation</span>" if options else
                "<span>none: the judges agree with the humans on every labeled item</span>")
             + "</div>")
-        super().__init__([self.summary, dis_title, self.disagreements, self.detail], **kwargs)
+        self.prompt_comparison = None
+        parts = [self.summary, dis_title, self.disagreements, self.detail]
+        if comparison is not None:
+            from maev_kit.widgets._prompt_comparison import PromptComparisonView
+
+            self.prompt_comparison = PromptComparisonView(comparison, traces=traces)
+            parts.insert(1, self.prompt_comparison)
+        super().__init__(parts, **kwargs)
         self.add_class("maev-calibration-dashboard")
 
     def open_disagreement(self, index: int) -> TraceViewer | None:
