@@ -29,7 +29,7 @@ from maev_kit.calibration._card import JudgeCard
 from maev_kit.calibration._human import load_human_labels
 from maev_kit.errors import ERROR_CAUSES, JudgeErrorsExceeded
 
-__all__ = ["CalibrationResult", "JudgeMeta", "calibration_from_runs"]
+__all__ = ["CalibrationResult", "JudgeMeta", "calibration_from_runs", "labels_are_reference"]
 
 LEADERBOARD_COLUMNS = [
     "judge", "prompt", "status", "kappa", "kappa_low", "kappa_high", "delta_kappa", "p_value", "ac1",
@@ -79,6 +79,10 @@ class CalibrationResult:
     recommendation : str. The best judge whose κ CI lower bound clears ``threshold``, or why
         none does and what to do next — when every judge failed, the failure and its fix.
     runs : dict key → JudgeRun.
+    reference_labels : bool. True when every label calibrated against is a reference label
+        (``source == "reference"``, written by the set's authors, not by independent
+        annotators; see :func:`labels_are_reference`): views then say "reference labels", not
+        "human labels".
     """
 
     leaderboard: pd.DataFrame
@@ -97,6 +101,7 @@ class CalibrationResult:
     split: str | None = None
     confidence: float = 0.95
     human_ceiling: Any = field(default=None, repr=False)
+    reference_labels: bool = False
 
     @property
     def failed(self) -> dict[str, str]:
@@ -168,8 +173,43 @@ class CalibrationResult:
             "threshold": self.threshold, "n_items": len(self.item_ids),
             "annotators": list(self.annotators), "labels_hash": self.labels_hash,
             "labeled_set": dict(self.labeled_set), "split": self.split,
-            "confidence": self.confidence,
+            "confidence": self.confidence, "reference_labels": self.reference_labels,
         }
+
+
+def labels_are_reference(labels: Any) -> bool:
+    """True when every label record has ``source == "reference"``.
+
+    Such labels were written by a set's authors, not by independent human annotators: reports
+    and dashboards call them "reference labels", never "human labels". ``labels`` is a loaded
+    labeled set (its ``label_records``), a :class:`~maev_kit.labels.LabelStore`, a path to a
+    ``labels.jsonl`` (or its folder), or a list of label records or dicts; anything else (a
+    ``{item_id: {annotator: label}}`` mapping, which keeps no source) and an empty list are
+    not reference labels.
+
+    >>> labels_are_reference([{"item_id": "c1/h0/f1", "annotator": "set-authors",
+    ...                        "label": "lost", "source": "reference"}])
+    True
+    >>> labels_are_reference([{"item_id": "c1/h0/f1", "annotator": "ana", "label": "lost"}])
+    False
+    """
+    import os
+
+    from maev_kit.labels import read_label_file
+
+    records: Any = None
+    if isinstance(labels, (str, os.PathLike)):
+        path = os.path.join(labels, "labels.jsonl") if os.path.isdir(labels) else labels
+        records = read_label_file(path).records if os.path.isfile(path) else []
+    elif hasattr(labels, "label_records"):
+        records = labels.label_records
+    elif hasattr(labels, "records") and callable(labels.records):
+        records = labels.records()
+    elif isinstance(labels, Sequence):
+        records = labels
+    sources = {r.get("source") if isinstance(r, Mapping) else getattr(r, "source", None)
+               for r in records or ()}
+    return sources == {"reference"}
 
 
 def labels_hash(human: Mapping[str, Mapping[str, str]], item_ids: Sequence[str]) -> str:
@@ -281,7 +321,7 @@ def _recommend(board: pd.DataFrame, ceiling: pd.Series | None, threshold: float,
         if more > 0:
             todo.append(f"label ~{more} more items (about {need} in all) to narrow the CI")
     if ceiling is not None and not math.isnan(ceiling["kappa"]) and ceiling["kappa"] < threshold:
-        todo.append(f"note the humans themselves agree only at κ = {ceiling['kappa']:.3f}: "
+        todo.append(f"note the annotators themselves agree only at κ = {ceiling['kappa']:.3f}: "
                     "sharpen the labeling guidelines before expecting a judge to do better")
     if "v2" not in prompts_tried:
         todo.append("try prompt v2 (label definitions and examples): prompts=['v1', 'v2']")
@@ -474,4 +514,4 @@ def calibration_from_runs(
         runs=dict(runs), recommended=recommended, threshold=threshold, item_ids=tuple(item_ids),
         annotators=tuple(annotators), meta=meta, labels_hash=labels_hash(human, item_ids),
         labeled_set=dict(labeled_set or {}), split=split, confidence=confidence,
-        human_ceiling=ceiling_obj)
+        human_ceiling=ceiling_obj, reference_labels=labels_are_reference(human_labels))

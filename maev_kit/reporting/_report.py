@@ -428,15 +428,17 @@ class _Labels:
         return f"{self.kind}-annotator ceiling" if self.kind != "human" else "human ceiling"
 
 
-def _labels_source(labeled_set: Any) -> _Labels:
+def _labels_source(labeled_set: Any, calibration: Any = None) -> _Labels:
     """How to name the labels judges were calibrated against, and a note when they are not human.
 
     A set whose every label line has ``source: "reference"`` was labeled by its authors, not by
-    human annotators; the report must not call those "human labels".
+    human annotators (:func:`maev_kit.calibration.labels_are_reference`, the one rule the
+    dashboard uses too); the report must not call those "human labels".
     """
-    records = getattr(labeled_set, "label_records", None) or []
-    sources = {getattr(r, "source", None) for r in records}
-    if records and sources == {"reference"}:
+    from maev_kit.calibration._result import labels_are_reference
+
+    if (labeled_set is not None and labels_are_reference(labeled_set)) or \
+            getattr(calibration, "reference_labels", False) is True:
         return _Labels("reference", "The labels of this set are reference labels written by "
                        "the set's authors, not independent human annotations: κ here says how "
                        "well a judge reproduces them.")
@@ -940,7 +942,7 @@ def report(
         _judge_error_banner(je),
         h.section("summary", "Summary", _summary(evaluation)),
         h.section("calibration", "Judge calibration",
-                  _calibration(calibration, _labels_source(labeled_set), evaluation)),
+                  _calibration(calibration, _labels_source(labeled_set, calibration), evaluation)),
         h.section("coordination", "Coordination", _coordination(evaluation, max_worst)),
         h.section("provenance", "Provenance",
                   _provenance(evaluation, labeled_set, judge_card, now)),

@@ -1,4 +1,4 @@
-"""CalibrationDashboard: the judge leaderboard, κ with CIs against the human ceiling,
+"""CalibrationDashboard: the judge leaderboard, κ with CIs against the annotators' ceiling,
 confusion matrices, and every disagreement one click away from its conversation."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from maev_kit._html._values import (
     key_label as _key_label,
     num as _num,
 )
+from maev_kit.agreement import ci_label
 from maev_kit.widgets._render import LABEL_COLORS, item_html
 from maev_kit.widgets._viewer import TraceViewer
 
@@ -96,12 +97,19 @@ def leaderboard_html(leaderboard: Any) -> str:
 
 
 def forest_html(rows: Sequence[tuple[str, Any, Any, Any]],
-                ceiling: tuple[float, float, float] | None = None) -> str:
+                ceiling: tuple[float, float, float] | None = None, *,
+                confidence: float = 0.95, labels: str = "human") -> str:
     """A κ forest plot in plain HTML/CSS: a dot and CI whisker per judge, the ceiling band.
 
-    >>> out = forest_html([("judge-a", 0.61, 0.5, 0.7)], ceiling=(0.8, 0.72, 0.88))
+    ``confidence`` labels the intervals (``"80% CI"``); ``labels`` names who labeled
+    (``"human"`` or ``"reference"``) in the ceiling's legend.
+
+    >>> out = forest_html([("judge-a", 0.61, 0.5, 0.7)], ceiling=(0.8, 0.72, 0.88),
+    ...                   confidence=0.8)
     >>> 'class="band"' in out and "judge-a" in out and "0.610" in out
     True
+    >>> "human ceiling κ 0.800 (80% CI 0.720–0.880)" in out, "95" in out
+    (True, False)
     """
     values = [v for r in rows for v in (_num(r[1]), _num(r[2]), _num(r[3])) if v is not None]
     if ceiling:
@@ -136,13 +144,19 @@ def forest_html(rows: Sequence[tuple[str, Any, Any, Any]],
     legend = ""
     if ceiling:
         legend = (f'<div style="font-size:11.5px;color:#57606a;margin-left:228px">shaded: '
-                  f"human ceiling κ {ceiling[0]:.3f} (95 % CI {ceiling[1]:.3f}–{ceiling[2]:.3f})"
-                  "; dots: judge κ with 95 % CI</div>")
+                  f"{_ceiling_name(labels)} κ {ceiling[0]:.3f} ({ci_label(confidence)} "
+                  f"{ceiling[1]:.3f}–{ceiling[2]:.3f}); dots: judge κ with "
+                  f"{ci_label(confidence)}</div>")
     return f'<div class="forest">{"".join(out)}<div class="axis">{axis}</div>{legend}</div>'
 
 
-def confusion_html(matrix: Any, title: str = "") -> str:
-    """A confusion matrix (rows: human, columns: judge) as a shaded HTML table."""
+def _ceiling_name(labels: str) -> str:
+    """The annotators' agreement with each other, named for who labeled (as the report does)."""
+    return "human ceiling" if labels == "human" else f"{labels}-annotator ceiling"
+
+
+def confusion_html(matrix: Any, title: str = "", *, labels: str = "human") -> str:
+    """A confusion matrix (rows: the ``labels``' label, columns: judge) as a shaded HTML table."""
     if hasattr(matrix, "values") and hasattr(matrix, "index"):
         rows_l = [str(i) for i in matrix.index]
         cols_l = [str(c) for c in matrix.columns]
@@ -151,8 +165,8 @@ def confusion_html(matrix: Any, title: str = "") -> str:
         m = [[_num(v) for v in row] for row in matrix]
         rows_l = cols_l = [str(i) for i in range(len(m))]
     vmax = max([v for row in m for v in row if v is not None] + [1.0])
-    head = "<tr><th>human ↓ judge →</th>" + "".join(f"<th>{_e(c)}</th>" for c in cols_l) + \
-        "</tr>"
+    head = (f"<tr><th>{_e(labels)} ↓ judge →</th>"
+            + "".join(f"<th>{_e(c)}</th>" for c in cols_l) + "</tr>")
     body = []
     for rl, row in zip(rows_l, m):
         cells = []
@@ -182,18 +196,21 @@ def _pick(row: Mapping[str, Any], names: Sequence[str]) -> Any:
 
 
 class CalibrationDashboard(widgets.VBox):
-    """The result of calibrating judges against human labels, to explore in a notebook.
+    """The result of calibrating judges against labels, to explore in a notebook.
 
-    Shows the leaderboard (best κ highlighted), a κ forest plot with 95 % CIs and the
-    human-ceiling band, a confusion matrix per judge, and the list of disagreements: choosing
-    one opens its item and its conversation in a :class:`TraceViewer`.
+    Shows the leaderboard (best κ highlighted), a κ forest plot with CIs at the result's
+    ``confidence`` and the annotators'-ceiling band, a confusion matrix per judge, and the list
+    of disagreements: choosing one opens its item and its conversation in a
+    :class:`TraceViewer`. When every label is a reference label (the result's
+    ``reference_labels``), the labels are called "reference", never "human".
 
     Parameters
     ----------
     calibration_result : CalibrationResult
         Uses ``leaderboard`` (DataFrame with ``judge``, ``prompt``, ``kappa``, ``kappa_low``,
-        ``kappa_high``), ``ceiling``, ``confusions`` (dict key → 3×3 DataFrame) and
-        ``disagreements`` (DataFrame with ``item_id``).
+        ``kappa_high``), ``ceiling``, ``confusions`` (dict key → 3×3 DataFrame),
+        ``disagreements`` (DataFrame with ``item_id``), ``confidence`` and
+        ``reference_labels``.
     traces : list of MultiAgentTrace, optional
         The conversations, to open disagreements in (default: the result's ``traces``).
     items : list of RetentionItem, optional
@@ -224,6 +241,9 @@ class CalibrationDashboard(widgets.VBox):
                      for it in (getattr(run, "items", None) or ())]
         self._items = {it.item_id: it for it in (items or []) if hasattr(it, "item_id")}
         self.ceiling = _ceiling(getattr(cal, "ceiling", None))
+        #: Who labeled: "reference" when every label is a reference label, else "human".
+        self.labels = "reference" if getattr(cal, "reference_labels", False) is True else "human"
+        who, confidence = self.labels, float(getattr(cal, "confidence", 0.95))
 
         recs = _records(cal.leaderboard)
         rows = [(_judge_label(r), r.get("kappa"), r.get("kappa_low"), r.get("kappa_high"))
@@ -233,14 +253,15 @@ class CalibrationDashboard(widgets.VBox):
         if rec:
             parts.append(f"<p><b>{_e(rec)}</b></p>")
         parts.append("<h4>Leaderboard</h4>" + leaderboard_html(cal.leaderboard))
-        parts.append("<h4>Judge–human κ (95 % CI)</h4>" + forest_html(rows, self.ceiling))
+        parts.append(f"<h4>Judge–{who} κ ({ci_label(confidence)})</h4>"
+                     + forest_html(rows, self.ceiling, confidence=confidence, labels=who))
         if self.ceiling is None:
-            parts.append('<p style="color:#57606a">No human ceiling: the labeled set has one '
-                         "annotator per item.</p>")
+            parts.append(f'<p style="color:#57606a">No {_ceiling_name(who)}: the labeled set '
+                         "has one annotator per item.</p>")
         confusions = getattr(cal, "confusions", None) or {}
         if confusions:
-            parts.append("<h4>Confusion matrices (rows: human label, columns: judge label)</h4>"
-                         + "".join(confusion_html(m, _key_label(k))
+            parts.append(f"<h4>Confusion matrices (rows: {who} label, columns: judge label)</h4>"
+                         + "".join(confusion_html(m, _key_label(k), labels=who)
                                    for k, m in list(confusions.items())[:24]))
         self.summary = widgets.HTML('<div class="maev-cal">' + "".join(parts) + "</div>")
 
@@ -250,7 +271,8 @@ class CalibrationDashboard(widgets.VBox):
         for i, r in enumerate(self._disagreements):
             human, judge = _pick(r, _HUMAN_COLS), _pick(r, _JUDGE_COLS)
             who = _judge_label(r) if "judge" in r else "judge"
-            text = f"{r.get('item_id', '?')} — human: {human} · {who}: {judge or 'no label'}"
+            text = (f"{r.get('item_id', '?')} — {self.labels}: {human} · {who}: "
+                    f"{judge or 'no label'}")
             options.append((text[:160], i))
         self.disagreements = widgets.Select(options=options, value=None, rows=min(10, max(
             2, len(options))), layout={"width": "100%"})
@@ -260,7 +282,8 @@ class CalibrationDashboard(widgets.VBox):
         dis_title = widgets.HTML(
             f'<div class="maev-cal"><h4>Disagreements ({len(options)})</h4>'
             + ("<span>choose one to open its conversation</span>" if options else
-               "<span>none: the judges agree with the humans on every labeled item</span>")
+               f"<span>none: the judges agree with the {self.labels} labels on every labeled "
+               "item</span>")
             + "</div>")
         self.prompt_comparison = None
         parts = [self.summary, dis_title, self.disagreements, self.detail]
@@ -288,7 +311,7 @@ class CalibrationDashboard(widgets.VBox):
         children: list[widgets.Widget] = []
         color_h = LABEL_COLORS.get(str(human), "#6e7781")
         color_j = LABEL_COLORS.get(str(judge), "#6e7781")
-        head = (f'<div class="maev-cal"><b>{_e(iid)}</b> — human: '
+        head = (f'<div class="maev-cal"><b>{_e(iid)}</b> — {_e(self.labels)}: '
                 f'<b style="color:{color_h}">{_e(human)}</b>{_e(every)} · {_e(_judge_label(r))}: '
                 f'<b style="color:{color_j}">{_e(judge or "no label")}</b>'
                 f'{"<br>" + _e(rationale) if rationale else ""}</div>')

@@ -131,3 +131,39 @@ def test_forest_and_confusion_html_pieces():
     assert "n/a" in out and "-0.50" in out  # the axis starts below the lowest CI
     cm = confusion_html([[3, 1], [0, 2]], "t<b>")
     assert "t&lt;b&gt;" in cm and cm.count("<td") == 4
+
+
+def visible(html: str) -> str:
+    return re.sub(r"<style>.*?</style>|<[^>]+>", " ", html, flags=re.S)
+
+
+def test_ci_labels_come_from_the_results_confidence(data):
+    traces, items, result = data
+    from maev_kit.calibration import calibration_from_runs as cfr
+    labels = [{"item_id": it.item_id, "annotator": a, "label": LABELS[(i + (a == "ben")) % 3]}
+              for i, it in enumerate(items) for a in ("ana", "ben")]
+    at80 = cfr(result.runs, labels, n_resamples=100, confidence=0.8)
+    text = visible(CalibrationDashboard(at80, traces=traces).summary.value)
+    assert "Judge–human κ (80% CI)" in text and "(80% CI " in text
+    assert "judge κ with 80% CI" in text and "95" not in text
+    assert "Judge–human κ (95% CI)" in visible(CalibrationDashboard(result).summary.value)
+
+
+def test_reference_labels_are_never_called_human(data):
+    traces, items, result = data
+    from maev_kit.calibration import calibration_from_runs as cfr
+    ref = [{"item_id": it.item_id, "annotator": a, "label": LABELS[(i + (a == "set-b")) % 3],
+            "source": "reference"} for i, it in enumerate(items) for a in ("set-a", "set-b")]
+    cal = cfr(result.runs, ref, n_resamples=100)
+    assert cal.reference_labels is True and cal.to_dict()["reference_labels"] is True
+    d = CalibrationDashboard(cal, traces=traces)
+    d.open_disagreement(0)
+    shown = " ".join([visible(d.summary.value), *(t for t, _ in d.disagreements.options),
+                      visible(d.detail.children[0].value)])
+    assert "reference-annotator ceiling κ" in shown and "Judge–reference κ" in shown
+    assert "rows: reference label" in shown and " — reference: " in shown
+    assert not re.search(r"human", shown, re.I), re.findall(r".{40}human.{40}", shown, re.I)
+    # one label of another source: these are not (all) reference labels
+    mixed = cfr(result.runs, [*ref[:-1], {**ref[-1], "source": None}], n_resamples=100)
+    assert mixed.reference_labels is False
+    assert "human ceiling κ" in CalibrationDashboard(mixed).summary.value
