@@ -161,6 +161,7 @@ class JudgeFlags:
     max_concurrency: int | None = None
     max_judge_errors: float = 0.05
     timeout: float | None = None
+    batch: bool = False
 
     @property
     def judge(self) -> str:
@@ -186,6 +187,8 @@ class JudgeFlags:
             out["max_concurrency"] = self.max_concurrency
         if self.timeout is not None:
             out["timeout"] = self.timeout
+        if self.batch:
+            out["mode"] = "batch"
         return out
 
     def backend_params(self) -> dict[str, Any]:
@@ -210,9 +213,12 @@ class JudgeFlags:
         nothing would use, before any work starts."""
         for name in self.judges:
             _check_judge(name, self.prompts)
+        if self.batch and self.no_cache:
+            raise InputError("--batch keeps its answers and batch ids in the reply cache; "
+                             "drop --no-cache")
         if all(_is_offline(j) for j in self.judges):
             used = [f for f, v in (("--prompt", self.prompts), ("--api-base", self.api_base),
-                                   ("--api-key", self.api_key)) if v]
+                                   ("--api-key", self.api_key), ("--batch", self.batch)) if v]
             if used:
                 verb = "applies" if len(used) == 1 else "apply"
                 raise InputError(f"{' and '.join(used)} only {verb} to a model judge; "
@@ -250,14 +256,15 @@ def judge_options(*, several: bool = False) -> Any:
         def command(*args: Any, judge: Any, prompt: Any, api_base: str | None,
                     api_key: str | None, no_cache: bool, no_progress: bool,
                     max_concurrency: int | None, max_judge_errors: float, timeout: float | None,
-                    **kwargs: Any) -> Any:
+                    batch: bool, **kwargs: Any) -> Any:
             flags = JudgeFlags(
                 judges=tuple(judge) if several else (judge,),
                 prompts=tuple(prompt) if several else ((prompt,) if prompt else ()),
                 api_base=api_base, api_key=api_key, no_cache=no_cache, no_progress=no_progress,
                 max_concurrency=max_concurrency, max_judge_errors=max_judge_errors,
-                timeout=timeout)
-            flags.check()
+                timeout=timeout, batch=batch)
+            if not (kwargs.get("judge_card") and _judge_defaulted()):
+                flags.check()  # (a card names its own judge: see score)
             return f(*args, flags=flags, **kwargs)
 
         options = [
@@ -267,7 +274,8 @@ def judge_options(*, several: bool = False) -> Any:
                               "(gpt-4o-mini, openai/<name> with --api-base)"
                               + (". Repeat for several." if several else ".")),
             click.option("--prompt", "prompt", multiple=several, default=None,
-                         help="Prompt variant of a model judge (v1, v2; default v1)"
+                         help="Prompt of a model judge: v1, v2 or a template file (default v1; "
+                              "see docs/prompts.md)"
                               + (". Repeat for several." if several else ".")),
             click.option("--api-base", default=None, metavar="URL",
                          help="Base URL of an OpenAI-compatible server for openai/<name>."),
@@ -284,6 +292,10 @@ def judge_options(*, several: bool = False) -> Any:
                          show_default=True,
                          help="Fail (exit 1, nothing written) when a larger share of the facts "
                               "could not be judged."),
+            click.option("--batch", is_flag=True,
+                         help="Send the model judge's requests through the provider's batch API "
+                              "(about half price, answers within hours); rerun the same command "
+                              "to pick up a batch already submitted."),
         ]
         for option in reversed(options):
             command = option(command)
@@ -424,6 +436,15 @@ def _input_file(path: str, option: str, what: str) -> Path:
     return p
 
 
+def _judge_defaulted() -> bool:
+    """True when the running command's ``--judge`` was not given on the command line."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and ctx.get_parameter_source("judge") in (
+        ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+
+
 def _load_card(path: str | None) -> Any:
     """The judge card at ``path`` (JudgeCard.load names the file and field of any problem)."""
     if path is None:
@@ -448,7 +469,11 @@ FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
 @click.command()
 @click.argument("set_path", metavar="SET")
 @click.option("--judge-card", type=click.Path(), default=None,
-              help="Judge card from `maev calibrate`: warns when the judge no longer matches it.")
+              help="Judge card from `maev calibrate`: without --judge, score with the card's "
+                   "judge (model, prompt, examples, parameters).")
+@click.option("--allow-mismatch", is_flag=True,
+              help="With --judge and --judge-card: score even when the judge differs from "
+                   "the card's (a warning, not exit 2).")
 @click.option("--split", default=None, help="Score only this split (e.g. test).")
 @click.option("--out", "out", type=click.Path(), default=None,
               help="Write per-conversation scores (.csv, .jsonl or .parquet).")
@@ -463,8 +488,8 @@ FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
 @click.option("--output-dir", type=click.Path(file_okay=False), default=None,
               help="--engine ray: where the Parquet results go; a rerun resumes from them.")
 @judge_options()
-def score(set_path: str, judge_card: str | None, split: str | None, out: str | None,
-          ledger: str | None, as_json: bool, engine: str, address: str | None,
+def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: str | None,
+          out: str | None, ledger: str | None, as_json: bool, engine: str, address: str | None,
           output_dir: str | None, flags: JudgeFlags) -> None:
     """Score every conversation of a labeled set (or a trace file). `--judge none` scores
     the deterministic metrics only."""
@@ -482,17 +507,25 @@ def score(set_path: str, judge_card: str | None, split: str | None, out: str | N
         source = load_labeled_set(set_path)
         _check_split(source, split)
     t0 = time.perf_counter()
-    judge, backend = ((None, None) if flags.judge.strip().lower() == "none"
-                      else flags.resolve(flags.judge))
+    if card is not None and _judge_defaulted() and not flags.prompts:
+        from maev_kit.calibration._card import card_backend
+        from maev_kit.evaluation._pipeline import DEFAULT_JUDGE
+
+        judge, backend = DEFAULT_JUDGE, card_backend(card, flags.backend_params())
+    else:
+        judge, backend = ((None, None) if flags.judge.strip().lower() == "none"
+                          else flags.resolve(flags.judge))
     if engine == "ray":
         from maev_kit.scale._cli import score_on_ray
 
+        if flags.batch:
+            raise InputError("--batch runs with the local engine; drop --engine ray or --batch")
         result = score_on_ray(set_path, judge=judge, backend=backend, split=split,
                               address=address, output_dir=output_dir,
                               **_run_params(flags, as_json))
     else:
         result = evaluate(source, judge=judge, backend=backend, judge_card=card, split=split,
-                          **_run_params(flags, as_json))
+                          allow_mismatch=allow_mismatch, **_run_params(flags, as_json))
     result.raise_for_judge_errors(flags.max_judge_errors)  # exit 1 before anything is written
     written = [p for p, df in ((out, result.per_conversation), (ledger, result.ledger))
                if p and _write_frame(df, p)]

@@ -156,6 +156,7 @@ def calibrate(
     max_concurrency: int = 16,
     max_retries: int = 3,
     timeout: float = 60,
+    mode: str = "sync",
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     seed: int = 0,
@@ -195,8 +196,8 @@ def calibrate(
     the recommendation; the other judges are still ranked. A judge that cannot answer at all
     (:class:`~maev_kit.errors.JudgeUnavailableError`) is recorded that way too and does not
     stop the others.
-    cache, progress, max_concurrency, max_retries, timeout : passed to
-        :func:`~maev_kit.runner.run_judge`.
+    cache, progress, max_concurrency, max_retries, timeout, mode : passed to
+        :func:`~maev_kit.runner.run_judge` (``mode="batch"``: the provider's batch API).
     n_resamples, confidence, seed : bootstrap settings.
 
     Examples
@@ -274,7 +275,8 @@ def calibrate(
         try:
             runs[spec.key] = run_judge(judge, scored, spec.backend,
                                        max_concurrency=max_concurrency, max_retries=max_retries,
-                                       timeout=timeout, cache=cache, progress=progress)
+                                       timeout=timeout, cache=cache, progress=progress,
+                                       mode=mode)
         except JudgeUnavailableError as exc:
             dead[endpoint] = exc
             runs[spec.key] = _failed_run(spec, scored, exc)
