@@ -236,6 +236,53 @@ with FakeOpenAIServer() as server:
                         cache=WORK / "cache", progress=False)
 cal_llm.leaderboard[["judge", "prompt", "kappa", "kappa_low", "kappa_high", "requests", "cache_hits"]]
 """),
+        md("""
+## Your own prompt
+
+A prompt is a text file with a `=== system ===` and a `=== user ===` section and the same
+placeholders as the shipped ones (see `docs/prompts.md`). It is checked when loaded, named by
+its file's stem (or `name=`) and identified by a hash of its text; `--prompt FILE` takes one on
+the command line. Here: v1 with one more sentence.
+"""),
+        code("""
+from maev_kit.judges import PromptTemplate
+
+v1 = PromptTemplate.builtin("v1")
+extra = (" A fact the receiving agent asks for again was lost, even if the user then repeats "
+         "it.")
+text = v1.text.replace("lost or contradicted.\\n", "lost or contradicted." + extra + "\\n", 1)
+careful = PromptTemplate.from_text(text, name="careful")   # from a file: PromptTemplate.from_file(path)
+careful.name, careful.sha256[:12], careful.sha256 != v1.sha256
+"""),
+        md("""
+## A short alignment search
+
+`align` tries candidate judges — prompts × worked examples × models — on the **dev** split
+only, picks the one whose κ CI has the highest lower bound, then scores the winner and the base
+prompt once on the **test** split. The Δκ on test, with its paired CI and McNemar p, is the
+number to trust (the dev κ of the winner is biased upward by the choice). An estimate is printed
+before anything is sent; `budget=` caps the requests.
+
+The local server answers with the heuristic judge whatever the prompt says, so here every
+candidate ties and the base prompt stays; with a real model the candidates differ, and the
+dashboard shows the two prompts side by side with every verdict that changed.
+"""),
+        code("""
+from maev_kit.calibration import align
+
+with FakeOpenAIServer() as server:
+    aligned = align(ls, base_prompt="v1", models=["openai/local-model"],
+                    candidates=[careful], examples=(0, 2),
+                    backend_params={"api_base": server.base_url, "api_key": "not-needed"},
+                    budget={"max_requests": 2000}, cache=WORK / "cache", progress=False,
+                    echo=print)
+aligned.candidates[["candidate", "status", "dev_kappa", "dev_kappa_low", "dev_kappa_high",
+                    "requests", "est_requests"]]
+"""),
+        code("""
+print(aligned)
+CalibrationDashboard(aligned, traces=ls.traces)
+"""),
         md("## Pin the winner\n\nA judge card records the judge, prompt hash, labeled-set hash and κ. Scoring with a card warns when any of them no longer matches."),
         code("""
 card = cal.card()
