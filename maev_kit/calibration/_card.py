@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from maev_kit.errors import InputError
 
-__all__ = ["JudgeCard", "JudgeCardMismatchWarning", "card_fields", "judge_from_card"]
+__all__ = ["JudgeCard", "JudgeCardMismatchWarning", "card_backend", "card_fields",
+           "judge_from_card"]
 
 
 class JudgeCardMismatchWarning(UserWarning):
@@ -311,7 +312,8 @@ def judge_from_card(card: JudgeCard | str | os.PathLike[str], *, backend: Any = 
     """The judge a card was calibrated as, and its backend (None offline).
 
     An LLM judge gets the card's model and ``params`` (plus ``backend_params`` such as
-    ``api_base`` and ``api_key``, which a card never holds; or the ``backend`` given, whose
+    ``api_base`` and ``api_key``, which override the card's; a card never holds a key; or the
+    ``backend`` given, whose
     model must be the card's), its prompt and its worked examples. A learned judge is refit on
     every split of ``labeled_set`` but the card's ``split``. The judge must come out with the
     card's ``judge_version``.
@@ -343,12 +345,7 @@ def judge_from_card(card: JudgeCard | str | os.PathLike[str], *, backend: Any = 
         from maev_kit.judges import RetentionJudge
 
         if backend is None:
-            from maev_kit.backends._litellm import LiteLLMBackend
-
-            try:
-                backend = LiteLLMBackend(card.model, **{**card.params, **(backend_params or {})})
-            except ValueError as exc:
-                raise InputError(str(exc)) from None
+            backend = card_backend(card, backend_params)
         elif getattr(backend, "model", card.model) != card.model:
             raise InputError(f"the judge card was calibrated with model {card.model!r}, the "
                              f"backend given runs {backend.model!r}")
@@ -360,6 +357,20 @@ def judge_from_card(card: JudgeCard | str | os.PathLike[str], *, backend: Any = 
                          f"this maev-kit builds version {judge.version}: its prompt or rules "
                          "changed since calibration; recalibrate (maev calibrate)")
     return judge, backend
+
+
+def card_backend(card: JudgeCard, backend_params: dict[str, Any] | None = None) -> Any:
+    """The litellm backend for the card's model and ``params`` (``backend_params``, such as
+    ``api_base`` and ``api_key``, take precedence); None for an offline judge. No request is
+    sent and litellm is not imported."""
+    if card.model is None:
+        return None
+    from maev_kit.backends._litellm import LiteLLMBackend
+
+    try:
+        return LiteLLMBackend(card.model, **{**card.params, **(backend_params or {})})
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def _refit(judge: Any, card: JudgeCard, labeled_set: Any) -> Any:
