@@ -13,7 +13,12 @@ from maev_kit.calibration._human import (
     fit_on_other_splits,
     load_human_labels,
 )
-from maev_kit.calibration._result import CalibrationResult, JudgeMeta, calibration_from_runs
+from maev_kit.calibration._result import (
+    CalibrationResult,
+    JudgeMeta,
+    calibration_from_runs,
+    labels_are_reference,
+)
 from maev_kit.errors import InputError, JudgeUnavailableError
 
 __all__ = ["calibrate"]
@@ -286,4 +291,5 @@ def calibrate(
     return calibration_from_runs(runs, human, items=scored, meta={s.key: s.meta for s in specs},
                                  threshold=threshold, n_resamples=n_resamples,
                                  confidence=confidence, seed=seed, labeled_set=info,
-                                 split=split_name)
+                                 split=split_name,
+                                 reference_labels=labels_are_reference(human_labels))

@@ -345,6 +345,7 @@ def calibration_from_runs(
     seed: int = 0,
     labeled_set: Mapping[str, Any] | None = None,
     split: str | None = None,
+    reference_labels: bool | None = None,
 ) -> CalibrationResult:
     """Build a :class:`CalibrationResult` from judge runs already made.
 
@@ -358,6 +359,10 @@ def calibration_from_runs(
     items : the retention items (for texts in ``disagreements`` and to restrict the items
         scored); by default, the items the runs hold, else every human-labeled item.
     meta : mapping key → :class:`JudgeMeta` (display name, prompt, params, prompt hash).
+    reference_labels : whether every label is a reference label (the result's
+        ``reference_labels``); by default decided from ``human_labels`` by
+        :func:`labels_are_reference` (a ``{item_id: {annotator: label}}`` mapping keeps no
+        source, so pass it with such a mapping).
 
     Examples
     --------
@@ -514,4 +519,6 @@ def calibration_from_runs(
         runs=dict(runs), recommended=recommended, threshold=threshold, item_ids=tuple(item_ids),
         annotators=tuple(annotators), meta=meta, labels_hash=labels_hash(human, item_ids),
         labeled_set=dict(labeled_set or {}), split=split, confidence=confidence,
-        human_ceiling=ceiling_obj, reference_labels=labels_are_reference(human_labels))
+        human_ceiling=ceiling_obj,
+        reference_labels=(labels_are_reference(human_labels) if reference_labels is None
+                          else reference_labels))

@@ -783,16 +783,23 @@ def _maybe_collapsed(body: str, n: int, what: str, limit: int = 8) -> str:
     return h.details(f"Show all {n} {what}", body, meta="collapsed: long list", scroll=True)
 
 
-#: The hashes of a labeled set, named for what they cover (the same names everywhere).
-SET_HASH_NAMES = {"content_hash": "labeled-set content hash (sha256 of every data file)",
-                  "hash": "labeled-set content hash (sha256 of every data file)",
-                  "labels_hash": "labels hash (sha256 of the set's labels.jsonl)"}
-#: A judge card's hashes: ``labeled_set_hash`` is the labels hash of the set it was calibrated
-#: on, ``labels_hash`` the hash of the (item, annotator, label) triples it used.
-CARD_HASH_NAMES = {"labeled_set_hash": "labels hash (sha256 of the set's labels.jsonl)",
-                   "labels_hash": "calibration labels hash (sha256 of the (item, annotator, "
-                                  "label) triples used)",
-                   "prompt_hash": "prompt hash (sha256 of the prompt template)"}
+#: What each hash the report shows covers. One name per hash: the same hash has the same name
+#: wherever it appears (a set's ``content_hash`` is a judge card's ``labeled_set_hash``), and
+#: two different hashes never share one.
+CONTENT_HASH = "labeled-set content hash (sha256 of every data file of the set)"
+LABELS_FILE_HASH = "labels-file hash (sha256 of the set's labels.jsonl)"
+CALIBRATION_LABELS_HASH = ("calibration-labels hash (sha256 of the (item, annotator, label) "
+                           "triples the κ rests on)")
+PROMPT_HASH = "prompt hash (sha256 of the prompt template)"
+#: The hashes of a labeled set (``LabeledSet`` attributes, or an evaluation's provenance).
+SET_HASH_NAMES = {"content_hash": CONTENT_HASH, "hash": CONTENT_HASH,
+                  "labels_hash": LABELS_FILE_HASH}
+#: A judge card's hashes: ``labeled_set_hash`` is the ``content_hash`` of the set it was
+#: calibrated on, ``labels_hash`` the hash of the (item, annotator, label) triples it used.
+CARD_HASH_NAMES = {"labeled_set_hash": CONTENT_HASH, "labels_hash": CALIBRATION_LABELS_HASH,
+                   "prompt_hash": PROMPT_HASH}
+#: The hashes in an evaluation's judge description.
+JUDGE_HASH_NAMES = {"prompt_sha256": PROMPT_HASH}
 
 
 def _named_hashes(d: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
@@ -815,10 +822,13 @@ def _provenance(ev: Any, labeled_set: Any, judge_card: Any, now: str) -> str:
             continue
         if k == "labeled_set" and isinstance(v, Mapping):
             v = _named_hashes(v, SET_HASH_NAMES)
+        if k == "judge_card" and _as_dict(v) is not None:
+            v = _named_hashes(_as_dict(v) or {}, CARD_HASH_NAMES)
         pairs.append((names.get(k, k.replace("_", " ")), v))
     judge = getattr(ev, "judge", None)
     if judge:
-        pairs.append(("judge", judge))
+        pairs.append(("judge", _named_hashes(judge, JUDGE_HASH_NAMES)
+                      if isinstance(judge, Mapping) else judge))
     if labeled_set is not None:
         info: dict[str, Any] = {}
         for attr in ("name", "version", "content_hash", "labels_hash"):

@@ -178,14 +178,19 @@ def test_composite_na_kpi_says_why(result):
     assert "n/a composite coordination no component applies" in text
 
 
-# --------------------------------------------------------------------------- labels, judges
-def test_reference_labels_are_never_called_human_labels(result, support_desk):
+@pytest.fixture(scope="module")
+def cal(support_desk):
     from maev_kit.calibration import calibrate
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cal = calibrate(support_desk, judges=["heuristic", "tfidf-logreg"], progress=False,
-                        n_resamples=200)
+        return calibrate(support_desk, judges=["heuristic", "tfidf-logreg"], progress=False,
+                         n_resamples=200)
+
+
+# --------------------------------------------------------------------------- labels, judges
+def test_reference_labels_are_never_called_human_labels(result, support_desk, cal):
+    assert cal.reference_labels is True  # every label line of support_desk is a reference label
     page = report(result, calibration=cal, labeled_set=support_desk).html
     text = text_of(page)
     assert "reference labels" in text
@@ -209,16 +214,45 @@ def test_judge_choice_when_the_user_asked_for_another_judge(result):
             "calibration recommends: this evaluation was asked to use heuristic.") in text
 
 
-def test_hashes_are_named_for_what_they_cover(result, support_desk):
-    card = {"judge_name": "heuristic", "labeled_set_hash": support_desk.labels_hash,
-            "labels_hash": "abc123"}
+CONTENT = "labeled-set content hash (sha256 of every data file of the set)"
+LABELS_FILE = "labels-file hash (sha256 of the set's labels.jsonl)"
+CAL_LABELS = ("calibration-labels hash (sha256 of the (item, annotator, label) triples the κ "
+              "rests on)")
+PROMPT = "prompt hash (sha256 of the prompt template)"
+
+
+def test_hashes_are_named_for_what_they_cover(result, support_desk, cal):
+    card = cal.card("heuristic")  # a real card: what `maev calibrate --card` writes
+    # three different hashes, and the card's set hash is the set's content hash
+    assert card.labeled_set_hash == support_desk.content_hash
+    assert len({support_desk.content_hash, support_desk.labels_hash, card.labels_hash}) == 3
     text = text_of(report(result, labeled_set=support_desk, judge_card=card).html)
-    assert f"labeled-set content hash (sha256 of every data file) {support_desk.content_hash}" \
-        in text
-    assert f"labels hash (sha256 of the set's labels.jsonl) {support_desk.labels_hash}" in text
-    assert "calibration labels hash (sha256 of the (item, annotator, label) triples used) " \
-        "abc123" in text
-    assert "labeled_set_hash" not in text and "content_hash" not in text
+    # the same hash under the same name, in the set's rows and in the card's
+    assert text.count(f"{CONTENT} {support_desk.content_hash}") == 2
+    assert f"{LABELS_FILE} {support_desk.labels_hash}" in text
+    assert f"{CAL_LABELS} {card.labels_hash}" in text
+    assert f"{PROMPT} " in text  # the card's (None for an offline judge), named all the same
+    for raw in ("labeled_set_hash", "content_hash", "labels_hash", "prompt_hash",
+                "prompt_sha256"):
+        assert raw not in text, raw
+    # no name is given to two different hashes
+    for name in (CONTENT, LABELS_FILE, CAL_LABELS):
+        shown = set(re.findall(re.escape(name) + r" ([0-9a-f]{64})", text))
+        assert len(shown) == 1, (name, shown)
+
+
+def test_hashes_in_the_evaluations_own_provenance_are_named_too(result, support_desk, cal):
+    card = cal.card("heuristic")
+    ev = dataclasses.replace(result, provenance={**result.provenance, "judge_card": card})
+    text = text_of(report(ev).html)  # no labeled_set= nor judge_card=: the provenance's own
+    assert f"{CONTENT} {support_desk.content_hash}" in text
+    assert f"{LABELS_FILE} {support_desk.labels_hash}" in text
+    assert f"{CAL_LABELS} {card.labels_hash}" in text
+    for raw in ("labeled_set_hash", "labels_hash", "prompt_hash", "prompt_sha256"):
+        assert raw not in text, raw
+    assert re.search(r"(?<!labeled-set content )\bhash\b [0-9a-f]{64}",
+                     text.replace(CONTENT, "").replace(LABELS_FILE, "")
+                     .replace(CAL_LABELS, "")) is None
 
 
 def test_new_text_is_escaped(result):
