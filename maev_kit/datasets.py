@@ -1,4 +1,5 @@
-"""Labeled sets: a folder of traces, expectations and human labels (../shared/DESIGN.md §3).
+"""Labeled sets: a folder of traces, expectations and labels (docs/formats.md, "Labeled-set
+folder").
 
 ```
 labeled_sets/<name>/

@@ -34,7 +34,7 @@ def _now() -> str:
 
 
 class LabelStore:
-    """Human labels in an append-only ``labels.jsonl`` (../shared/DESIGN.md §3).
+    """Human labels in an append-only ``labels.jsonl`` (docs/formats.md, "Labels JSONL").
 
     The latest line per ``(item_id, annotator)`` wins; several annotators (and several
     processes) can share one file.

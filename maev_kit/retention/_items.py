@@ -18,7 +18,7 @@ LABELS: tuple[str, str, str] = ("retained", "lost", "contradicted")
 
 
 def item_id(conversation_id: str, handoff_index: int, fact_id: str) -> str:
-    """``<conversation_id>/h<handoff_index>/<fact_id>`` (../shared/DESIGN.md §3)."""
+    """``<conversation_id>/h<handoff_index>/<fact_id>`` (docs/formats.md, "Labels JSONL")."""
     return f"{conversation_id}/h{handoff_index}/{fact_id}"
 
 
