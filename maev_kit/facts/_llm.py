@@ -207,7 +207,8 @@ class LLMFactProposer:
         return [{"role": "system", "content": _substitute(self._template.system, values)},
                 {"role": "user", "content": _substitute(self._template.user, values)}]
 
-    def parse(self, text: Any, group: Sequence[HandoffText]) -> list[ProposedFact | FactRequestError]:
+    def parse(self, text: Any,
+              group: Sequence[HandoffText]) -> list[ProposedFact | FactRequestError]:
         """The facts in a reply for ``group``'s handoff; never raises.
 
         An empty list when the model found none; one :class:`FactRequestError` (cause
