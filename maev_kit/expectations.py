@@ -1,6 +1,7 @@
 """What a conversation *should* do: expected handoffs, key facts, routing cases.
 
-The file form is ``expectations.jsonl`` (../shared/DESIGN.md §3), one object per conversation.
+The file form is ``expectations.jsonl`` (docs/formats.md, "Expectations JSONL"), one object
+per conversation.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Labels are strings from an explicit, ordered ``labels`` tuple; ``None`` (or a float NaN, or
 ``pandas.NA``) is a missing label. Anything else raises :class:`ValueError` naming the value,
-never becoming a silent extra category (../shared/DESIGN.md §5).
+never becoming a silent extra category.
 """
 
 from __future__ import annotations

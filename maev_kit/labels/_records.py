@@ -1,4 +1,5 @@
-"""The labels file: append-only JSONL, one judgement per line (../shared/DESIGN.md §3).
+"""The labels file: append-only JSONL, one judgement per line (docs/formats.md, "Labels
+JSONL").
 
 The latest line per ``(item_id, annotator)`` wins. ``skip`` is a valid label that is never
 counted. A torn last line (a crash mid-write) is tolerated and reported.

@@ -1,4 +1,4 @@
-"""Trace JSONL: load with validation, save, and pandas views (../shared/DESIGN.md §3)."""
+"""Trace JSONL: load with validation, save, and pandas views (docs/formats.md)."""
 
 from __future__ import annotations
 
@@ -227,7 +227,7 @@ def _validate_trace_file(path: str | os.PathLike[str], name: str
 
 
 def load_traces(path: str | os.PathLike[str]) -> list[MultiAgentTrace]:
-    """Load a trace JSONL file (one conversation per line, ../shared/DESIGN.md §3), or a
+    """Load a trace JSONL file (one conversation per line, docs/formats.md), or a
     Parquet file when ``path`` ends in ``.parquet`` (one row per conversation).
 
     All problems of the file are collected and raised together as one
