@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maev_kit.errors import InputError, LabelValidationError, Problem, TraceValidationError
+from maev_kit.errors import InputError, LabelValidationError, Problem
 from maev_kit.facts._model import ProposedFact
 from maev_kit.facts._propose import METHODS, FactNote, is_user_turn
 
@@ -33,9 +33,6 @@ __all__ = ["create_labeled_set"]
 #: Files of a labeled set written by :func:`create_labeled_set`, in the order written.
 SET_FILES = ("manifest.json", "traces.jsonl", "expectations.jsonl", "facts.jsonl",
              "labels.jsonl", "README.md")
-#: Top-level fields that only a maev trace line has.
-_TRACE_KEYS = frozenset({"conversation_id", "turns", "handoffs", "user_messages",
-                         "schema_version"})
 #: How many proposer notes the README and the command show.
 SHOWN_NOTES = 5
 
@@ -73,25 +70,6 @@ class CreatedSet:
 
 # ---- reading the traces -------------------------------------------------------------------
 
-def _is_trace_jsonl(path: Path) -> bool:
-    """True when the first non-blank line of ``path`` is a maev trace object (even a broken
-    one, so that its problems are reported as trace problems) and no framework's export."""
-    from maev_kit.traces.importers import detect_format
-
-    try:
-        with open(path, "rb") as f:
-            for raw in f:
-                if raw.strip():
-                    first = json.loads(raw)
-                    break
-            else:
-                return False
-    except (ValueError, RecursionError):  # not JSON Lines (or one pretty-printed document)
-        return False
-    return (isinstance(first, dict) and bool(_TRACE_KEYS & set(first))
-            and detect_format(first) is None)
-
-
 def read_trace_source(path: str | os.PathLike[str], format: str = "auto") -> TraceSource:
     """Read a trace JSONL file or a framework export (detected, or ``format``).
 
@@ -102,45 +80,15 @@ def read_trace_source(path: str | os.PathLike[str], format: str = "auto") -> Tra
         with no conversation; :class:`~maev_kit.errors.TraceValidationError` listing every
         problem of a trace JSONL file.
     """
-    from maev_kit.traces._io import validate_trace_file
-    from maev_kit.traces.importers import FORMATS, import_traces
+    from maev_kit.traces.importers import is_trace_jsonl, load_any
 
     p = Path(path)
-    name = p.name
-    if format != "auto" and format not in FORMATS:
-        import difflib
-
-        close = difflib.get_close_matches(str(format), ("auto", *FORMATS), n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise InputError(f"unknown trace format {format!r}; {hint}use 'auto' or one of: "
-                         f"{', '.join(FORMATS)}")
-    if p.is_dir():
-        raise InputError(f"{name}: is a folder; give a trace JSONL file or a framework export "
-                         "(a labeled-set folder is already a set)")
-    if not p.exists():
-        raise InputError(f"{name}: file not found")
-    try:
-        if p.stat().st_size < 4096 and not p.read_bytes().strip():
-            raise InputError(f"{name}: the file is empty; give a trace JSONL file or a "
-                             "framework export")
-        is_jsonl = format == "auto" and _is_trace_jsonl(p)
-    except OSError as e:
-        raise InputError(f"{name}: cannot read the file ({e.strerror})") from None
-    if is_jsonl:
-        traces, errors, warns = validate_trace_file(p, name=name)
-        if errors:
-            raise TraceValidationError(errors, warns)
-        out = TraceSource(traces, name, "maev", [str(w) for w in warns])
+    traces, issues = load_any(p, format)
+    if format == "auto" and is_trace_jsonl(p):
+        fmt = "maev"
     else:
-        try:
-            traces, issues = import_traces(p, format)
-        except RecursionError:
-            raise InputError(f"{name}: the JSON nests too deeply to read") from None
-        fmt = traces[0].metadata.get("source_format", format) if traces else format
-        out = TraceSource(traces, name, str(fmt), [str(i) for i in issues])
-    if not out.traces:
-        raise InputError(f"{name}: holds no conversation")
-    return out
+        fmt = str(traces[0].metadata.get("source_format", format))
+    return TraceSource(traces, p.name, fmt, [str(i) for i in issues])
 
 
 # ---- the facts ----------------------------------------------------------------------------

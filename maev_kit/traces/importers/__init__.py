@@ -6,6 +6,7 @@ could not map::
 
     traces, issues = import_traces("export.json")               # format detected
     traces, issues = import_traces("log.json", format="chat", speaker_change_handoffs=True)
+    traces, issues = load_any("traces.jsonl")                   # a maev trace file, or any export
 
 Importers are pure functions over the JSON: no framework package is needed. See
 ``docs/importers.md`` for what each format maps and loses.
@@ -40,6 +41,8 @@ __all__ = [
     "TraceImportError",
     "detect_format",
     "import_traces",
+    "is_trace_jsonl",
+    "load_any",
 ]
 
 _IMPORTERS: dict[str, Callable[..., ImportResult]] = {
@@ -175,4 +178,106 @@ def _finish(traces: list[Any], fmt: str, name: str) -> list[Any]:
             raise InputError(f"{name}: the {fmt!r} import produced an invalid trace "
                              f"{t.conversation_id!r}: {e}") from None
         out.append(t)
+    return out
+
+
+#: Top-level fields that only a maev trace line has.
+_TRACE_KEYS = frozenset({"conversation_id", "turns", "handoffs", "user_messages",
+                         "schema_version"})
+
+
+def is_trace_jsonl(path: str | os.PathLike[str]) -> bool:
+    """True when the first non-blank line of ``path`` is a maev trace object (even a broken
+    one, so that its problems are reported as trace problems) and no framework's export."""
+    try:
+        with open(path, "rb") as f:
+            for raw in f:
+                if raw.strip():
+                    first = json.loads(raw)
+                    break
+            else:
+                return False
+    except (ValueError, RecursionError):  # not JSON Lines (or one pretty-printed document)
+        return False
+    return (isinstance(first, dict) and bool(_TRACE_KEYS & set(first))
+            and detect_format(first) is None)
+
+
+def load_any(path: str | os.PathLike[str], format: str = "auto") -> ImportResult:
+    """Read a maev trace JSONL file or any framework export: ``(traces, issues)``.
+
+    The one reader behind every command that takes traces (``maev score``, ``maev report``,
+    ``maev init-set``) and behind ``evaluate`` given a file.
+
+    Parameters
+    ----------
+    path : a trace JSONL file (see ``docs/formats.md``) or a framework export.
+    format : ``"auto"`` (a maev trace file, else the export's format is detected) or one of
+        :data:`FORMATS` to force an importer.
+
+    Returns
+    -------
+    ImportResult
+        The traces, and ``warnings``: for an export, the :class:`ImportIssue` of everything the
+        import could not map; for a trace file, its non-fatal
+        :class:`~maev_kit.errors.Problem` findings. Each reads as one line with ``str()``.
+
+    Raises
+    ------
+    InputError
+        One line for an unknown format, a folder, a missing, empty or unreadable file, an
+        undetectable or unreadable export, or a file with no conversation;
+        :class:`~maev_kit.errors.TraceValidationError` listing every problem of a trace file.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "log.json")
+    >>> with open(p, "w") as f:
+    ...     json.dump([{"role": "user", "content": "Hi"}, {"name": "triage", "content": "Hello"}],
+    ...               f)
+    >>> traces, issues = load_any(p)
+    >>> traces[0].metadata["source_format"]
+    'chat'
+    >>> load_any(p, format="otell")
+    Traceback (most recent call last):
+    ...
+    maev_kit.errors.InputError: unknown trace format 'otell'; did you mean 'otel'? use 'auto' or one of: openai-agents, otel, openinference, langgraph, autogen, crewai, chat
+    """
+    from maev_kit.errors import TraceValidationError
+    from maev_kit.traces._io import validate_trace_file
+
+    p = Path(path)
+    name = p.name
+    if format != "auto" and format not in FORMATS:
+        import difflib
+
+        close = difflib.get_close_matches(str(format), ("auto", *FORMATS), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise InputError(f"unknown trace format {format!r}; {hint}use 'auto' or one of: "
+                         f"{', '.join(FORMATS)}")
+    if p.is_dir():
+        raise InputError(f"{name}: is a folder; give a trace JSONL file or a framework export "
+                         "(a labeled-set folder is already a set)")
+    if not p.exists():
+        raise InputError(f"{name}: file not found")
+    try:
+        if p.stat().st_size < 4096 and not p.read_bytes().strip():
+            raise InputError(f"{name}: the file is empty; give a trace JSONL file or a "
+                             "framework export")
+        is_jsonl = format == "auto" and is_trace_jsonl(p)
+    except OSError as e:
+        raise InputError(f"{name}: cannot read the file ({e.strerror})") from None
+    if is_jsonl:
+        traces, errors, warns = validate_trace_file(p, name=name)
+        if errors:
+            raise TraceValidationError(errors, warns)
+        out = ImportResult(traces, list(warns))  # type: ignore[arg-type]
+    else:
+        try:
+            out = import_traces(p, format)
+        except RecursionError:
+            raise InputError(f"{name}: the JSON nests too deeply to read") from None
+    if not out.traces:
+        raise InputError(f"{name}: holds no conversation")
     return out
