@@ -42,7 +42,7 @@ AGGREGATED = ("composite", "handoff_quality", "information_retention", "routing_
               "target_accuracy", "reason_accuracy", "context_completeness", "retention_rate",
               "routing_exact", "routing_acceptable")
 _LEDGER = ("item_id", "conversation_id", "handoff_index", "from_agent", "to_agent", "fact_id",
-           "fact", "label", "rationale", "evidence", "error", "error_cause")
+           "fact", "fact_source", "label", "rationale", "evidence", "error", "error_cause")
 _PAIRS = ("from_agent", "to_agent", "handoffs", "facts", "retained", "lost", "contradicted",
           "judge_errors", "retention_rate", "context_complete")
 _LABELS = ("retained", "lost", "contradicted")
@@ -59,6 +59,8 @@ class _Inputs:
     labeled_set: LabeledSet | None = None
     split: str | None = None
     splits: dict[str, str | None] = field(default_factory=dict)
+    fact_sources: dict[tuple[str, str], str] = field(default_factory=dict)
+    facts: dict[str, Any] | None = None  # provenance["facts"]
 
 
 def evaluate(
@@ -70,6 +72,7 @@ def evaluate(
     prompt: Any = None,
     allow_mismatch: bool = False,
     expectations: Any = None,
+    facts: Any = "auto",
     contracts: Any = None,
     split: str | None = None,
     triage_agent: str | None = "triage",
@@ -93,7 +96,8 @@ def evaluate(
     Parameters
     ----------
     labeled_set_or_traces : LabeledSet, path to a labeled-set folder (or a bundled set's name,
-        e.g. ``"support_desk"``), path to a trace JSONL file, or a list of traces.
+        e.g. ``"support_desk"``), path to a trace JSONL file or to any framework export the
+        importers read (:func:`~maev_kit.traces.importers.load_any`), or a list of traces.
     judge : judge object, offline judge name (``"heuristic"``), or a litellm model string
         (``"gpt-4o-mini"``, ``"openai/<name>"`` with ``backend`` params) for the LLM judge;
         None skips retention (n/a, "not judged") and scores the deterministic metrics only.
@@ -103,6 +107,19 @@ def evaluate(
     backend : backend object or litellm model string, for LLM judges.
     prompt : ``"v1"`` or ``"v2"`` when ``judge`` is a model string.
     expectations : path or records, when ``labeled_set_or_traces`` is traces.
+    facts : {"auto", "context", "offline", "llm"}, a list of them, a list of
+        :class:`~maev_kit.facts.ProposedFact`, or a path to a facts JSONL or an
+        ``expectations.jsonl``; default "auto"
+        The key facts retention is judged on. ``"auto"``: per conversation, the expectations'
+        key facts when it has any, else one fact per ``context_passed`` value of its handoffs,
+        else the offline proposer's facts (:func:`~maev_kit.facts.propose_facts`).
+        ``"context"``, ``"offline"``, ``"llm"`` (or several): that proposer for every
+        conversation, in place of the expectations' key facts (``"llm"`` asks ``backend``, or
+        the judge's model). A file or list: those facts. Expected handoffs and routing cases are
+        kept whatever the facts. The ledger's ``fact_source`` column says where each fact came
+        from (``expectations``, ``reviewed``, or the proposer: ``offline``, ``context``,
+        ``llm:<model>``, ``context+offline``…); ``result.provenance["facts"]`` counts them;
+        conversations and handoffs that got no fact are one warning line, never an error.
     contracts : list of HandoffContract, a path (YAML/JSON) or records; a labeled set's
         manifest contracts are used by default.
     split : score only this split of a labeled set (e.g. ``"test"``).
@@ -144,7 +161,10 @@ def evaluate(
         raise InputError("judge=None scores no retention, which the article's composite needs: "
                          "pass not_applicable='na' or name a judge")
     inputs = _load(labeled_set_or_traces, expectations=expectations, contracts=contracts,
-                   split=split, retention=judge is not None)
+                   split=split, retention=judge is not None, facts=facts,
+                   fact_backend=_fact_backend(judge, backend),
+                   fact_options={"cache": cache, "progress": progress,
+                                 "max_concurrency": max_concurrency, "timeout": timeout})
     judge_obj, judge_backend = (_resolve(judge, backend, prompt, judge_card, inputs,
                                          allow_mismatch=allow_mismatch)
                                 if judge is not None else (None, None))
@@ -163,6 +183,8 @@ def evaluate(
         judge_card=(judge_card.model_dump() if hasattr(judge_card, "model_dump")
                     else (str(judge_card) if judge_card is not None else None)),
         not_applicable=not_applicable)
+    if inputs.facts is not None:
+        result.provenance["facts"] = inputs.facts
     _warn(result)
     return result
 
@@ -170,13 +192,14 @@ def evaluate(
 # -- load -------------------------------------------------------------------------------------
 
 def _load(source: Any, *, expectations: Any = None, contracts: Any = None,
-          split: str | None = None, retention: bool = True) -> _Inputs:
-    """Traces, expectations, contracts and retention items from what the caller gave."""
+          split: str | None = None, retention: bool = True, facts: Any = "auto",
+          fact_backend: Any = None, fact_options: dict[str, Any] | None = None) -> _Inputs:
+    """Traces, expectations (with the key facts ``facts`` names), contracts and retention
+    items from what the caller gave."""
     from maev_kit import metrics
     from maev_kit.datasets import LabeledSet, load_labeled_set
     from maev_kit.expectations import load_expectations
     from maev_kit.retention import build_retention_items
-    from maev_kit.traces import load_traces
 
     labeled_set: LabeledSet | None = None
     if isinstance(source, LabeledSet):
@@ -186,7 +209,7 @@ def _load(source: Any, *, expectations: Any = None, contracts: Any = None,
 
         p = Path(source)
         if p.is_file():
-            traces = load_traces(p)
+            traces = _read_traces(p)
         else:
             labeled_set = load_labeled_set(p)
     else:
@@ -209,9 +232,172 @@ def _load(source: Any, *, expectations: Any = None, contracts: Any = None,
                          + (f" in split {split!r}" if split else ""))
     splits = ({t.conversation_id: labeled_set.split_of(t.conversation_id) for t in traces}
               if labeled_set is not None else {})
-    return _Inputs(traces, dict(exp_by_conv), list(contracts) if contracts else None,
+    exp_by_conv = dict(exp_by_conv)
+    sources: dict[tuple[str, str], str] = {}
+    info = None
+    if retention:
+        exp_by_conv, sources, info = _with_facts(traces, exp_by_conv, facts, fact_backend,
+                                                 fact_options or {})
+    return _Inputs(traces, exp_by_conv, list(contracts) if contracts else None,
                    build_retention_items(traces, exp_by_conv) if retention else [],
-                   labeled_set, split, splits)
+                   labeled_set, split, splits, sources, info)
+
+
+#: The ``facts`` modes :func:`evaluate` takes by name (besides a list of facts or a path).
+FACT_MODES = ("auto", "context", "offline", "llm")
+#: How many proposer notes the warning quotes.
+_SHOWN_NOTES = 3
+
+
+def _read_traces(path: Any) -> list[MultiAgentTrace]:
+    """A trace file or a framework export; what the import could not map is one warning."""
+    from maev_kit.errors import TraceWarning
+    from maev_kit.traces.importers import load_any
+
+    traces, issues = load_any(path)
+    if issues:
+        shown = "; ".join(str(i) for i in issues[:_SHOWN_NOTES])
+        more = f" (and {len(issues) - _SHOWN_NOTES} more)" if len(issues) > _SHOWN_NOTES else ""
+        warnings.warn(f"{len(issues)} import warning(s) reading {os.path.basename(path)}: "
+                      f"{shown}{more}", TraceWarning, stacklevel=4)
+    return traces
+
+
+def _fact_backend(judge: Any, backend: Any) -> Any:
+    """The model the llm fact proposer asks: ``backend``, else the judge's model, else None."""
+    if backend is not None:
+        return backend
+    from maev_kit.judges._registry import OFFLINE_JUDGES, _is_backend
+
+    if isinstance(judge, str) and not isinstance(judge, _DefaultJudge) and \
+            judge.strip().lower() not in OFFLINE_JUDGES:
+        return judge.strip()
+    return judge if judge is not None and _is_backend(judge) else None
+
+
+def _fact_methods(facts: Any) -> list[str] | None:
+    """The proposer names ``facts`` gives (``"offline"``, ``"context,offline"``, a list of
+    names), or None when it names none."""
+    from maev_kit.facts import METHODS
+
+    if isinstance(facts, str) and (facts in METHODS or "," in facts):
+        return [m.strip() for m in facts.split(",") if m.strip()]
+    if isinstance(facts, (list, tuple)) and facts and all(isinstance(m, str) for m in facts):
+        return list(facts)
+    return None
+
+
+def _source_of(exp: ConversationExpectations, fact_id: str) -> str:
+    """Where a key fact of the expectations came from: ``reviewed`` when a person reviewed the
+    conversation's facts, else the proposer its metadata names, else ``expectations``."""
+    md = exp.metadata or {}
+    if md.get("facts_reviewed") or md.get("facts_reviewed_by"):
+        return "reviewed"
+    proposer = (md.get("fact_proposers") or {}).get(fact_id)
+    return str(proposer) if proposer else "expectations"
+
+
+def _with_facts(traces: Sequence[MultiAgentTrace],
+                given: dict[str, ConversationExpectations], facts: Any, backend: Any,
+                options: dict[str, Any]) -> tuple[dict[str, ConversationExpectations],
+                                                  dict[tuple[str, str], str], dict[str, Any]]:
+    """The expectations with the key facts ``facts`` names (expected handoffs and routing
+    cases kept), each fact's source, and ``provenance["facts"]``; one warning for the
+    conversations and handoffs that got no fact."""
+    from maev_kit.expectations import ConversationExpectations
+    from maev_kit.facts import METHODS, propose_facts
+    from maev_kit.facts._labeled_set import resolve_facts
+
+    keep: dict[str, ConversationExpectations] = {}  # conversations scored on expectations
+    proposed: list[Any] = []
+    notes: list[Any] = []
+    methods = _fact_methods(facts)
+    if isinstance(facts, str) and facts == "auto":
+        mode = "auto"
+        keep = {t.conversation_id: given[t.conversation_id] for t in traces
+                if t.conversation_id in given and given[t.conversation_id].key_facts}
+        rest = [t for t in traces if t.conversation_id not in keep]
+        ctx = propose_facts(rest, method="context") if rest else []
+        have = {f.conversation_id for f in ctx}
+        off = propose_facts([t for t in rest if t.conversation_id not in have],
+                            method="offline")
+        proposed, notes = [*ctx, *off], list(off.notes)
+    elif methods is not None:
+        mode = "+".join(methods)
+        llm = {k: v for k, v in options.items() if v is not None} if "llm" in methods else {}
+        proposal = propose_facts(traces, method=methods, backend=backend, **llm)
+        proposed, notes = list(proposal), list(proposal.notes)
+    else:
+        if isinstance(facts, (str, os.PathLike)) and not os.path.exists(facts):
+            import difflib
+
+            close = difflib.get_close_matches(str(facts), FACT_MODES, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise InputError(f"facts {str(facts)!r}: neither a mode nor an existing file; "
+                             f"{hint}use one of {', '.join(FACT_MODES)}, several proposers "
+                             f"joined by commas ({','.join(METHODS[:2])}) or a facts / "
+                             "expectations JSONL file")
+        src = resolve_facts(facts, traces)
+        mode = (os.path.basename(facts) if isinstance(facts, (str, os.PathLike))
+                else "list of facts")
+        if src.expectations is not None:
+            keep = {e.conversation_id: e for e in src.expectations if e.key_facts}
+        proposed = list(src.facts)
+    out, sources = _merge_facts(traces, given, keep, proposed)
+    by_source: Counter[str] = Counter(sources.values())
+    with_facts = len({cid for cid, _ in sources})
+    info = {"mode": mode, "by_source": dict(by_source.most_common()),
+            "conversations_with_facts": with_facts,
+            "conversations_without_facts": len(traces) - with_facts,
+            "notes": len(notes)}
+    if notes:
+        shown = "; ".join(str(n) for n in notes[:_SHOWN_NOTES])
+        more = f" (and {len(notes) - _SHOWN_NOTES} more)" if len(notes) > _SHOWN_NOTES else ""
+        from maev_kit.errors import TraceWarning
+
+        warnings.warn(f"no key fact proposed for {len(notes)} conversation(s) or handoff(s): "
+                      f"{shown}{more}", TraceWarning, stacklevel=5)
+    return out, sources, info
+
+
+def _merge_facts(traces: Sequence[MultiAgentTrace], given: dict[str, ConversationExpectations],
+                 keep: dict[str, ConversationExpectations], proposed: Sequence[Any]
+                 ) -> tuple[dict[str, ConversationExpectations], dict[tuple[str, str], str]]:
+    """Per conversation: the key facts of ``keep`` or of ``proposed``, with the expected
+    handoffs, routing cases and metadata of ``given``; and each fact's source."""
+    import dataclasses
+
+    from maev_kit.expectations import ConversationExpectations, KeyFact
+    from maev_kit.facts import facts_to_expectations
+
+    by_conv = facts_to_expectations(proposed)
+    proposer = {(f.conversation_id, f.fact_id): ("reviewed" if f.reviewed else f.proposer)
+                for f in proposed}
+    out: dict[str, ConversationExpectations] = {}
+    sources: dict[tuple[str, str], str] = {}
+    for t in traces:
+        cid = t.conversation_id
+        base = given.get(cid)
+        if cid in keep:
+            e = keep[cid]
+            key_facts = list(e.key_facts)
+            for kf in key_facts:
+                sources[(cid, kf.fact_id)] = _source_of(e, kf.fact_id)
+            metadata = {**(base.metadata if base else {}), **e.metadata}
+        else:
+            key_facts = []
+            for kf in (by_conv[cid].key_facts if cid in by_conv else []):
+                src = proposer[(cid, kf.fact_id)]
+                sources[(cid, kf.fact_id)] = src
+                key_facts.append(KeyFact(kf.fact_id, kf.handoff_index, kf.text,
+                                         derived=src == "context"))
+            metadata = dict(base.metadata) if base else {}
+        if base is None and not key_facts:
+            continue
+        out[cid] = (dataclasses.replace(base, key_facts=key_facts, metadata=metadata)
+                    if base is not None else
+                    ConversationExpectations(cid, key_facts=key_facts, metadata=metadata))
+    return out, sources
 
 
 # -- judge ------------------------------------------------------------------------------------
@@ -343,7 +529,7 @@ def _aggregate(scores: Sequence[ConversationScore], inputs: _Inputs, run: JudgeR
                seed: int = 0) -> EvaluationResult:
     """The result from every conversation's score: aggregates, pairs, ledger, routing."""
     return aggregate_scores(
-        scores, _ledger(inputs.items, run),
+        scores, _ledger(inputs.items, run, inputs.fact_sources),
         [(h.from_agent, h.to_agent) for t in inputs.traces for h in t.handoffs],
         labeled_set=inputs.labeled_set, split=inputs.split, traces=inputs.traces,
         n_resamples=n_resamples, confidence=confidence, seed=seed)
@@ -440,7 +626,10 @@ def _note(metric: str, n: int, total: int, judge_errors: JudgeErrorSummary,
     return "; ".join(parts)
 
 
-def _ledger(items: Sequence[RetentionItem], run: JudgeRun | None) -> pd.DataFrame:
+def _ledger(items: Sequence[RetentionItem], run: JudgeRun | None,
+            sources: dict[tuple[str, str], str] | None = None) -> pd.DataFrame:
+    """One row per fact judged; ``fact_source`` from ``sources`` (by conversation and fact
+    id), else ``context`` for a fact derived from ``context_passed``, else ``expectations``."""
     import pandas as pd
 
     verdicts = {v.item_id: v for v in (run.verdicts if run else [])}
@@ -448,7 +637,9 @@ def _ledger(items: Sequence[RetentionItem], run: JudgeRun | None) -> pd.DataFram
     for it in items:
         v = verdicts[it.item_id]
         rows.append((it.item_id, it.conversation_id, it.handoff_index, it.from_agent,
-                     it.to_agent, it.fact_id, it.fact, v.label, v.rationale,
+                     it.to_agent, it.fact_id, it.fact,
+                     (sources or {}).get((it.conversation_id, it.fact_id))
+                     or ("context" if it.derived else "expectations"), v.label, v.rationale,
                      "; ".join(v.evidence), v.error,
                      (v.cause or "other") if v.error else None))
     return pd.DataFrame(rows, columns=list(_LEDGER))
