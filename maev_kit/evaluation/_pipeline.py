@@ -111,8 +111,8 @@ def evaluate(
         :class:`~maev_kit.facts.ProposedFact`, or a path to a facts JSONL or an
         ``expectations.jsonl``; default "auto"
         The key facts retention is judged on. ``"auto"``: per conversation, the expectations'
-        key facts when it has any, else one fact per ``context_passed`` value of its handoffs,
-        else the offline proposer's facts (:func:`~maev_kit.facts.propose_facts`).
+        key facts when it has any; else, handoff by handoff, one fact per ``context_passed``
+        value, else the offline proposer's facts (:func:`~maev_kit.facts.propose_facts`).
         ``"context"``, ``"offline"``, ``"llm"`` (or several): that proposer for every
         conversation, in place of the expectations' key facts (``"llm"`` asks ``backend``, or
         the judge's model). A file or list: those facts. Expected handoffs and routing cases are
@@ -317,11 +317,14 @@ def _with_facts(traces: Sequence[MultiAgentTrace],
         keep = {t.conversation_id: given[t.conversation_id] for t in traces
                 if t.conversation_id in given and given[t.conversation_id].key_facts}
         rest = [t for t in traces if t.conversation_id not in keep]
-        ctx = propose_facts(rest, method="context") if rest else []
-        have = {f.conversation_id for f in ctx}
-        off = propose_facts([t for t in rest if t.conversation_id not in have],
-                            method="offline")
-        proposed, notes = [*ctx, *off], list(off.notes)
+        ctx = propose_facts(rest, method="context")
+        filled = {(f.conversation_id, f.handoff_index) for f in ctx}
+        off = propose_facts(rest, method="offline")  # for the handoffs without context
+        proposed = [*ctx, *(f for f in off
+                            if (f.conversation_id, f.handoff_index) not in filled)]
+        convs = {cid for cid, _ in filled}
+        notes = [n for n in off.notes if (n.conversation_id, n.handoff_index) not in filled
+                 and not (n.handoff_index is None and n.conversation_id in convs)]
     elif methods is not None:
         mode = "+".join(methods)
         llm = {k: v for k, v in options.items() if v is not None} if "llm" in methods else {}
