@@ -452,12 +452,64 @@ def _check_split(ls: Any, split: str | None) -> None:
                          f"available: {have}")
 
 
+# --------------------------------------------------------------------------- traces and facts
+SOURCE_HELP = ("A labeled-set folder (or a bundled set's name), a trace JSONL file, or a "
+               "framework export (OpenAI Agents, OTel, OpenInference, LangGraph, AutoGen, "
+               "CrewAI, chat log), imported on the fly.")
+#: Import warnings printed before the rest are counted.
+_SHOWN_IMPORT_WARNINGS = 20
+
+
+def facts_options(f: Any) -> Any:
+    """``--facts`` and ``--format``, shared by score and report."""
+    f = click.option("--format", "format", default="auto", show_default=True,
+                     help="Format of a trace file: 'auto' (maev JSONL or a detected export) or "
+                          "an importer format (openai-agents, otel, openinference, langgraph, "
+                          "autogen, crewai, chat).")(f)
+    return click.option("--facts", "facts", default="auto", show_default=True,
+                        metavar="auto|context|offline|llm|FILE",
+                        help="Key facts for retention: 'auto' (the expectations' key facts, "
+                             "else the handoffs' context_passed, else the offline proposer), "
+                             "a proposer (context, offline, llm; several joined by commas) or "
+                             "a facts / expectations JSONL file.")(f)
+
+
+def _traces_or_set(path: str, format: str) -> tuple[Any, bool]:
+    """``(source, is_traces)``: the traces of a file (a trace JSONL or any framework export;
+    each import warning one ``warning:`` line), or ``path`` itself for a labeled set."""
+    if not Path(path).is_file():
+        if format != "auto":
+            raise InputError(f"--format {format}: applies to a trace file or export, and "
+                             f"{path} is not a file")
+        return path, False
+    from maev_kit.traces.importers import load_any
+
+    traces, issues = load_any(path, format)
+    for w in issues[:_SHOWN_IMPORT_WARNINGS]:
+        click.echo(f"warning: {w}", err=True)
+    if len(issues) > _SHOWN_IMPORT_WARNINGS:
+        click.echo(f"warning: … and {len(issues) - _SHOWN_IMPORT_WARNINGS} more import "
+                   "warnings", err=True)
+    return traces, True
+
+
+def _facts_line(result: Any) -> str | None:
+    """``facts: 12 offline, 2 context; 1 conversation without any`` (None without facts)."""
+    info = (result.provenance or {}).get("facts")
+    if not info:
+        return None
+    by = ", ".join(f"{n} {src}" for src, n in info["by_source"].items()) or "none"
+    none = info.get("conversations_without_facts", 0)
+    return (f"facts ({info['mode']}): {by}"
+            + (f"; {none} conversation{'s' if none != 1 else ''} without any" if none else ""))
+
+
 # --------------------------------------------------------------------------- score
 FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
 
 
 @click.command()
-@click.argument("set_path", metavar="SET")
+@click.argument("set_path", metavar="SOURCE")
 @click.option("--judge-card", type=click.Path(), default=None,
               help="Judge card from `maev calibrate`: without --judge, score with the card's "
                    "judge (model, prompt, examples, parameters).")
@@ -477,12 +529,13 @@ FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
                                                 "start a local Ray).")
 @click.option("--output-dir", type=click.Path(file_okay=False), default=None,
               help="--engine ray: where the Parquet results go; a rerun resumes from them.")
+@facts_options
 @judge_options()
 def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: str | None,
           out: str | None, ledger: str | None, as_json: bool, engine: str, address: str | None,
-          output_dir: str | None, flags: JudgeFlags) -> None:
-    """Score every conversation of a labeled set (or a trace file). `--judge none` scores
-    the deterministic metrics only."""
+          output_dir: str | None, facts: str, format: str, flags: JudgeFlags) -> None:
+    """Score every conversation of SOURCE: a labeled set, a trace file or a framework export.
+    `--judge none` scores the deterministic metrics only."""
     from maev_kit.evaluation import evaluate
 
     _output_file(out, "--out", FRAME_SUFFIXES)
@@ -491,6 +544,10 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
         raise InputError("--out and --ledger name the same file; give two paths")
     card = _load_card(judge_card)
     source: Any = set_path
+    if engine == "ray" and (facts != "auto" or format != "auto"):
+        raise InputError("--facts and --format run with the local engine; drop --engine ray")
+    if engine != "ray":
+        source, _ = _traces_or_set(set_path, format)
     if split is not None and not Path(set_path).is_file():
         from maev_kit.datasets import load_labeled_set
 
@@ -513,18 +570,23 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
                               **_run_params(flags, as_json))
     else:
         result = evaluate(source, judge=judge, backend=backend, judge_card=card, split=split,
-                          allow_mismatch=allow_mismatch, **_run_params(flags, as_json))
+                          allow_mismatch=allow_mismatch, facts=facts,
+                          **_run_params(flags, as_json))
     result.raise_for_judge_errors(flags.max_judge_errors)  # exit 1 before anything is written
     written = [p for p, df in ((out, result.per_conversation), (ledger, result.ledger))
                if p and _write_frame(df, p)]
     if as_json:
         _echo_json({"aggregates": result.aggregates.to_dict(orient="records"),
-                    "judge": result.judge, "files": written})
+                    "judge": result.judge, "facts": result.provenance.get("facts"),
+                    "files": written})
         return
     click.echo(_frame_text(_na(result.summary())))
     click.echo(f"\n{len(result.per_conversation)} conversations scored in "
                f"{time.perf_counter() - t0:.1f} s")
     click.echo(_judge_line(result.judge))
+    facts_line = _facts_line(result)
+    if facts_line:
+        click.echo(facts_line)
     warn = _error_summary_line(result)
     if warn:
         click.echo(warn, err=True)
@@ -563,25 +625,33 @@ def _write_frame(df: Any, path: str) -> bool:
 
 # --------------------------------------------------------------------------- report
 @click.command("report")
-@click.argument("set_path", metavar="SET")
+@click.argument("set_path", metavar="SOURCE")
 @click.option("--out", "out", type=click.Path(), default="report.html", show_default=True,
               help="The HTML file to write.")
 @click.option("--calibrate/--no-calibrate", "do_calibrate", default=True, show_default=True,
               help="Include a calibration of the offline judges against the set's labels.")
+@facts_options
 @judge_options()
-def report_command(set_path: str, out: str, do_calibrate: bool, flags: JudgeFlags) -> None:
-    """Write the self-contained HTML report for a labeled set."""
+def report_command(set_path: str, out: str, do_calibrate: bool, facts: str, format: str,
+                   flags: JudgeFlags) -> None:
+    """Write the self-contained HTML report for SOURCE: a labeled set, a trace file or a
+    framework export (a file has no labels: no calibration section)."""
     from maev_kit.evaluation import evaluate
     from maev_kit.reporting import report
 
     _output_file(out, "--out", (".html", ".htm"))
-    ls = _labeled_set(set_path)
-    cal = _calibrate_for_report(ls, flags) if do_calibrate else None
+    source, is_traces = _traces_or_set(set_path, format)
+    ls = None if is_traces else _labeled_set(set_path)
+    cal = _calibrate_for_report(ls, flags) if do_calibrate and ls is not None else None
     judge, backend = flags.resolve(flags.judge)
-    result = evaluate(ls, judge=judge, backend=backend, **flags.run_params)
+    result = evaluate(ls if ls is not None else source, judge=judge, backend=backend,
+                      facts=facts, **flags.run_params)
     result.raise_for_judge_errors(flags.max_judge_errors)  # exit 1 before anything is written
     path = report(result, calibration=cal, labeled_set=ls).save(out)
     click.echo(_judge_line(result.judge))
+    facts_line = _facts_line(result)
+    if facts_line:
+        click.echo(facts_line)
     warn = _error_summary_line(result)
     if warn:
         click.echo(warn, err=True)

@@ -113,7 +113,7 @@ ROWS: list[tuple[list[str], str]] = [
     (["import", "chat", "chat.json"], "Missing option '-o'"),
     # score
     (["score", "deep.jsonl"], "deep.jsonl:1: JSON nesting too deep"),
-    (["score", "binary.bin"], "binary.bin:1: not valid UTF-8"),
+    (["score", "binary.bin"], "binary.bin: not UTF-8"),
     (["score", "no_such_set"], "no_such_set: no such file or folder"),
     (["score", "set", "--judge", "heuristc"], "did you mean 'heuristic'"),
     (["score", "set", "--out", "scores.xlsx"], "unknown output type '.xlsx'"),
@@ -139,7 +139,6 @@ ROWS: list[tuple[list[str], str]] = [
     (["report", "set", "--out", "adir"], "--out adir: is a folder"),
     (["report", "set", "--out", "report.csv"], "unknown output type '.csv'"),
     (["report", "set", "--out", "existing.csv/r.html"], "existing.csv is a file"),
-    (["report", "traces.jsonl"], "traces.jsonl: is a file; give a labeled-set folder"),
     (["report", "no_such_set"], "no_such_set: no such file or folder"),
     (["report", "set", "--judge", "heurstic"], "did you mean 'heuristic'"),
     (["report", "empty_set"], "empty_set/manifest.json: missing"),

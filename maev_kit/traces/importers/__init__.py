@@ -197,7 +197,9 @@ def is_trace_jsonl(path: str | os.PathLike[str]) -> bool:
                     break
             else:
                 return False
-    except (ValueError, RecursionError):  # not JSON Lines (or one pretty-printed document)
+    except RecursionError:  # a .jsonl file's first line nests too deeply: the trace reader
+        return Path(path).suffix.lower() == ".jsonl"  # names the line
+    except ValueError:  # not JSON Lines (or one pretty-printed document)
         return False
     return (isinstance(first, dict) and bool(_TRACE_KEYS & set(first))
             and detect_format(first) is None)
