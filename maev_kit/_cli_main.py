@@ -161,6 +161,7 @@ class JudgeFlags:
     max_concurrency: int | None = None
     max_judge_errors: float = 0.05
     timeout: float | None = None
+    batch: bool = False
 
     @property
     def judge(self) -> str:
@@ -186,6 +187,8 @@ class JudgeFlags:
             out["max_concurrency"] = self.max_concurrency
         if self.timeout is not None:
             out["timeout"] = self.timeout
+        if self.batch:
+            out["mode"] = "batch"
         return out
 
     def backend_params(self) -> dict[str, Any]:
@@ -210,9 +213,12 @@ class JudgeFlags:
         nothing would use, before any work starts."""
         for name in self.judges:
             _check_judge(name, self.prompts)
+        if self.batch and self.no_cache:
+            raise InputError("--batch keeps its answers and batch ids in the reply cache; "
+                             "drop --no-cache")
         if all(_is_offline(j) for j in self.judges):
             used = [f for f, v in (("--prompt", self.prompts), ("--api-base", self.api_base),
-                                   ("--api-key", self.api_key)) if v]
+                                   ("--api-key", self.api_key), ("--batch", self.batch)) if v]
             if used:
                 verb = "applies" if len(used) == 1 else "apply"
                 raise InputError(f"{' and '.join(used)} only {verb} to a model judge; "
@@ -250,13 +256,13 @@ def judge_options(*, several: bool = False) -> Any:
         def command(*args: Any, judge: Any, prompt: Any, api_base: str | None,
                     api_key: str | None, no_cache: bool, no_progress: bool,
                     max_concurrency: int | None, max_judge_errors: float, timeout: float | None,
-                    **kwargs: Any) -> Any:
+                    batch: bool, **kwargs: Any) -> Any:
             flags = JudgeFlags(
                 judges=tuple(judge) if several else (judge,),
                 prompts=tuple(prompt) if several else ((prompt,) if prompt else ()),
                 api_base=api_base, api_key=api_key, no_cache=no_cache, no_progress=no_progress,
                 max_concurrency=max_concurrency, max_judge_errors=max_judge_errors,
-                timeout=timeout)
+                timeout=timeout, batch=batch)
             if not (kwargs.get("judge_card") and _judge_defaulted()):
                 flags.check()  # (a card names its own judge: see score)
             return f(*args, flags=flags, **kwargs)
@@ -286,6 +292,10 @@ def judge_options(*, several: bool = False) -> Any:
                          show_default=True,
                          help="Fail (exit 1, nothing written) when a larger share of the facts "
                               "could not be judged."),
+            click.option("--batch", is_flag=True,
+                         help="Send the model judge's requests through the provider's batch API "
+                              "(about half price, answers within hours); rerun the same command "
+                              "to pick up a batch already submitted."),
         ]
         for option in reversed(options):
             command = option(command)
@@ -565,6 +575,8 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
     if engine == "ray":
         from maev_kit.scale._cli import score_on_ray
 
+        if flags.batch:
+            raise InputError("--batch runs with the local engine; drop --engine ray or --batch")
         result = score_on_ray(set_path, judge=judge, backend=backend, split=split,
                               address=address, output_dir=output_dir,
                               **_run_params(flags, as_json))
