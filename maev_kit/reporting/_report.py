@@ -1,7 +1,7 @@
 """``report(evaluation, ...)`` → :class:`Report`: one self-contained HTML file.
 
-Sections: Summary, Judge calibration, Coordination, Provenance. No scripts, no external
-resources (plots are inline SVG), all text escaped.
+Sections: Summary, Retention, Judge calibration, Coordination, Provenance. No scripts, no
+external resources (plots are inline SVG), all text escaped.
 """
 
 from __future__ import annotations
@@ -695,8 +695,8 @@ def _coordination(ev: Any, max_worst: int) -> str:
                 body.append(h.details(
                     "Facts and the judge's rationales",
                     h.records_table(facts, [c for c in (
-                        "handoff_index", "from_agent", "to_agent", "fact", "label", "rationale",
-                        "evidence", "error", "error_cause") if c in facts[0]]),
+                        "handoff_index", "from_agent", "to_agent", "fact", "fact_source", "label",
+                        "rationale", "evidence", "error", "error_cause") if c in facts[0]]),
                     meta=_plural(len(facts), "fact")))
             trace = traces.get(cid)
             if trace is not None:
@@ -744,8 +744,8 @@ def _coordination(ev: Any, max_worst: int) -> str:
             counts[key] = counts.get(key, 0) + 1
         out.append('<p class="note">' + h.esc(" · ".join(f"{k}: {v}" for k, v in counts.items()))
                    + f" ({len(recs)} facts)</p>")
-        cols = ["item_id", "from_agent", "to_agent", "fact", "label", "rationale", "evidence",
-                "error", "error_cause"]
+        cols = ["item_id", "from_agent", "to_agent", "fact", "fact_source", "label", "rationale",
+                "evidence", "error", "error_cause"]
         bad = [r for r in recs if r.get("label") != "retained"]
         if bad:
             out.append(h.details("Facts not retained (lost, contradicted or not judged)",
@@ -756,6 +756,93 @@ def _coordination(ev: Any, max_worst: int) -> str:
                              meta=f"{len(recs)} facts", scroll=True))
     else:
         out.append('<p class="empty">No retention items.</p>')
+    return "".join(out)
+
+
+#: What each fact source means, for the retention section (proposers not named here are
+#: explained by the ``proposed`` entry).
+FACT_SOURCES = {
+    "expectations": "written by hand in expectations.jsonl",
+    "reviewed": "proposed, then accepted, edited or added by a person (FactReviewer)",
+    "context": "proposed from the values a handoff passed in context_passed; not reviewed",
+    "offline": "proposed by the offline rules from what the user said before the handoff; "
+               "not reviewed",
+    "proposed": "proposed by {source}; not reviewed",
+}
+#: The components a trace file may not be able to measure, as the report names them.
+_COMPONENT_NAMES = {"handoff": "Handoff quality", "retention": "Information retention",
+                    "routing": "Routing quality"}
+_PROPOSED_OK = ("expectations", "reviewed")
+
+
+def _fact_source_note(source: str) -> str:
+    if source in FACT_SOURCES and source != "proposed":
+        return FACT_SOURCES[source]
+    return FACT_SOURCES["proposed"].format(source=source)
+
+
+def _retention(ev: Any) -> str:
+    """Where the key facts came from (counts and outcomes by source) and what the run could
+    not measure (n/a components, with the reason)."""
+    out = []
+    n_conv = len(ev.per_conversation)
+    na = getattr(ev, "not_applicable", None) or {}
+    recs = _records(getattr(ev, "ledger", None))
+    facts = (getattr(ev, "provenance", None) or {}).get("facts") or {}
+    if recs:
+        by: dict[str, dict[str, Any]] = {}
+        for r in recs:
+            src = r.get("fact_source")
+            src = "expectations" if h.is_missing(src) or not str(src) else str(src)
+            row = by.setdefault(src, {"source": src, "facts": 0, "conversations": set(),
+                                      "retained": 0, "lost": 0, "contradicted": 0,
+                                      "not judged": 0})
+            row["facts"] += 1
+            row["conversations"].add(r.get("conversation_id"))
+            lab = r.get("label")
+            row[lab if lab in ("retained", "lost", "contradicted") else "not judged"] += 1
+        rows = []
+        for row in sorted(by.values(), key=lambda d: -d["facts"]):
+            judged = row["retained"] + row["lost"] + row["contradicted"]
+            rows.append({**row, "conversations": len(row["conversations"]),
+                         "retention rate": row["retained"] / judged if judged else math.nan,
+                         "what it means": _fact_source_note(row["source"])})
+        mode = facts.get("mode")
+        out.append(f'<p>{_plural(len(recs), "key fact")} judged across the handoffs'
+                   + (f" (facts: {h.esc(mode)})" if mode else "") + ". Where they came from: "
+                   + h.esc(", ".join(f"{r['source']} {r['facts']}" for r in rows)) + ".</p>")
+        out.append(h.records_table(rows, ["source", "facts", "conversations", "retained",
+                                          "lost", "contradicted", "not judged",
+                                          "retention rate", "what it means"],
+                                   headers={"source": "fact source"}))
+        proposed = sum(r["facts"] for r in rows if r["source"] not in _PROPOSED_OK)
+        if proposed:
+            out.append(h.callout(
+                f"{proposed} of {len(recs)} facts were proposed by a machine and not reviewed "
+                "by a person: the retention numbers rest on them. Review them with "
+                "maev_kit.widgets.FactReviewer (or `maev init-set` and a FactReviewSession), "
+                "export the reviewed facts and score with them (--facts FILE, or facts= in "
+                "evaluate).", warn=True))
+    else:
+        why = (na.get("retention") or {}).get("reason") or "no key facts"
+        out.append(f'<p class="empty">No key fact to judge: {h.esc(why)}. Information '
+                   "retention is n/a.</p>")
+    without = int(facts.get("conversations_without_facts") or 0)
+    if recs and without:
+        out.append(f'<p class="note">{_plural(without, "conversation")} of {n_conv} got no '
+                   "key fact (no handoff, no user text, or nothing fact-like before a "
+                   "handoff).</p>")
+    rows = [{"component": _COMPONENT_NAMES.get(comp, comp),
+             "n/a in": f"{info.get('conversations', '?')} of {n_conv} conversations",
+             "why": info.get("reason", "")}
+            for comp, info in na.items()]
+    if rows:
+        out.append("<h3>What this run cannot measure (n/a)</h3>")
+        out.append(h.records_table(rows, ["component", "n/a in", "why"]))
+        out.append('<p class="note">n/a is never counted as 0 or 1: the composite is over '
+                   "the components that apply. Expected handoffs and routing cases come from "
+                   "an expectations.jsonl (see docs/formats.md); a trace file alone has "
+                   "neither.</p>")
     return "".join(out)
 
 
@@ -867,8 +954,10 @@ def report(
 ) -> Report:
     """Build the self-contained HTML report of an evaluation (and, optionally, a calibration).
 
-    The page has four sections — summary (composite and components with CIs, routing against
-    the 90 % and 95 % targets), judge calibration (leaderboard, κ with the annotators' ceiling,
+    The page has five sections — summary (composite and components with CIs, routing against
+    the 90 % and 95 % targets), retention (where each key fact came from — expectations, a
+    person's review or a proposer — with counts and outcomes by source, and the components
+    the run cannot measure, n/a with the reason), judge calibration (leaderboard, κ with the annotators' ceiling,
     confusion matrices, labels still needed), coordination (agent-pair heatmap, the worst
     conversations with their traces, loops, contract violations, the per-fact ledger) and
     provenance. It loads nothing from the network (inline CSS, inline SVG, no scripts), and
@@ -951,20 +1040,22 @@ def report(
     body = [
         _judge_error_banner(je),
         h.section("summary", "Summary", _summary(evaluation)),
+        h.section("retention", "Retention", _retention(evaluation)),
         h.section("calibration", "Judge calibration",
                   _calibration(calibration, _labels_source(labeled_set, calibration), evaluation)),
         h.section("coordination", "Coordination", _coordination(evaluation, max_worst)),
         h.section("provenance", "Provenance",
                   _provenance(evaluation, labeled_set, judge_card, now)),
     ]
-    nav = [("summary", "Summary"), ("calibration", "Judge calibration"),
+    nav = [("summary", "Summary"), ("retention", "Retention"),
+           ("calibration", "Judge calibration"),
            ("coordination", "Coordination"), ("provenance", "Provenance")]
     if prompt_comparison is not None:
         from maev_kit.reporting._prompt_section import prompt_comparison_html
 
-        body.insert(3, h.section("prompts", "Prompt comparison",
+        body.insert(4, h.section("prompts", "Prompt comparison",
                                  prompt_comparison_html(prompt_comparison)))
-        nav.insert(2, ("prompts", "Prompt comparison"))
+        nav.insert(3, ("prompts", "Prompt comparison"))
     page = h.page(title, " · ".join(sub), nav, "".join(body),
                   f"maev-kit {__version__} · self-contained report: no scripts, no external "
                   "resources")
