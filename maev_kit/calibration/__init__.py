@@ -13,7 +13,7 @@ once on the test split; :func:`compare_prompts` shows why one prompt beats anoth
 from maev_kit.calibration._active import next_items_to_label
 from maev_kit.calibration._align import AlignmentResult, Budget, align
 from maev_kit.calibration._calibrate import calibrate
-from maev_kit.calibration._card import JudgeCard, JudgeCardMismatchWarning
+from maev_kit.calibration._card import JudgeCard, JudgeCardMismatchWarning, judge_from_card
 from maev_kit.calibration._compare_prompts import PromptComparison, compare_prompts
 from maev_kit.calibration._human import fit_on_other_splits, load_human_labels
 from maev_kit.calibration._prevalence import corrected_prevalence
@@ -33,6 +33,7 @@ __all__ = [
     "compare_prompts",
     "corrected_prevalence",
     "fit_on_other_splits",
+    "judge_from_card",
     "load_human_labels",
     "next_items_to_label",
 ]
