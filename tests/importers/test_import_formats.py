@@ -301,7 +301,8 @@ def test_public_names_are_pinned():
     import maev_kit.traces.importers as importers
 
     assert sorted(importers.__all__) == ["FORMATS", "ImportIssue", "ImportResult",
-                                         "TraceImportError", "detect_format", "import_traces"]
+                                         "TraceImportError", "detect_format", "import_traces",
+                                         "load_any"]
     assert importers.FORMATS == ("openai-agents", "otel", "openinference", "langgraph",
                                  "autogen", "crewai", "chat")
 

@@ -41,7 +41,6 @@ __all__ = [
     "TraceImportError",
     "detect_format",
     "import_traces",
-    "is_trace_jsonl",
     "load_any",
 ]
 
