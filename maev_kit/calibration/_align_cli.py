@@ -61,6 +61,10 @@ def align_command(labeled_set: str, examples: tuple[int, ...], strategies: tuple
     if offline:
         raise InputError(f"--judge {offline[0]}: align searches the prompts of a model judge; "
                          f"{offline[0]} runs offline (give a model, e.g. --judge gpt-4o-mini)")
+    if flags.batch:
+        raise InputError("--batch: align scores candidates one after another on the dev split; "
+                         "provider batches (hours each) do not fit a search — run it without "
+                         "--batch, then `maev score --batch` with the winner's card")
     _output_folder(out_dir, "--out")
     ls = _labeled_set(labeled_set)
     prompts = list(flags.prompts) or ["v1"]

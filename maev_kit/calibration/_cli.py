@@ -36,7 +36,9 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
 
     Prints the leaderboard (κ with CI, Δκ to the best with its paired p-value), the human
     ceiling and a recommendation. A judge whose calls fail is listed as failed with its cause;
-    when every judge failed, nothing is written and the exit code is 1.
+    when every judge failed, nothing is written. The exit code is 1 whenever a judge failed
+    or lost more than ``--max-judge-errors`` of its items (the others are still ranked and
+    written).
     """
     from maev_kit.calibration._calibrate import calibrate
 
@@ -56,7 +58,8 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
             f"{k} {why}" for k, why in failed.items()))
     for key, why in failed.items():
         click.echo(f"warning: judge {key} is not ranked: {why}", err=True)
-    for key, why in _over_threshold(result, flags.max_judge_errors).items():
+    over = _over_threshold(result, flags.max_judge_errors)
+    for key, why in over.items():
         click.echo(f"warning: judge {key}: {why}", err=True)
     written = []
     if card_path:
@@ -69,12 +72,26 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
         written += _write_outputs(result, out_dir, _best_working(result, failed))
     if as_json:
         click.echo(json.dumps({**result.to_dict(), "files": written}, indent=2, default=str))
+        _fail_if_judges_failed(result, failed, over)
         return
     click.echo(str(result))
     for key, run in result.runs.items():
         click.echo(_judge_line({"name": key, "model": run.model, "stats": run.stats}))
     for path in written:
         click.echo(f"written: {path}")
+    _fail_if_judges_failed(result, failed, over)
+
+
+def _fail_if_judges_failed(result: Any, failed: dict[str, str], over: dict[str, str]) -> None:
+    """Exit 1 (after the working judges' results are shown and written) when a judge the user
+    asked for failed or lost more than ``--max-judge-errors`` of its items: the comparison
+    they asked for did not happen in full."""
+    bad = {**failed, **over}
+    if bad:
+        n = len(result.leaderboard)
+        raise MaevError(f"{len(bad)} of {n} judges failed or lost too many items ("
+                        + "; ".join(f"{k}: {why.split(' — ')[0]}" for k, why in bad.items())
+                        + "); the ranking covers the others")
 
 
 def _write_outputs(result: Any, out_dir: str, card_key: str | None) -> list[str]:

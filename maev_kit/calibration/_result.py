@@ -124,7 +124,8 @@ class CalibrationResult:
                                                   float_format=lambda x: f"{x:.3f}")]
         if self.ceiling is not None:
             c = self.ceiling
-            lines.append(f"human–human κ {c['kappa']:.3f} ({ci_label(self.confidence)} "
+            who = "reference–reference" if self.reference_labels else "human–human"
+            lines.append(f"{who} κ {c['kappa']:.3f} ({ci_label(self.confidence)} "
                          f"{c['kappa_low']:.3f} to {c['kappa_high']:.3f}), "
                          f"{int(c['n_annotators'])} annotators")
         lines.append(self.recommendation)
