@@ -176,6 +176,21 @@ ROWS: list[tuple[list[str], str]] = [
     (["serve-fake", "--latency", "-1"], "--latency"),
     (["serve-fake", "--bogus"], "No such option"),
     (["serve-fake", "--fail", "418"], "--fail"),
+    # align
+    (["align", "set", "--judge", "heuristic"], "runs offline"),
+    (["align", "set", "--judge", "gpt-4o-mini", "--batch"], "--batch"),
+    (["align", "set", "--judge", "gpt-4o-mini", "--prompt", "v9"], "prompt 'v9'"),
+    (["align", "set", "--judge", "gpt-4o-mini", "--split", "x"], "No such option"),
+    # init-set
+    (["init-set", "no_such.jsonl", "--out", "newset"], "no_such.jsonl"),
+    (["init-set", "adir", "--out", "newset"], "adir"),
+    (["init-set", "traces.jsonl", "--out", "newset", "--facts", "ofline"], "did you mean"),
+    # convert
+    (["convert", "no_such.jsonl", "out.parquet"], "no_such.jsonl"),
+    (["convert", "traces.jsonl", "out.xlsx"], "out.xlsx"),
+    # batch mode needs a model judge and the cache
+    (["score", "set", "--judge", "heuristic", "--batch"], "--batch"),
+    (["score", "set", "--judge", "gpt-4o-mini", "--batch", "--no-cache"], "--no-cache"),
     # the group
     (["nosuch"], "No such command 'nosuch'"),
 ]
