@@ -90,7 +90,7 @@ def init_set_command(traces: str, out: str, facts: str, name: str | None, dev_fr
     for f in made.files:
         click.echo(f"  {f}  ({detail[f]})")
     click.echo(f"next: label in a notebook (see {out.rstrip('/')}/README.md), then "
-               f"`maev calibrate {out}`, `maev score {out} --split test`, "
+               f"`maev calibrate {out} --judge heuristic --judge <model>`, `maev score {out} --split test`, "
                f"`maev report {out} --out report.html`")
 
 
