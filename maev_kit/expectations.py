@@ -116,11 +116,14 @@ def read_expectations(path: str | os.PathLike[str], *, name: str | None = None
                                     f"duplicate conversation_id {rec.conversation_id!r} "
                                     f"(first on line {lines[rec.conversation_id]})"))
             continue
-        ids = [f.fact_id for f in rec.key_facts]
-        for i, fid in enumerate(ids):
-            if fid in ids[:i]:
+        # A fact is identified by its handoff and its id (item ids are
+        # <conversation_id>/h<handoff_index>/<fact_id>): the same id may recur at a later
+        # handoff (a context key passed at every handoff), never twice at one.
+        ids = [(f.handoff_index, f.fact_id) for f in rec.key_facts]
+        for i, (hi, fid) in enumerate(ids):
+            if (hi, fid) in ids[:i]:
                 problems.append(Problem(name, jl.line, f"key_facts[{i}] › fact_id",
-                                        f"duplicate fact_id {fid!r} in this conversation"))
+                                        f"duplicate fact_id {fid!r} at handoff {hi}"))
         lines[rec.conversation_id] = jl.line
         out.append(rec)
     return out, problems, lines

@@ -59,7 +59,7 @@ class _Inputs:
     labeled_set: LabeledSet | None = None
     split: str | None = None
     splits: dict[str, str | None] = field(default_factory=dict)
-    fact_sources: dict[tuple[str, str], str] = field(default_factory=dict)
+    fact_sources: dict[str, str] = field(default_factory=dict)  # item id -> source
     facts: dict[str, Any] | None = None  # provenance["facts"]
 
 
@@ -233,7 +233,7 @@ def _load(source: Any, *, expectations: Any = None, contracts: Any = None,
     splits = ({t.conversation_id: labeled_set.split_of(t.conversation_id) for t in traces}
               if labeled_set is not None else {})
     exp_by_conv = dict(exp_by_conv)
-    sources: dict[tuple[str, str], str] = {}
+    sources: dict[str, str] = {}
     info = None
     if retention:
         exp_by_conv, sources, info = _with_facts(traces, exp_by_conv, facts, fact_backend,
@@ -300,7 +300,7 @@ def _source_of(exp: ConversationExpectations, fact_id: str) -> str:
 def _with_facts(traces: Sequence[MultiAgentTrace],
                 given: dict[str, ConversationExpectations], facts: Any, backend: Any,
                 options: dict[str, Any]) -> tuple[dict[str, ConversationExpectations],
-                                                  dict[tuple[str, str], str], dict[str, Any]]:
+                                                  dict[str, str], dict[str, Any]]:
     """The expectations with the key facts ``facts`` names (expected handoffs and routing
     cases kept), each fact's source, and ``provenance["facts"]``; one warning for the
     conversations and handoffs that got no fact."""
@@ -348,7 +348,7 @@ def _with_facts(traces: Sequence[MultiAgentTrace],
         proposed = list(src.facts)
     out, sources = _merge_facts(traces, given, keep, proposed)
     by_source: Counter[str] = Counter(sources.values())
-    with_facts = len({cid for cid, _ in sources})
+    with_facts = sum(1 for e in out.values() if e.key_facts)
     info = {"mode": mode, "by_source": dict(by_source.most_common()),
             "conversations_with_facts": with_facts,
             "conversations_without_facts": len(traces) - with_facts,
@@ -365,19 +365,20 @@ def _with_facts(traces: Sequence[MultiAgentTrace],
 
 def _merge_facts(traces: Sequence[MultiAgentTrace], given: dict[str, ConversationExpectations],
                  keep: dict[str, ConversationExpectations], proposed: Sequence[Any]
-                 ) -> tuple[dict[str, ConversationExpectations], dict[tuple[str, str], str]]:
+                 ) -> tuple[dict[str, ConversationExpectations], dict[str, str]]:
     """Per conversation: the key facts of ``keep`` or of ``proposed``, with the expected
     handoffs, routing cases and metadata of ``given``; and each fact's source."""
     import dataclasses
 
     from maev_kit.expectations import ConversationExpectations, KeyFact
     from maev_kit.facts import facts_to_expectations
+    from maev_kit.retention import item_id
 
     by_conv = facts_to_expectations(proposed)
-    proposer = {(f.conversation_id, f.fact_id): ("reviewed" if f.reviewed else f.proposer)
-                for f in proposed}
+    proposer = {(f.conversation_id, f.handoff_index, f.fact_id):
+                ("reviewed" if f.reviewed else f.proposer) for f in proposed}
     out: dict[str, ConversationExpectations] = {}
-    sources: dict[tuple[str, str], str] = {}
+    sources: dict[str, str] = {}  # item id -> source
     for t in traces:
         cid = t.conversation_id
         base = given.get(cid)
@@ -385,13 +386,13 @@ def _merge_facts(traces: Sequence[MultiAgentTrace], given: dict[str, Conversatio
             e = keep[cid]
             key_facts = list(e.key_facts)
             for kf in key_facts:
-                sources[(cid, kf.fact_id)] = _source_of(e, kf.fact_id)
+                sources[item_id(cid, kf.handoff_index, kf.fact_id)] = _source_of(e, kf.fact_id)
             metadata = {**(base.metadata if base else {}), **e.metadata}
         else:
             key_facts = []
             for kf in (by_conv[cid].key_facts if cid in by_conv else []):
-                src = proposer[(cid, kf.fact_id)]
-                sources[(cid, kf.fact_id)] = src
+                src = proposer[(cid, kf.handoff_index, kf.fact_id)]
+                sources[item_id(cid, kf.handoff_index, kf.fact_id)] = src
                 key_facts.append(KeyFact(kf.fact_id, kf.handoff_index, kf.text,
                                          derived=src == "context"))
             metadata = dict(base.metadata) if base else {}
@@ -630,9 +631,8 @@ def _note(metric: str, n: int, total: int, judge_errors: JudgeErrorSummary,
 
 
 def _ledger(items: Sequence[RetentionItem], run: JudgeRun | None,
-            sources: dict[tuple[str, str], str] | None = None) -> pd.DataFrame:
-    """One row per fact judged; ``fact_source`` from ``sources`` (by conversation and fact
-    id), else ``context`` for a fact derived from ``context_passed``, else ``expectations``."""
+            sources: dict[str, str] | None = None) -> pd.DataFrame:
+    """One row per fact judged; ``fact_source`` from ``sources`` (by item id), else ``context`` for a fact derived from ``context_passed``, else ``expectations``."""
     import pandas as pd
 
     verdicts = {v.item_id: v for v in (run.verdicts if run else [])}
@@ -641,7 +641,7 @@ def _ledger(items: Sequence[RetentionItem], run: JudgeRun | None,
         v = verdicts[it.item_id]
         rows.append((it.item_id, it.conversation_id, it.handoff_index, it.from_agent,
                      it.to_agent, it.fact_id, it.fact,
-                     (sources or {}).get((it.conversation_id, it.fact_id))
+                     (sources or {}).get(it.item_id)
                      or ("context" if it.derived else "expectations"), v.label, v.rationale,
                      "; ".join(v.evidence), v.error,
                      (v.cause or "other") if v.error else None))

@@ -76,11 +76,11 @@ def load_facts(path: str | os.PathLike[str]) -> list[ProposedFact]:
         if bad:
             problems.append(f"{name}:{jl.line} › {bad[0]}: {bad[1]}")
             continue
-        key = (rec["conversation_id"], rec["fact_id"])
+        key = (rec["conversation_id"], rec["handoff_index"], rec["fact_id"])
         if key in first_line:
             problems.append(f"{name}:{jl.line} › fact_id: duplicate fact_id {rec['fact_id']!r} "
-                            f"in conversation {rec['conversation_id']!r} (first on line "
-                            f"{first_line[key]})")
+                            f"at handoff {rec['handoff_index']} of conversation "
+                            f"{rec['conversation_id']!r} (first on line {first_line[key]})")
             continue
         first_line[key] = jl.line
         facts.append(ProposedFact(**{k: rec.get(k) for k in _FIELDS if k != "reviewed"},
@@ -102,8 +102,9 @@ def facts_to_expectations(facts: Iterable[ProposedFact]
                           ) -> dict[str, ConversationExpectations]:
     """Key facts per conversation, ready for :func:`~maev_kit.retention.build_retention_items`.
 
-    Each fact becomes a ``KeyFact(fact_id, handoff_index, text)``; a fact id repeated for the
-    same conversation (the same text proposed twice for one handoff) is kept once.
+    Each fact becomes a ``KeyFact(fact_id, handoff_index, text)``; a fact id repeated at the
+    same handoff (the same text proposed twice for one handoff) is kept once, while the same id
+    at another handoff (a context key passed again) is another fact.
 
     >>> f = ProposedFact("c1", 0, "p-1", "Account number is ACCT-1", "ACCT-1", "identifier", 0,
     ...                  "offline")
@@ -115,7 +116,8 @@ def facts_to_expectations(facts: Iterable[ProposedFact]
     out: dict[str, ConversationExpectations] = {}
     for f in facts:
         exp = out.setdefault(f.conversation_id, ConversationExpectations(f.conversation_id))
-        if any(k.fact_id == f.fact_id for k in exp.key_facts):
+        if any(k.fact_id == f.fact_id and k.handoff_index == f.handoff_index
+               for k in exp.key_facts):
             continue
         exp.key_facts.append(KeyFact(f.fact_id, f.handoff_index, f.text))
     return out

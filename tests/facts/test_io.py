@@ -49,6 +49,26 @@ def test_expectations_round_trip_yields_retention_items(tmp_path):
     assert facts_to_expectations(facts)["c1"].key_facts == loaded["c1"].key_facts
 
 
+def test_a_context_key_passed_at_every_handoff_is_a_fact_at_each(tmp_path):
+    """``ctx:<key>`` recurs at each handoff that passes the key: one fact per handoff, through
+    the facts file, the expectations file and the retention items."""
+    t = MultiAgentTrace(
+        "c2", user_messages=["Account ACCT-4471 please."],
+        turns=[AgentTurn("triage", "router", "Routing.", turn_index=1),
+               AgentTurn("billing", "specialist", "Checking ACCT-4471.", turn_index=3),
+               AgentTurn("tech", "specialist", "Hello.", turn_index=5)],
+        handoffs=[Handoff("triage", "billing", None, {"account": "ACCT-4471"}, 2),
+                  Handoff("billing", "tech", None, {"account": "ACCT-4471"}, 4)])
+    facts = propose_facts([t], method="context")
+    assert [(f.handoff_index, f.fact_id) for f in facts] == [(0, "ctx:account"),
+                                                              (1, "ctx:account")]
+    save_facts(tmp_path / "facts.jsonl", facts)
+    assert load_facts(tmp_path / "facts.jsonl") == list(facts)
+    save_facts_as_expectations(tmp_path / "expectations.jsonl", facts)
+    items = build_retention_items([t], tmp_path / "expectations.jsonl")
+    assert [i.item_id for i in items] == ["c2/h0/ctx:account", "c2/h1/ctx:account"]
+
+
 GOOD = {"conversation_id": "c1", "handoff_index": 0, "fact_id": "p-1", "text": "Code is X1",
         "value": "X1", "kind": "identifier", "source_turn_index": 0, "proposer": "offline"}
 
@@ -63,8 +83,8 @@ GOOD = {"conversation_id": "c1", "handoff_index": 0, "fact_id": "p-1", "text": "
      "facts.jsonl:2 › handoff_index: expected a whole number ≥ 0, got '0'"),
     (json.dumps({**GOOD, "fact_id": "p-2", "colour": "red"}),
      "facts.jsonl:2 › colour: unknown field"),
-    (json.dumps(GOOD), "facts.jsonl:2 › fact_id: duplicate fact_id 'p-1' in conversation 'c1' "
-     "(first on line 1)"),
+    (json.dumps(GOOD), "facts.jsonl:2 › fact_id: duplicate fact_id 'p-1' at handoff 0 of "
+     "conversation 'c1' (first on line 1)"),
     ("[1, 2]", "facts.jsonl:2: expected a JSON object, got an array"),
 ])
 def test_a_malformed_facts_file_is_one_line_naming_file_line_and_field(tmp_path, monkeypatch,
