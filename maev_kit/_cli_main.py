@@ -533,7 +533,7 @@ FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
               help="Write the per-fact retention ledger (.csv, .jsonl or .parquet).")
 @click.option("--json", "as_json", is_flag=True, help="Print the aggregates as JSON.")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
-              help="ray: score on Ray Data (pip install 'maev-kit[scale]'); SET may then be a "
+              help="ray: score on Ray Data (pip install 'maev-kit[scale]'); SOURCE may then be a "
                    "folder or glob of .jsonl/.parquet shards.")
 @click.option("--address", default=None, help="Ray cluster address (--engine ray; default: "
                                                 "start a local Ray).")

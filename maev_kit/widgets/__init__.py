@@ -1,8 +1,9 @@
-"""Notebook widgets: TraceViewer, Labeler, CalibrationDashboard (ipywidgets views).
+"""Notebook widgets: TraceViewer, Labeler, FactReviewer, CalibrationDashboard (ipywidgets views).
 
-The widgets are thin views: the labeling logic lives in :class:`maev_kit.labels.LabelingSession`
-and the HTML in :mod:`maev_kit._html` (plain strings, shared with the report). ipywidgets is
-imported only when a widget name is first used, so ``MultiAgentTrace._repr_html_`` works without it.
+The widgets are thin views: the logic lives in headless sessions
+(:class:`maev_kit.labels.LabelingSession`, :class:`maev_kit.facts.FactReviewSession`) and the
+HTML in :mod:`maev_kit._html` (plain strings, shared with the report). ipywidgets is imported
+only when a widget name is first used, so ``MultiAgentTrace._repr_html_`` works without it.
 """
 
 from __future__ import annotations
