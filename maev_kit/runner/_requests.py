@@ -337,18 +337,29 @@ def error_causes(task: Any, results: list[list[Any]],
             for r, k in zip(got, ks) if not task.is_ok(r)]
 
 
-async def _arun_requests(task: Any, groups: list[tuple[Any, ...]], backend: Any,
+async def execute_to_end(task: Any, groups: list[tuple[Any, ...]], backend: Any, *,
                          max_concurrency: int, max_retries: int, timeout: float, cache: Any,
-                         retry_backoff: float, bar: Any) -> RequestRun:
+                         retry_backoff: float, bar: Any
+                         ) -> tuple[list[list[Any]], dict[str, Any]]:
+    """:func:`execute`, then close ``bar`` and finish the accounting: the results per group and
+    the run's stats (requests, retries, errors by cause and kind, tokens, cost, latency)."""
     try:
         results, kinds, stats = await execute(
             task, groups, backend, max_concurrency=max_concurrency, max_retries=max_retries,
             timeout=timeout, cache=cache, retry_backoff=retry_backoff, bar=bar)
     finally:
         bar.close()
+    return results, stats.finish(error_causes(task, results, kinds))
+
+
+async def _arun_requests(task: Any, groups: list[tuple[Any, ...]], backend: Any,
+                         max_concurrency: int, max_retries: int, timeout: float, cache: Any,
+                         retry_backoff: float, bar: Any) -> RequestRun:
+    results, run_stats = await execute_to_end(
+        task, groups, backend, max_concurrency=max_concurrency, max_retries=max_retries,
+        timeout=timeout, cache=cache, retry_backoff=retry_backoff, bar=bar)
     s = {"groups": len(groups), "members": sum(len(g) for g in groups),
-         "results": sum(len(r) for r in results),
-         **stats.finish(error_causes(task, results, kinds))}
+         "results": sum(len(r) for r in results), **run_stats}
     return RequestRun(results, s, backend.model, task.name, str(task.version), tuple(groups))
 
 

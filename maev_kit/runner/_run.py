@@ -12,8 +12,7 @@ from maev_kit.retention._items import RetentionItem
 from maev_kit.runner._requests import (
     Stats,
     check_run_args,
-    error_causes,
-    execute,
+    execute_to_end,
     progress_bar,
     resolve_backend,
     run_on_background_loop,
@@ -179,16 +178,12 @@ async def _arun(judge: Any, items: list[RetentionItem], backend: Any, max_concur
                 bar: Any) -> JudgeRun:
     task = _JudgeTask(judge)
     groups = [tuple(g) for g in _group(items)]
-    try:
-        results, kinds, stats = await execute(
-            task, groups, backend, max_concurrency=max_concurrency, max_retries=max_retries,
-            timeout=timeout, cache=cache, retry_backoff=retry_backoff, bar=bar)
-    finally:
-        bar.close()
+    results, run_stats = await execute_to_end(
+        task, groups, backend, max_concurrency=max_concurrency, max_retries=max_retries,
+        timeout=timeout, cache=cache, retry_backoff=retry_backoff, bar=bar)
     verdicts = [v for got in results for v in got]
     order = {it.item_id: k for k, it in enumerate(items)}
     verdicts.sort(key=lambda v: order[v.item_id])
-    run_stats = stats.finish(error_causes(task, results, kinds))
     return JudgeRun(verdicts, judge.name, str(judge.version), backend.model,
                     _judge_stats(len(items), len(groups), run_stats), tuple(items))
 
