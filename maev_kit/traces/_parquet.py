@@ -140,26 +140,29 @@ def load_parquet(path: str | os.PathLike[str]) -> list[MultiAgentTrace]:
     was_enabled = gc.isenabled()
     gc.disable()  # see table_to_traces
     try:
-        traces, problems = table_to_traces(table, file=name)
+        traces, problems, to_check = _table_to_traces(table, name, 1, True)
         del table
         if problems:
             raise TraceValidationError(problems)
-        _warn_findings(traces, name)
+        _warn_findings(traces, name, to_check)
     finally:
         if was_enabled:
             gc.enable()
     return traces
 
 
-def _warn_findings(traces: Sequence[MultiAgentTrace], name: str) -> None:
-    """One TraceWarning with the non-fatal findings, as ``load_traces`` gives for JSONL."""
+def _warn_findings(traces: Sequence[MultiAgentTrace], name: str,
+                   rows: Sequence[int] | None = None) -> None:
+    """One TraceWarning with the non-fatal findings, as ``load_traces`` gives for JSONL;
+    ``rows`` (0-based) limits the search to the rows that may have one (None: every row)."""
     import warnings
 
     from maev_kit.errors import TraceWarning
     from maev_kit.traces._io import check_trace
 
-    warns = [Problem(w.file, None, f"row {row} › {w.path}", w.message, w.severity)
-             for row, t in enumerate(traces, 1) for w in check_trace(t, file=name)]
+    rows = range(len(traces)) if rows is None else rows
+    warns = [Problem(w.file, None, f"row {r + 1} › {w.path}", w.message, w.severity)
+             for r in rows for w in check_trace(traces[r], file=name)]
     if warns:
         shown = "\n".join(f"  {w}" for w in warns[:10])
         more = f"\n  … and {len(warns) - 10} more" if len(warns) > 10 else ""
@@ -177,7 +180,8 @@ def table_to_traces(table: pa.Table, *, file: str = "<table>", first_row: int = 
     was_enabled = gc.isenabled()
     gc.disable()  # no reference cycles are built; the collector would only slow this down
     try:
-        return _table_to_traces(table, file, first_row, check_version)
+        traces, problems, _ = _table_to_traces(table, file, first_row, check_version)
+        return traces, problems
     finally:
         if was_enabled:
             gc.enable()
@@ -231,14 +235,15 @@ def _lists(table: pa.Table, column: str, fields: Sequence[str]
 
 
 def _table_to_traces(table: pa.Table, file: str, first_row: int, check_version: bool
-                     ) -> tuple[list[MultiAgentTrace], list[Problem]]:
+                     ) -> tuple[list[MultiAgentTrace], list[Problem], list[int] | None]:
+    """Traces, problems, and the rows that may have a warning (None: any row may)."""
     problems = _check_schema(table, file, check_version)
     if problems:
-        return [], problems
+        return [], problems, None
     fast = _fast_build(table)
     if fast is not None:
-        return fast, []
-    return _slow_build(table, file, first_row)
+        return fast[0], [], fast[1]
+    return (*_slow_build(table, file, first_row), None)
 
 
 def _bulk_json(texts: list[Any], empty: str, kind: type) -> list[Any] | None:
@@ -259,17 +264,30 @@ def _bulk_json(texts: list[Any], empty: str, kind: type) -> list[Any] | None:
 
 
 def _pylist(arr: Any) -> list[Any]:
-    """An Arrow array of strings or non-null ints as a list (via numpy: faster than
-    ``to_pylist``)."""
-    return arr.to_numpy(zero_copy_only=False).tolist()
+    """An Arrow array of strings (``to_pylist``) or of non-null ints (via numpy: faster)."""
+    import pyarrow as pa
+
+    if pa.types.is_integer(arr.type):
+        return arr.to_numpy(zero_copy_only=False).tolist()
+    return arr.to_pylist()
+
+
+def _shared_strings(arr: Any) -> list[Any]:
+    """A column of few distinct strings (agent ids, roles, reasons) as a list in which equal
+    values are one object: as fast as ``to_pylist`` and a fraction of its memory."""
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(arr)  # a null gets a null index: point it at a None
+    values = [*encoded.dictionary.to_pylist(), None]
+    indices = encoded.indices.fill_null(len(values) - 1) if arr.null_count else encoded.indices
+    return list(map(values.__getitem__, indices.to_numpy(zero_copy_only=False).tolist()))
 
 
 def _sparse_json_lists(arr: Any) -> list[list[Any]] | None:
     """A column of JSON lists of objects, null meaning empty, parsed in one call; None when
-    one is invalid."""
-    out: list[list[Any]] = [[] for _ in range(len(arr))]
+    one is invalid. Each empty entry is its own list (the traces may be edited)."""
     if arr.null_count == len(arr):
-        return out
+        return [[] for _ in range(len(arr))]
     present = arr.drop_null().to_pylist()
     try:
         parsed = json.loads("[" + ",".join(present) + "]")
@@ -278,17 +296,34 @@ def _sparse_json_lists(arr: Any) -> list[list[Any]] | None:
     if (len(parsed) != len(present) or set(map(type, parsed)) != {list}
             or not set(map(type, itertools.chain.from_iterable(parsed))) <= {dict}):
         return None
-    import numpy as np
-
-    for i, v in zip(np.flatnonzero(arr.is_valid().to_numpy(zero_copy_only=False)).tolist(),
-                    parsed):
-        out[i] = v
-    return out
+    it = iter(parsed)
+    return [next(it) if valid else [] for valid in
+            arr.is_valid().to_numpy(zero_copy_only=False).tolist()]
 
 
-def _fast_build(table: pa.Table) -> list[MultiAgentTrace] | None:
-    """Traces from a well-formed table, built column by column; None at the first thing that
-    is off (a null, an unknown reason or mode, bad JSON, a duplicate id)."""
+_FIELDS = {"turns": ("agent_id", "agent_role", "message", "tool_calls", "turn_index"),
+           "handoffs": ("from_agent", "to_agent", "reason", "context_passed", "turn_index",
+                        "mode"),
+           "user_messages": ("content", "turn_index")}
+_SHARED = frozenset({"agent_id", "agent_role", "from_agent", "to_agent", "reason", "mode"})
+_NULLABLE = frozenset({"reason", "tool_calls", "context_passed", "mode"})
+
+
+def _flat(table: pa.Table, column: str) -> tuple[list[int], Any] | None:
+    """Row offsets (from 0) into a list column's flattened struct values; None when absent."""
+    if column not in table.column_names:
+        return None
+    values = table.column(column).combine_chunks()
+    offsets = values.offsets.to_numpy(zero_copy_only=False)
+    base = int(offsets[0])
+    flat = values.values.slice(base, int(offsets[-1]) - base)
+    return (offsets - base).tolist(), flat
+
+
+def _fast_build(table: pa.Table) -> tuple[list[MultiAgentTrace], list[int]] | None:
+    """Traces from a well-formed table, built column by column, and the rows that may deserve
+    a :func:`~maev_kit.traces._io.check_trace` warning; None at the first thing that is off (a
+    null, an unknown reason or mode, bad JSON, a duplicate id)."""
     n = table.num_rows
     ids = _pylist(table.column("conversation_id"))
     if n == 0 or None in ids or len(set(ids)) != n:
@@ -296,43 +331,111 @@ def _fast_build(table: pa.Table) -> list[MultiAgentTrace] | None:
     metas = (_pylist(table.column("metadata")) if "metadata" in table.column_names
              else ["{}"] * n)
     metas = _bulk_json(metas, "{}", dict)
-    parts: dict[str, tuple[list[int], list[Any]]] = {}
-    for column, cls, fields in (
-            ("turns", AgentTurn, ("agent_id", "agent_role", "message", "tool_calls",
-                                  "turn_index")),
-            ("handoffs", Handoff, ("from_agent", "to_agent", "reason", "context_passed",
-                                   "turn_index", "mode")),
-            ("user_messages", UserMessage, ("content", "turn_index"))):
-        if column not in table.column_names:
-            parts[column] = ([0] * (n + 1), [])
+    if metas is None:
+        return None
+    built: dict[str, tuple[list[int], list[Any]]] = {}
+    flats: dict[str, tuple[list[int], Any]] = {}
+    for column, cls in (("turns", AgentTurn), ("handoffs", Handoff),
+                        ("user_messages", UserMessage)):
+        fields = _FIELDS[column]
+        got = _flat(table, column)
+        if got is None:
+            built[column] = ([0] * (n + 1), [])
             continue
-        values = table.column(column).combine_chunks()
-        flat = values.values.slice(values.offsets[0].as_py(),
-                                   values.offsets[-1].as_py() - values.offsets[0].as_py())
-        if any(flat.field(f).null_count for f in fields if f not in ("reason", "tool_calls",
-                                                                     "context_passed", "mode")):
+        offsets, flat = got
+        flats[column] = got
+        if any(flat.field(f).null_count for f in fields if f not in _NULLABLE):
             return None
-        cols = {f: _pylist(flat.field(f)) for f in fields if f != "tool_calls"}
+        cols = {f: (_shared_strings if f in _SHARED else _pylist)(flat.field(f))
+                for f in fields if f not in ("tool_calls", "context_passed")}
         if column == "turns":
             cols["tool_calls"] = _sparse_json_lists(flat.field("tool_calls"))
             if cols["tool_calls"] is None:
                 return None
         elif column == "handoffs":
-            if not set(cols["reason"]) <= _REASONS.keys() or not set(cols["mode"]) <= set(_MODES):
+            reasons, modes = set(cols["reason"]), set(cols["mode"])
+            if not reasons <= _REASONS.keys() or not modes <= set(_MODES):
                 return None
-            cols["reason"] = [_REASONS[r] for r in cols["reason"]]
-            cols["context_passed"] = _bulk_json(cols["context_passed"], "{}", dict)
+            if reasons - {None}:
+                cols["reason"] = list(map(_REASONS.__getitem__, cols["reason"]))
+            cols["context_passed"] = _bulk_json(_pylist(flat.field("context_passed")), "{}",
+                                                dict)
             if cols["context_passed"] is None:
                 return None
-        base = values.offsets[0].as_py()
-        offsets = [o - base for o in values.offsets.to_pylist()]
-        parts[column] = (offsets, list(map(cls, *(cols[f] for f in fields))))
-    if metas is None:
-        return None
-    (to, turns), (ho, handoffs), (uo, users) = (parts["turns"], parts["handoffs"],
-                                                parts["user_messages"])
-    return [MultiAgentTrace(ids[r], turns[to[r]:to[r + 1]], handoffs[ho[r]:ho[r + 1]],
-                            users[uo[r]:uo[r + 1]], metas[r]) for r in range(n)]
+        if cls is Handoff:
+            built[column] = (offsets, _handoffs(*(cols[f] for f in fields)))
+        else:
+            built[column] = (offsets, list(map(cls, *(cols[f] for f in fields))))
+    (to, turns), (ho, handoffs), (uo, users) = (built["turns"], built["handoffs"],
+                                                built["user_messages"])
+    traces = _traces(ids, [turns[to[r]:to[r + 1]] for r in range(n)],
+                     [handoffs[ho[r]:ho[r + 1]] for r in range(n)],
+                     [users[uo[r]:uo[r + 1]] for r in range(n)], metas)
+    return traces, _rows_to_check(n, flats)
+
+
+# Handoff and MultiAgentTrace are built without their __init__: their __post_init__ only
+# converts strings (a reason, plain-string user messages), and the columns already hold the
+# final values; skipping it makes these two about twice as fast to build.
+
+def _handoffs(from_agent: list[str], to_agent: list[str], reason: list[Any],
+              context: list[dict[str, Any]], turn_index: list[int], mode: list[str]
+              ) -> list[Handoff]:
+    new, out = object.__new__, []
+    append = out.append
+    for f, t, r, c, i, m in zip(from_agent, to_agent, reason, context, turn_index, mode):
+        h = new(Handoff)
+        h.__dict__ = {"from_agent": f, "to_agent": t, "reason": r, "context_passed": c,
+                      "turn_index": i, "mode": m}
+        append(h)
+    return out
+
+
+def _traces(ids: list[str], turns: list[Any], handoffs: list[Any], users: list[Any],
+            metas: list[dict[str, Any]]) -> list[MultiAgentTrace]:
+    new, out = object.__new__, []
+    append = out.append
+    for cid, tu, ho, us, me in zip(ids, turns, handoffs, users, metas):
+        t = new(MultiAgentTrace)
+        t.__dict__ = {"conversation_id": cid, "turns": tu, "handoffs": ho,
+                      "user_messages": us, "metadata": me}
+        append(t)
+    return out
+
+
+def _rows_to_check(n: int, flats: dict[str, tuple[list[int], Any]]) -> list[int]:
+    """The rows (0-based) where ``check_trace`` may find something, found on the columns: a
+    ``turn_index`` that decreases within a row's turns or handoffs, or a handoff whose
+    ``from_agent`` has no turn in its row. Every other row has nothing to report."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    flagged = np.zeros(n, dtype=bool)
+    row_of: dict[str, Any] = {}
+    for column in ("turns", "handoffs"):
+        if column not in flats:
+            continue
+        offsets, flat = flats[column]
+        lengths = np.diff(np.asarray(offsets, dtype=np.int64))
+        rows = np.repeat(np.arange(n), lengths)
+        row_of[column] = rows
+        ti = flat.field("turn_index").to_numpy(zero_copy_only=False)
+        down = (ti[1:] < ti[:-1]) & (rows[1:] == rows[:-1])
+        flagged[rows[1:][down]] = True
+    if "handoffs" in flats and len(row_of["handoffs"]):
+        speakers = (flats["turns"][1].field("agent_id") if "turns" in flats
+                    else pa.array([], pa.string()))
+        senders = flats["handoffs"][1].field("from_agent")
+        names = pc.unique(pa.concat_arrays([speakers.cast(pa.string()),
+                                            senders.cast(pa.string())]))
+        width = len(names) + 1
+        spoke = (row_of["turns"] * width + pc.index_in(speakers, names).to_numpy(
+            zero_copy_only=False) if "turns" in flats else np.array([], np.int64))
+        sent = row_of["handoffs"] * width + pc.index_in(senders, names).to_numpy(
+            zero_copy_only=False)
+        flagged[row_of["handoffs"][~np.isin(sent, spoke)]] = True
+    return np.flatnonzero(flagged).tolist()
 
 
 def _slow_build(table: pa.Table, file: str, first_row: int

@@ -113,3 +113,26 @@ def test_free_form_objects_are_json_strings(tmp_path):
     assert json.loads(row["handoffs"][0]["context_passed"]) == {"amount": 12.5}
     assert json.loads(row["turns"][0]["tool_calls"]) == [{"name": "f", "args": [1]}]
     assert json.loads(row["metadata"]) == {"team": "x"}
+
+
+def test_warnings_are_those_of_check_trace_on_every_row(tmp_path):
+    """The fast path looks for warnings on the columns; it must find what check_trace finds."""
+    from maev_kit.traces import check_trace
+
+    speak = [AgentTurn("a", "r", "hi", turn_index=1), AgentTurn("b", "r", "yo", turn_index=3)]
+    traces = [MultiAgentTrace("ok", speak, [Handoff("a", "b", None, {}, 2)]),
+              MultiAgentTrace("ghost", speak, [Handoff("c", "b", None, {}, 2)]),
+              MultiAgentTrace("down", [speak[1], speak[0]], [Handoff("b", "a", None, {}, 4)]),
+              MultiAgentTrace("hdown", speak, [Handoff("a", "b", None, {}, 5),
+                                               Handoff("b", "a", None, {}, 2)]),
+              MultiAgentTrace("mute", [], [Handoff("a", "b", None, {}, 0)]),
+              MultiAgentTrace("other-row", [AgentTurn("c", "r", "x")], [])]
+    save_traces(traces, tmp_path / "w.parquet")
+    expected = [f"row {r} › {w.path}: {w.message}" for r, t in enumerate(traces, 1)
+                for w in check_trace(t)]
+    assert len(expected) == 4
+    with pytest.warns(UserWarning) as record:
+        assert load_traces(tmp_path / "w.parquet") == traces
+    text = str(record[0].message)
+    assert text.startswith("4 warning(s)")
+    assert [line.split(" › ", 1)[1] for line in text.splitlines()[1:]] == expected
