@@ -514,6 +514,18 @@ def _facts_line(result: Any) -> str | None:
             + (f"; {none} conversation{'s' if none != 1 else ''} without any" if none else ""))
 
 
+def _echo_run_lines(result: Any) -> None:
+    """Echo how the result was judged: the judge line, the facts line (when there are facts)
+    and, on stderr, the warning when judge calls failed."""
+    click.echo(_judge_line(result.judge))
+    facts_line = _facts_line(result)
+    if facts_line:
+        click.echo(facts_line)
+    warn = _error_summary_line(result)
+    if warn:
+        click.echo(warn, err=True)
+
+
 # --------------------------------------------------------------------------- score
 FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
 
@@ -595,13 +607,7 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
     click.echo(_frame_text(_na(result.summary())))
     click.echo(f"\n{len(result.per_conversation)} conversations scored in "
                f"{time.perf_counter() - t0:.1f} s")
-    click.echo(_judge_line(result.judge))
-    facts_line = _facts_line(result)
-    if facts_line:
-        click.echo(facts_line)
-    warn = _error_summary_line(result)
-    if warn:
-        click.echo(warn, err=True)
+    _echo_run_lines(result)
     for p in written:
         click.echo(f"written: {p}")
     if engine == "ray":
@@ -660,13 +666,7 @@ def report_command(set_path: str, out: str, do_calibrate: bool, facts: str, form
                       facts=facts, **flags.run_params)
     result.raise_for_judge_errors(flags.max_judge_errors)  # exit 1 before anything is written
     path = report(result, calibration=cal, labeled_set=ls).save(out)
-    click.echo(_judge_line(result.judge))
-    facts_line = _facts_line(result)
-    if facts_line:
-        click.echo(facts_line)
-    warn = _error_summary_line(result)
-    if warn:
-        click.echo(warn, err=True)
+    _echo_run_lines(result)
     click.echo(f"written: {path}")
 
 
