@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from maev_kit.errors import Problem
+from maev_kit.errors import InputError, Problem
 
 try:  # POSIX; on other systems O_APPEND alone keeps single-write lines whole
     import fcntl
@@ -41,6 +41,27 @@ def display_name(path: str | os.PathLike[str]) -> str:
     """The name used in messages: the path as given, never an absolute machine path."""
     p = Path(path)
     return str(p) if not p.is_absolute() else p.name
+
+
+def read_input_bytes(path: str | os.PathLike[str], what: str, folder_hint: str) -> bytes:
+    """The bytes of a file the user named; :class:`~maev_kit.errors.InputError` naming
+    ``what`` and the file when it is a folder (with ``folder_hint``: what to pass instead) or
+    cannot be read.
+
+    >>> import tempfile
+    >>> read_input_bytes(tempfile.mkdtemp(), "judge card", "pass the card's JSON file")
+    Traceback (most recent call last):
+    ...
+    maev_kit.errors.InputError: judge card ... is a folder; pass the card's JSON file
+    """
+    name = os.fspath(path)
+    if os.path.isdir(name):
+        raise InputError(f"{what} {name} is a folder; {folder_hint}")
+    try:
+        with open(name, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise InputError(f"{what} {name}: {exc.strerror or exc}") from None
 
 
 def iter_json_lines(path: str | os.PathLike[str], *, max_line_bytes: int = MAX_LINE_BYTES,

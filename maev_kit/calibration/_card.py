@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from maev_kit._jsonl import read_input_bytes
 from maev_kit.errors import InputError
 
 __all__ = ["JudgeCard", "JudgeCardMismatchWarning", "card_backend", "card_fields",
@@ -109,14 +110,7 @@ class JudgeCard(BaseModel):
         maev_kit.errors.InputError: judge card .../card.json › judge_version: Field required; kappa: Input should be a valid number, unable to parse string as a number
         """
         name = os.fspath(path)
-        if os.path.isdir(name):
-            raise InputError(f"judge card {name} is a folder; pass the card's JSON file "
-                             "(judge_card.json)")
-        try:
-            with open(name, "rb") as f:
-                raw = f.read()
-        except OSError as exc:
-            raise InputError(f"judge card {name}: {exc.strerror or exc}") from None
+        raw = read_input_bytes(name, "judge card", "pass the card's JSON file (judge_card.json)")
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError:

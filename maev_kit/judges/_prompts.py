@@ -27,6 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from maev_kit._jsonl import read_input_bytes
 from maev_kit.errors import InputError
 from maev_kit.retention._items import RetentionItem
 
@@ -176,14 +177,8 @@ class PromptTemplate:
     def from_file(cls, path: str | os.PathLike[str]) -> PromptTemplate:
         """Read and check a template file; its name is the file's stem."""
         name = os.fspath(path)
-        if os.path.isdir(name):
-            raise InputError(f"prompt template {name} is a folder; pass a template file "
-                             "(see docs/prompts.md)")
-        try:
-            with open(name, "rb") as f:
-                raw = f.read()
-        except OSError as exc:
-            raise InputError(f"prompt template {name}: {exc.strerror or exc}") from None
+        raw = read_input_bytes(name, "prompt template",
+                               "pass a template file (see docs/prompts.md)")
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
