@@ -8,6 +8,7 @@ import click
 
 from maev_kit._cli_main import (JudgeFlags, _is_offline, _judge_line, _labeled_set,
                                 _output_folder, judge_options)
+from maev_kit.calibration._cli import kappa_options
 from maev_kit.errors import InputError, MaevError
 
 __all__ = ["align_command"]
@@ -33,10 +34,7 @@ __all__ = ["align_command"]
 @click.option("--max-cost", type=click.FloatRange(0), default=None, metavar="USD",
               help="Spend at most this much (litellm's prices).")
 @click.option("--dry-run", is_flag=True, help="Print the estimate and send nothing.")
-@click.option("--threshold", default=0.6, show_default=True, type=click.FloatRange(-1, 1),
-              help="κ CI lower bound a judge must clear to be recommended.")
-@click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(100),
-              help="Bootstrap resamples.")
+@kappa_options
 @click.option("--out", "out_dir", default=None, type=click.Path(),
               help="Write candidates.csv, alignment.json, winner_prompt.txt and "
                    "judge_card.json into this folder.")

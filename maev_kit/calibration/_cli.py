@@ -15,13 +15,19 @@ from maev_kit.errors import MaevError
 __all__ = ["calibrate_command"]
 
 
+def kappa_options(f: Any) -> Any:
+    """``--threshold`` and ``--resamples``, shared by calibrate and align."""
+    f = click.option("--resamples", default=10_000, show_default=True,
+                     type=click.IntRange(100), help="Bootstrap resamples.")(f)
+    return click.option("--threshold", default=0.6, show_default=True,
+                        type=click.FloatRange(-1, 1),
+                        help="Recommend a judge whose κ CI lower bound is at least this.")(f)
+
+
 @click.command("calibrate")
 @click.argument("labeled_set")
 @click.option("--split", default=None, help="Split to score (default: test when declared).")
-@click.option("--threshold", default=0.6, show_default=True, type=click.FloatRange(-1, 1),
-              help="Recommend a judge whose κ CI lower bound is at least this.")
-@click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(100),
-              help="Bootstrap resamples.")
+@kappa_options
 @click.option("--card", "card_path", default=None, type=click.Path(),
               help="Write the recommended judge's card (JSON) here.")
 @click.option("--out", "out_dir", default=None, type=click.Path(),
