@@ -5,10 +5,10 @@ from __future__ import annotations
 import errno
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -18,6 +18,8 @@ try:  # POSIX; on other systems O_APPEND alone keeps single-write lines whole
     import fcntl
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
+
+_T = TypeVar("_T")
 
 #: The message for JSON nested deeper than the parser can follow (``[[[[...``).
 NESTING_TOO_DEEP = ("JSON nesting too deep (arrays or objects nested hundreds of levels); "
@@ -155,6 +157,32 @@ def pydantic_problems(err: ValidationError, file: str, line: int | None,
             msg = "field required"
         out.append(Problem(file, line, format_loc(loc), msg))
     return out
+
+
+def validated_lines(lines: Iterable[JsonLine], validate: Callable[[Any], _T], name: str,
+                    problems: list[Problem]) -> Iterator[tuple[int, _T]]:
+    """``(line, record)`` for each line that parses and passes ``validate`` (a pydantic
+    validator); every other line appends its located problems to ``problems`` instead, in file
+    order with whatever the caller appends while iterating.
+
+    >>> from pydantic import TypeAdapter
+    >>> rows = [JsonLine(1, {"n": 1}, None), JsonLine(2, {"n": "x"}, None)]
+    >>> found: list[Problem] = []
+    >>> list(validated_lines(rows, TypeAdapter(dict[str, int]).validate_python, "f.jsonl", found))
+    [(1, {'n': 1})]
+    >>> [str(p) for p in found]
+    ['f.jsonl:2 › n: Input should be a valid integer, unable to parse string as an integer']
+    """
+    for jl in lines:
+        if jl.problem is not None:
+            problems.append(jl.problem)
+            continue
+        try:
+            rec = validate(jl.value)
+        except ValidationError as e:
+            problems.extend(pydantic_problems(e, name, jl.line))
+            continue
+        yield jl.line, rec
 
 
 def write_jsonl(records: Iterator[dict[str, Any]] | list[dict[str, Any]],

@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from maev_kit._jsonl import display_name, iter_json_lines, pydantic_problems, write_jsonl
+from maev_kit._jsonl import (display_name, iter_json_lines, pydantic_problems, validated_lines,
+                             write_jsonl)
 from maev_kit.errors import LabelValidationError, Problem
 from maev_kit.traces._model import HandoffReason
 
@@ -102,17 +103,10 @@ def read_expectations(path: str | os.PathLike[str], *, name: str | None = None
     out: list[ConversationExpectations] = []
     problems: list[Problem] = []
     lines: dict[str, int] = {}
-    for jl in iter_json_lines(path, name=name):
-        if jl.problem:
-            problems.append(jl.problem)
-            continue
-        try:
-            rec = _ADAPTER.validate_python(jl.value)
-        except ValidationError as e:
-            problems.extend(pydantic_problems(e, name, jl.line))
-            continue
+    for line, rec in validated_lines(iter_json_lines(path, name=name), _ADAPTER.validate_python,
+                                     name, problems):
         if rec.conversation_id in lines:
-            problems.append(Problem(name, jl.line, "conversation_id",
+            problems.append(Problem(name, line, "conversation_id",
                                     f"duplicate conversation_id {rec.conversation_id!r} "
                                     f"(first on line {lines[rec.conversation_id]})"))
             continue
@@ -122,9 +116,9 @@ def read_expectations(path: str | os.PathLike[str], *, name: str | None = None
         ids = [(f.handoff_index, f.fact_id) for f in rec.key_facts]
         for i, (hi, fid) in enumerate(ids):
             if (hi, fid) in ids[:i]:
-                problems.append(Problem(name, jl.line, f"key_facts[{i}] › fact_id",
+                problems.append(Problem(name, line, f"key_facts[{i}] › fact_id",
                                         f"duplicate fact_id {fid!r} at handoff {hi}"))
-        lines[rec.conversation_id] = jl.line
+        lines[rec.conversation_id] = line
         out.append(rec)
     return out, problems, lines
 

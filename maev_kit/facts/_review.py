@@ -33,9 +33,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from maev_kit._jsonl import append_lines, display_name, pydantic_problems, read_append_log
+from maev_kit._jsonl import append_lines, display_name, read_append_log, validated_lines
 from maev_kit.errors import InputError, LabelValidationError, Problem
 from maev_kit.expectations import ConversationExpectations, save_expectations
 from maev_kit.facts._io import facts_to_expectations
@@ -108,17 +108,9 @@ def read_decisions(path: str | os.PathLike[str], *, name: str | None = None
     lines, torn = read_append_log(path, name=name)
     out: list[ReviewDecision] = []
     problems: list[Problem] = []
-    for jl in lines:
-        if jl.problem is not None:
-            problems.append(jl.problem)
-            continue
-        try:
-            rec = ReviewDecision.model_validate(jl.value)
-        except ValidationError as e:
-            problems.extend(pydantic_problems(e, name, jl.line))
-            continue
+    for line, rec in validated_lines(lines, ReviewDecision.model_validate, name, problems):
         if rec.decision in ("edit", "add") and not (rec.text or "").strip():
-            problems.append(Problem(name, jl.line, "text",
+            problems.append(Problem(name, line, "text",
                                     f"an {rec.decision!r} decision needs the fact's text"))
             continue
         out.append(rec)

@@ -11,9 +11,9 @@ import os
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
-from maev_kit._jsonl import display_name, pydantic_problems, read_append_log
+from maev_kit._jsonl import display_name, read_append_log, validated_lines
 from maev_kit.errors import Problem
 
 __all__ = ["LABEL_VALUES", "LabelFile", "LabelRecord", "latest_labels", "read_label_file"]
@@ -65,16 +65,8 @@ def read_label_file(path: str | os.PathLike[str], *, name: str | None = None) ->
     problems: list[Problem] = []
     lines: dict[int, int] = {}
     json_lines, torn = read_append_log(path, name=name)
-    for jl in json_lines:
-        if jl.problem is not None:
-            problems.append(jl.problem)
-            continue
-        try:
-            rec = LabelRecord.model_validate(jl.value)
-        except ValidationError as e:
-            problems.extend(pydantic_problems(e, name, jl.line))
-            continue
-        lines[len(records)] = jl.line
+    for line, rec in validated_lines(json_lines, LabelRecord.model_validate, name, problems):
+        lines[len(records)] = line
         records.append(rec)
     return LabelFile(records, problems, torn, lines)
 
