@@ -14,11 +14,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_cli
 
 from maev_kit.agreement import majority_labels
 from maev_kit.calibration import AlignmentResult, Budget, align
 from maev_kit.calibration._human import load_human_labels
-from maev_kit.cli import main
 from maev_kit.datasets import load_labeled_set
 from maev_kit.errors import InputError, JudgeErrorsExceeded
 from maev_kit.judges import PromptTemplate
@@ -280,23 +280,14 @@ def test_bad_arguments_are_one_input_error(kw, message) -> None:
 
 
 # --------------------------------------------------------------------------- the CLI
-def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
 
 def test_cli_dry_run_prints_the_estimate_and_sends_nothing(careful: Path, tmp_path: Path,
                                                            capsys) -> None:
     with FakeOpenAIServer(Model()) as server:
-        code, out, err = _cli(["align", "support_desk", "--judge", "openai/scripted",
-                               "--api-base", server.base_url, "--prompt", "v1", "--prompt",
-                               str(careful), "--examples", "0", "--examples", "2", "--dry-run",
-                               "--no-progress", "--out", str(tmp_path / "o")], capsys)
+        code, out, err = run_cli(["align", "support_desk", "--judge", "openai/scripted",
+                                  "--api-base", server.base_url, "--prompt", "v1", "--prompt",
+                                  str(careful), "--examples", "0", "--examples", "2", "--dry-run",
+                                  "--no-progress", "--out", str(tmp_path / "o")], capsys)
         assert len(server.completed) == 0
     assert code == 0, err
     assert "estimate: 4 candidate(s)" in err and "cost unknown" in err
@@ -306,10 +297,10 @@ def test_cli_dry_run_prints_the_estimate_and_sends_nothing(careful: Path, tmp_pa
 def test_cli_writes_candidates_and_card(careful: Path, tmp_path: Path, capsys) -> None:
     out_dir = tmp_path / "out"
     with FakeOpenAIServer(Model()) as server:
-        code, out, err = _cli(["align", "support_desk", "--judge", "openai/scripted",
-                               "--api-base", server.base_url, "--prompt", "v1", "--prompt",
-                               str(careful), "--no-progress", "--no-cache", "--resamples", "200",
-                               "--out", str(out_dir)], capsys)
+        code, out, err = run_cli(["align", "support_desk", "--judge", "openai/scripted",
+                                  "--api-base", server.base_url, "--prompt", "v1", "--prompt",
+                                  str(careful), "--no-progress", "--no-cache", "--resamples", "200",
+                                  "--out", str(out_dir)], capsys)
     assert code == 0, err
     assert err.startswith("estimate: 2 candidate(s)")
     assert "winner on dev: openai/scripted [careful]" in out
@@ -326,10 +317,10 @@ def test_cli_budget_exhausted_is_exit_1(careful: Path, capsys) -> None:
                     backend_params={"api_base": server.base_url}, cache=False, progress=False)
         per = int(dry.candidates["est_requests"].iloc[0])
         limit = per + per // 2
-        code, out, err = _cli(["align", "support_desk", "--judge", "openai/scripted",
-                               "--api-base", server.base_url, "--prompt", "v1", "--prompt",
-                               str(careful), "--no-progress", "--no-cache", "--resamples", "200",
-                               "--max-requests", str(limit)], capsys)
+        code, out, err = run_cli(["align", "support_desk", "--judge", "openai/scripted",
+                                  "--api-base", server.base_url, "--prompt", "v1", "--prompt",
+                                  str(careful), "--no-progress", "--no-cache", "--resamples", "200",
+                                  "--max-requests", str(limit)], capsys)
         assert len(server.completed) == per <= limit
     assert code == 1
     assert "warning: candidate openai/scripted [careful]: skipped: budget" in err
@@ -342,7 +333,7 @@ def test_cli_budget_exhausted_is_exit_1(careful: Path, capsys) -> None:
     (["--judge", "openai/x", "--dev-split", "train"], "has no split 'train'"),
 ])
 def test_cli_bad_input_is_exit_2_one_line(args, message, capsys) -> None:
-    code, out, err = _cli(["align", "support_desk", *args, "--no-progress"], capsys)
+    code, out, err = run_cli(["align", "support_desk", *args, "--no-progress"], capsys)
     assert code == 2
     lines = [ln for ln in err.splitlines() if ln.startswith("error:")]
     assert len(lines) == 1 and message in lines[0]

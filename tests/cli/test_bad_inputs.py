@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_cli
 
-from maev_kit.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLED = REPO / "labeled_sets" / "support_desk"
@@ -73,15 +73,6 @@ def _checksums(*roots: Path) -> dict[str, str]:
             if p.is_file():
                 out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
     return out
-
-
-def _run_in_process(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    return code, capsys.readouterr().err
 
 
 # (args, a piece of text the one line must contain)
@@ -207,7 +198,7 @@ def test_bad_input(args: list[str], expected: str, world: Path, capsys: pytest.C
                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(world)
     before = _checksums(world, BUNDLED)
-    code, err = _run_in_process(args, capsys)
+    code, _, err = run_cli(args, capsys)
     lines = err.splitlines()
     assert code == 2, err
     assert "Traceback" not in err

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_cli
 
-from maev_kit.cli import main
 
 TRACE = {"conversation_id": "c-1",
          "turns": [{"agent_id": "triage", "agent_role": "router", "message": "hello",
@@ -18,21 +18,11 @@ TRACE = {"conversation_id": "c-1",
          "handoffs": [{"from_agent": "triage", "to_agent": "billing", "turn_index": 1}]}
 
 
-def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 def test_score_names_judge_counts_and_files(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     out, ledger = tmp_path / "s.csv", tmp_path / "l.jsonl"
-    code, stdout, stderr = _run(["score", "support_desk", "--no-progress", "--out", str(out),
-                                 "--ledger", str(ledger)], capsys)
+    code, stdout, stderr = run_cli(["score", "support_desk", "--no-progress", "--out", str(out),
+                                    "--ledger", str(ledger)], capsys)
     assert code == 0, stderr
     judge = next(ln for ln in stdout.splitlines() if ln.startswith("judge:"))
     assert judge.startswith("judge: heuristic (") and "offline" in judge
@@ -45,7 +35,7 @@ def test_traces_without_expectations_show_na_and_one_plain_warning(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     traces = tmp_path / "t.jsonl"
     traces.write_text(json.dumps(TRACE) + "\n")
-    code, stdout, stderr = _run(["score", str(traces), "--no-progress"], capsys)
+    code, stdout, stderr = run_cli(["score", str(traces), "--no-progress"], capsys)
     assert code == 0, stderr
     rows = {ln.split()[0]: ln for ln in stdout.splitlines() if ln.strip()}
     assert "n/a" in rows["handoff_quality"] and "n/a" in rows["routing_quality"]
@@ -57,9 +47,9 @@ def test_traces_without_expectations_show_na_and_one_plain_warning(
 
 def test_calibrate_lists_each_judge_run_and_the_files(tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    code, stdout, stderr = _run(["calibrate", "support_desk", "--judge", "heuristic",
-                                 "--resamples", "200", "--no-progress",
-                                 "--card", str(tmp_path / "card.json")], capsys)
+    code, stdout, stderr = run_cli(["calibrate", "support_desk", "--judge", "heuristic",
+                                    "--resamples", "200", "--no-progress",
+                                    "--card", str(tmp_path / "card.json")], capsys)
     assert code == 0, stderr
     assert any(ln.startswith("judge: heuristic, offline: 0 requests") for ln in
                stdout.splitlines()), stdout
@@ -67,14 +57,14 @@ def test_calibrate_lists_each_judge_run_and_the_files(tmp_path: Path,
 
 
 def test_version_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
-    code, stdout, _ = _run(["--version"], capsys)
+    code, stdout, _ = run_cli(["--version"], capsys)
     assert code == 0 and "maev" in stdout
 
 
 @pytest.mark.parametrize("command", ["score", "report", "demo", "calibrate"])
 def test_every_judging_command_takes_the_same_judge_flags(
         command: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code, stdout, _ = _run([command, "--help"], capsys)
+    code, stdout, _ = run_cli([command, "--help"], capsys)
     assert code == 0
     for flag in ("--judge", "--api-base", "--api-key", "--prompt", "--no-cache", "--no-progress",
                  "--max-concurrency", "--timeout", "--max-judge-errors"):

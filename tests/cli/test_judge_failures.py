@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_cli
 
-from maev_kit.cli import main
 from maev_kit.testing import FakeOpenAIServer
 from maev_kit.testing._server import _default_responder, free_port, reply
 
@@ -88,17 +88,6 @@ def _args(command: str, set_path: Path, url: str, out: Path) -> list[str]:
     }[command]
 
 
-def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str, float]:
-    t0 = time.perf_counter()
-    try:
-        main(args)
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err, time.perf_counter() - t0
-
-
 @pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize("endpoint", list(MODES), indirect=True)
 def test_a_failing_judge_is_an_error_not_a_score(command: str, endpoint: tuple[str, str],
@@ -106,7 +95,9 @@ def test_a_failing_judge_is_an_error_not_a_score(command: str, endpoint: tuple[s
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     mode, url = endpoint
     out = tmp_path / "out"
-    code, stdout, stderr, seconds = _run(_args(command, tiny_set, url, out), capsys)
+    t0 = time.perf_counter()
+    code, stdout, stderr = run_cli(_args(command, tiny_set, url, out), capsys)
+    seconds = time.perf_counter() - t0
 
     assert code == 1, (stdout, stderr)
     assert "Traceback" not in stderr + stdout
@@ -124,7 +115,7 @@ def test_calibrate_ranks_the_judges_that_work_and_names_the_one_that_failed(
         endpoint: tuple[str, str], tiny_set: Path, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     mode, url = endpoint
-    code, stdout, stderr, _ = _run(
+    code, stdout, stderr = run_cli(
         ["calibrate", str(tiny_set), "--judge", "heuristic", "--judge", "openai/fake-judge",
          "--api-base", url, "--no-cache", "--no-progress", "--timeout", "1",
          "--resamples", "200", "--out", str(tmp_path / "cal")], capsys)
@@ -155,7 +146,7 @@ def test_below_the_threshold_the_run_reports_its_failures(tiny_set: Path, tmp_pa
     server.start()
     try:
         out = tmp_path / "scores.csv"
-        code, stdout, stderr, _ = _run(
+        code, stdout, stderr = run_cli(
             ["score", str(tiny_set), "--judge", "openai/fake-judge", "--api-base",
              server.base_url, "--no-cache", "--no-progress", "--max-judge-errors", "0.9",
              "--out", str(out)], capsys)
@@ -167,7 +158,7 @@ def test_below_the_threshold_the_run_reports_its_failures(tiny_set: Path, tmp_pa
 
         # the same run with the default threshold fails and writes nothing
         out2 = tmp_path / "strict.csv"
-        code, stdout, stderr, _ = _run(
+        code, stdout, stderr = run_cli(
             ["score", str(tiny_set), "--judge", "openai/fake-judge", "--api-base",
              server.base_url, "--no-cache", "--no-progress", "--max-judge-errors", "0",
              "--out", str(out2)], capsys)
@@ -182,7 +173,7 @@ def test_demo_scores_with_a_model_judge(tiny_set: Path, tmp_path: Path,
     server = FakeOpenAIServer()
     server.start()
     try:
-        code, stdout, stderr, _ = _run(
+        code, stdout, stderr = run_cli(
             ["demo", "--set", str(tiny_set), "--judge", "openai/fake-judge", "--api-base",
              server.base_url, "--no-cache", "--no-progress", "--out", str(tmp_path / "d")],
             capsys)

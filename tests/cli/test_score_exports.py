@@ -8,22 +8,11 @@ import re
 from pathlib import Path
 
 import pytest
+from cli_helpers import run_cli
 
-from maev_kit.cli import main
 from maev_kit.traces.importers import load_any
 
 ACCT = "ACCT-4471-9920"
-
-
-def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run ``maev ARGS`` in-process: (exit code, stdout, stderr)."""
-    try:
-        main(args)
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    got = capsys.readouterr()
-    return code, got.out, got.err
 
 
 def retention_section(page: str) -> str:
@@ -44,7 +33,7 @@ def test_score_and_report_every_shared_sample(shared_dir, tmp_path, capsys, subt
         rel = str(path.relative_to(shared_dir / "trace_samples"))
         with subtests.test(sample=rel):
             traces, issues = load_any(path)
-            code, out, err = cli(["score", str(path), "--json", "--no-progress"], capsys)
+            code, out, err = run_cli(["score", str(path), "--json", "--no-progress"], capsys)
             assert code == 0, err
             facts = json.loads(out)["facts"]
             assert facts["mode"] == "auto"
@@ -58,8 +47,8 @@ def test_score_and_report_every_shared_sample(shared_dir, tmp_path, capsys, subt
                 assert sum(facts["by_source"].values()) > 0, (rel, facts)
 
             out_html = tmp_path / (rel.replace("/", "__") + ".html")
-            code, out, err = cli(["report", str(path), "--out", str(out_html),
-                                  "--no-progress"], capsys)
+            code, out, err = run_cli(["report", str(path), "--out", str(out_html),
+                                      "--no-progress"], capsys)
             assert code == 0, err
             page = out_html.read_text()
             text = retention_section(page)
@@ -96,8 +85,8 @@ def export(tmp_path) -> Path:
 
 def test_score_an_export_built_here(export, tmp_path, capsys):
     ledger = tmp_path / "ledger.csv"
-    code, out, err = cli(["score", str(export), "--no-progress", "--ledger", str(ledger)],
-                         capsys)
+    code, out, err = run_cli(["score", str(export), "--no-progress", "--ledger", str(ledger)],
+                             capsys)
     assert code == 0, err
     assert "facts (auto): " in out and " offline" in out
     import pandas as pd
@@ -111,8 +100,8 @@ def test_score_an_export_built_here(export, tmp_path, capsys):
 
 def test_report_an_export_built_here(export, tmp_path, capsys):
     out_html = tmp_path / "r.html"
-    code, out, err = cli(["report", str(export), "--out", str(out_html), "--no-progress"],
-                         capsys)
+    code, out, err = run_cli(["report", str(export), "--out", str(out_html), "--no-progress"],
+                             capsys)
     assert code == 0, err
     assert f"written: {out_html}" in out
     text = retention_section(out_html.read_text())
@@ -121,15 +110,15 @@ def test_report_an_export_built_here(export, tmp_path, capsys):
 
 
 def test_facts_and_format_flags(export, tmp_path, capsys):
-    code, out, err = cli(["score", str(export), "--facts", "context", "--json",
-                          "--no-progress"], capsys)
+    code, out, err = run_cli(["score", str(export), "--facts", "context", "--json",
+                              "--no-progress"], capsys)
     assert code == 0, err
     assert json.loads(out)["facts"]["by_source"] == {}  # no handoff passed a context value
-    code, out, err = cli(["score", str(export), "--format", "autogen", "--facts",
-                          "offline,context", "--json", "--no-progress"], capsys)
+    code, out, err = run_cli(["score", str(export), "--format", "autogen", "--facts",
+                              "offline,context", "--json", "--no-progress"], capsys)
     assert code == 0, err
     assert json.loads(out)["facts"]["mode"] == "offline+context"
-    code, out, err = cli(["score", str(export), "--format", "otel", "--no-progress"], capsys)
+    code, out, err = run_cli(["score", str(export), "--format", "otel", "--no-progress"], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "cannot import autogen_run.json as 'otel'" in err
 
@@ -146,17 +135,17 @@ def test_a_bad_facts_file_is_one_line_with_file_line_and_field(export, tmp_path,
                                  "proposer": "offline"}) + "\n")
     for cmd in (["score", str(export)], ["report", str(export), "--out",
                                          str(tmp_path / "r.html")]):
-        code, out, err = cli([*cmd, "--facts", str(bad), "--no-progress"], capsys)
+        code, out, err = run_cli([*cmd, "--facts", str(bad), "--no-progress"], capsys)
         assert code == 2, err
         lines = err.strip().splitlines()
         assert len(lines) == 1 and "Traceback" not in err, err
         assert "facts.jsonl:2 › handoff_index: expected a whole number" in lines[0]
-    code, out, err = cli(["score", str(export), "--facts", "ofline"], capsys)
+    code, out, err = run_cli(["score", str(export), "--facts", "ofline"], capsys)
     assert code == 2 and "did you mean 'offline'" in err
 
 
 def test_a_labeled_set_still_scores_on_its_expectations(capsys):
-    code, out, err = cli(["score", "support_desk", "--json", "--no-progress"], capsys)
+    code, out, err = run_cli(["score", "support_desk", "--json", "--no-progress"], capsys)
     assert code == 0, err
     facts = json.loads(out)["facts"]
     assert list(facts["by_source"]) == ["expectations"]
