@@ -10,7 +10,8 @@ import shutil
 
 import pytest
 
-from judges._scripted import MARKER, marked_template, scripted, small_set
+from judges._scripted import (MARKER, marked_template, scripted_backend, server,  # noqa: F401
+                              set_dir)
 from maev_kit.backends import LiteLLMBackend
 from maev_kit.calibration import JudgeCard, JudgeCardMismatchWarning, calibrate
 from maev_kit.calibration._card import judge_from_card
@@ -18,18 +19,6 @@ from maev_kit.cli import main
 from maev_kit.datasets import load_labeled_set
 from maev_kit.errors import InputError
 from maev_kit.evaluation import evaluate
-from maev_kit.testing import FakeOpenAIServer
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeOpenAIServer(responder=scripted) as s:
-        yield s
-
-
-@pytest.fixture(scope="module")
-def set_dir(tmp_path_factory):
-    return small_set(tmp_path_factory.mktemp("set") / "small")
 
 
 @pytest.fixture(scope="module")
@@ -45,17 +34,12 @@ def llm_card(server, set_dir, tmp_path_factory):
     return path
 
 
-def _backend(server):
-    return LiteLLMBackend("openai/scripted", api_base=server.base_url, api_key="sk-local",
-                          temperature=0)
-
-
 def test_the_card_alone_gives_the_calibrated_llm_judge(server, set_dir, llm_card):
     card = JudgeCard.load(llm_card)
     assert card.prompt == "mine" and MARKER in card.prompt_text and len(card.examples) == 2
     assert card.params["temperature"] == 0 and "api_key" not in card.params
     ls = load_labeled_set(set_dir)
-    r = evaluate(ls, judge_card=llm_card, backend=_backend(server), split="test",
+    r = evaluate(ls, judge_card=llm_card, backend=scripted_backend(server, temperature=0), split="test",
                  progress=False, cache=False, n_resamples=200)
     assert r.judge["name"] == "retention-mine" and r.judge["version"] == card.judge_version
     assert r.judge["example_ids"] == [e["item_id"] for e in card.examples]

@@ -4,6 +4,9 @@ The model's answer depends only on the prompt: every fact is "retained" when the
 holds the word ``MARKER-RETAIN`` or the user message holds a worked-examples block, else
 "lost". So a test can see, from the verdicts alone, which prompt and whether examples reached
 the model. It checks mechanics, not the quality of any prompt.
+
+The module-scoped fixtures ``server`` (the scripted model over HTTP), ``set_dir`` (a small set)
+and ``labeled`` (that set, loaded) are used by importing them into a test module.
 """
 
 from __future__ import annotations
@@ -11,7 +14,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from maev_kit.backends import LiteLLMBackend
+from maev_kit.datasets import load_labeled_set
 from maev_kit.judges._prompts import extract_prompt_data
+from maev_kit.testing import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLED = REPO / "labeled_sets" / "support_desk"
@@ -52,3 +60,28 @@ def marked_template(tmp_path: Path, name: str = "mine") -> Path:
     path = tmp_path / f"{name}.txt"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The scripted model behind a local OpenAI-compatible server."""
+    with FakeOpenAIServer(responder=scripted) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def set_dir(tmp_path_factory):
+    """A :func:`small_set` folder."""
+    return small_set(tmp_path_factory.mktemp("set") / "small")
+
+
+@pytest.fixture(scope="module")
+def labeled(set_dir):
+    """The :func:`small_set`, loaded."""
+    return load_labeled_set(set_dir)
+
+
+def scripted_backend(server, **params) -> LiteLLMBackend:
+    """The real litellm backend pointed at ``server``."""
+    return LiteLLMBackend("openai/scripted", api_base=server.base_url, api_key="sk-local",
+                          **params)

@@ -7,31 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from maev_kit.backends import LiteLLMBackend
 from maev_kit.calibration import calibrate, load_human_labels
-from maev_kit.datasets import load_labeled_set
 from maev_kit.evaluation import evaluate
 from maev_kit.judges import ExampleOverlapError, HeuristicJudge, RetentionJudge
 from maev_kit.retention import RetentionItem
-from maev_kit.testing import FakeOpenAIServer
 from maev_kit.traces import Message
 
-from ._scripted import scripted, small_set
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeOpenAIServer(responder=scripted) as s:
-        yield s
-
-
-@pytest.fixture(scope="module")
-def labeled(tmp_path_factory):
-    return load_labeled_set(small_set(tmp_path_factory.mktemp("set") / "small"))
-
-
-def _backend(server):
-    return LiteLLMBackend("openai/scripted", api_base=server.base_url, api_key="sk-local")
+from ._scripted import labeled, scripted_backend, server, set_dir  # noqa: F401  (fixtures)
 
 
 def _bound(labeled, k=3, **kw):
@@ -114,7 +96,7 @@ def test_disagreements_prefers_items_the_heuristic_gets_wrong(labeled):
 
 
 def test_examples_reach_the_model_and_change_the_cache_key(server, labeled, tmp_path):
-    common = dict(backend=_backend(server), split="test", progress=False, cache=tmp_path,
+    common = dict(backend=scripted_backend(server), split="test", progress=False, cache=tmp_path,
                   n_resamples=200)
     plain = evaluate(labeled, judge=RetentionJudge("v1"), **common)
     assert set(plain.ledger["label"]) == {"lost"}

@@ -6,28 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from maev_kit.backends import LiteLLMBackend
 from maev_kit.calibration import JudgeCard, calibrate
-from maev_kit.datasets import load_labeled_set
 from maev_kit.errors import InputError
 from maev_kit.judges import PromptTemplate, RetentionJudge, resolve_judge
 from maev_kit.runner import run_judge
-from maev_kit.testing import FakeOpenAIServer
 
-from ._scripted import MARKER, marked_template, scripted, small_set
+from ._scripted import (MARKER, labeled, marked_template, scripted_backend,  # noqa: F401
+                        server, set_dir)
 
 V1 = PromptTemplate.builtin("v1").text
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeOpenAIServer(responder=scripted) as s:
-        yield s
-
-
-@pytest.fixture(scope="module")
-def labeled(tmp_path_factory):
-    return load_labeled_set(small_set(tmp_path_factory.mktemp("set") / "small"))
 
 
 def test_a_file_is_named_by_its_stem_and_identified_by_its_content(tmp_path):
@@ -82,7 +69,7 @@ def test_unknown_prompt_and_missing_file(tmp_path):
 
 
 def test_name_and_hash_enter_the_cache_key(server, labeled, tmp_path):
-    backend = LiteLLMBackend("openai/scripted", api_base=server.base_url, api_key="sk-local")
+    backend = scripted_backend(server)
     items = labeled.items_in("test")
     cache = tmp_path / "cache"
     first = run_judge(RetentionJudge("v1"), items, backend, cache=cache, progress=False)
