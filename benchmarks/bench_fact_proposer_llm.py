@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,7 +35,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench_judge import make_items, timed  # noqa: E402
+from bench_judge import ServerProcess, make_items, timed  # noqa: E402
 
 from maev_kit import AgentTurn, Handoff, MultiAgentTrace  # noqa: E402
 
@@ -88,25 +86,6 @@ def serve(latency: float) -> None:
         server.stop()
 
 
-class ServerProcess:
-    """This script's ``--serve`` mode in a subprocess; ``.base_url`` once it listens."""
-
-    def __init__(self, latency: float) -> None:
-        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve",
-                                      "--latency", str(latency)], stdout=subprocess.PIPE,
-                                     text=True)
-        line = self.proc.stdout.readline()
-        match = re.search(r"http://127\.0\.0\.1:\d+/v1", line)
-        if not match:
-            self.proc.kill()
-            raise RuntimeError(f"the fake server did not start: {line!r}")
-        self.base_url = match.group(0)
-
-    def close(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="80 handoffs at 200 ms")
@@ -142,7 +121,8 @@ def main(argv: list[str] | None = None) -> None:
           f"{os.getloadavg()[0]:.1f} at start)")
     print(f"latency-bound ideal: {handoffs} × {latency} s / {conc} = {ideal:.2f} s\n")
 
-    server = ServerProcess(latency)
+    # this script's --serve mode: the fake server answering extraction and retention prompts
+    server = ServerProcess(latency, [sys.executable, os.path.abspath(__file__), "--serve"])
     best: dict[tuple[str, str], float] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:

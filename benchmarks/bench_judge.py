@@ -68,12 +68,13 @@ def make_items(handoffs: int, first: int = 0) -> list[RetentionItem]:
 
 
 class ServerProcess:
-    """``maev serve-fake`` in a subprocess; ``.base_url`` once it listens."""
+    """A fake server in a subprocess (``maev serve-fake`` unless ``command`` says otherwise: it
+    must print the base URL on its first line); ``.base_url`` once it listens."""
 
-    def __init__(self, latency: float) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "maev_kit.testing._cli", "--port", "0",
-             "--latency", str(latency)], stdout=subprocess.PIPE, text=True)
+    def __init__(self, latency: float, command: list[str] | None = None) -> None:
+        command = command or [sys.executable, "-m", "maev_kit.testing._cli", "--port", "0"]
+        self.proc = subprocess.Popen([*command, "--latency", str(latency)],
+                                     stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         match = re.search(r"http://127\.0\.0\.1:\d+/v1", line)
         if not match:
