@@ -148,12 +148,16 @@ def evaluate_dataset(
     job = _Job(out=str(out.resolve()), judge=judge_obj, backend=backend,
                expectations=ray.put(plan.expectations), contracts=plan.contracts,
                splits=plan.splits, retention=judge is not None,
-               done=ray.put(_string_array(sorted(done))) if done else None,
+               done=ray.put(frozenset(done)) if done else None,
                run_kwargs={"cache": cache, "max_concurrency": kw.get("max_concurrency", 16),
                            "timeout": kw.get("timeout", 60.0)},
                score_kwargs={k: kw[k] for k in _SCORE_KWARGS if k in kw})
-    summaries = plan.dataset.map_batches(
-        _ScoreBlock(job), batch_size=batch_size, batch_format="pyarrow", zero_copy_batch=True)
+    if plan.pieces:  # each task reads its piece and scores the traces it built
+        summaries = plan.dataset.map_batches(_ScorePieces(job, batch_size), batch_size=1,
+                                             batch_format="pyarrow")
+    else:
+        summaries = plan.dataset.map_batches(_ScoreBlock(job), batch_size=batch_size,
+                                             batch_format="pyarrow", zero_copy_batch=True)
     failures: list[ShardFailure] = list(plan.failures)
     stats: dict[str, Any] = {}
     for batch in summaries.iter_batches(batch_format="pyarrow", batch_size=None):
@@ -163,12 +167,6 @@ def evaluate_dataset(
             if row["stats"]:
                 _add_stats(stats, json.loads(row["stats"]))
     return _collect(out, plan, judge, judge_obj, stats, failures, kw)
-
-
-def _string_array(values: list[str]) -> Any:
-    import pyarrow as pa
-
-    return pa.array(values, pa.string())
 
 
 # -- ray --------------------------------------------------------------------------------------
@@ -208,6 +206,7 @@ class _Plan:
     split: str | None = None
     failures: list[ShardFailure] = field(default_factory=list)
     by_id: bool = False  # results ordered by conversation_id (a Dataset source)
+    pieces: bool = False  # rows are shard pieces (path, row groups), read where scored
 
 
 def _plan(source: Any, *, expectations: Any, facts: Any, contracts: Any, split: str | None,
@@ -242,11 +241,9 @@ def _plan(source: Any, *, expectations: Any, facts: Any, contracts: Any, split: 
     elif contracts:
         contracts = metrics.parse_contracts(contracts)
     if isinstance(source, (str, os.PathLike)):
-        shards = _shards(source)
-        ds = ray.data.from_items([{"path": p, "shard": i} for i, p in enumerate(shards)],
-                                 override_num_blocks=len(shards))
-        ds = ds.map_batches(_read_shards, batch_size=1, batch_format="pyarrow")
-        return _Plan(ds, exp, list(contracts) if contracts else None, {})
+        pieces = _pieces(_shards(source), batch_size)
+        ds = ray.data.from_items(pieces, override_num_blocks=len(pieces))
+        return _Plan(ds, exp, list(contracts) if contracts else None, {}, pieces=True)
     if hasattr(source, "map_batches"):  # a ray.data.Dataset
         return _Plan(source, exp, list(contracts) if contracts else None, {}, by_id=True)
     raise InputError(f"`source` must be a ray.data.Dataset, a trace file, folder or glob, a "
@@ -292,38 +289,44 @@ def _shards(source: str | os.PathLike[str]) -> list[str]:
     return [os.path.abspath(p) for p in paths]
 
 
+def _pieces(shards: list[str], batch_size: int) -> list[dict[str, Any]]:
+    """The units of work: a Parquet shard's row groups in runs of at least ``batch_size`` rows
+    (so both a big file and many small ones keep every worker busy), a JSONL shard whole.
+
+    ``row_groups`` is "" for a whole file (a JSONL shard, or a Parquet file whose footer cannot
+    be read: the worker then reports why); ``first_row`` numbers the piece's first row.
+    """
+    import pyarrow.parquet as pq
+
+    out: list[dict[str, Any]] = []
+    for shard, path in enumerate(shards):
+        groups: list[tuple[int, int]] = []
+        if path.endswith(".parquet"):
+            try:
+                meta = pq.ParquetFile(path).metadata
+                groups = [(g, meta.row_group(g).num_rows) for g in range(meta.num_row_groups)]
+            except Exception:  # noqa: BLE001 - reported by the worker that reads it
+                groups = []
+        if not groups:
+            out.append({"path": path, "shard": shard, "row_groups": "", "first_row": 1})
+            continue
+        run: list[int] = []
+        rows = first = 0
+        for g, n in groups:
+            run.append(g)
+            rows += n
+            if rows - first >= batch_size or g == groups[-1][0]:
+                out.append({"path": path, "shard": shard, "first_row": first + 1,
+                            "row_groups": ",".join(map(str, run))})
+                run, first = [], rows
+    return out
+
+
 def _with_order(table: pa.Table, shard: int) -> pa.Table:
     import pyarrow as pa
 
     order = pa.array([(shard << _ORDER_SHIFT) | i for i in range(table.num_rows)], pa.int64())
     return table.append_column("_order", order)
-
-
-def _read_shards(batch: pa.Table) -> pa.Table:
-    """Each shard's traces (with ``_order``), or one row with ``_error`` when it is corrupt."""
-    import pyarrow as pa
-
-    from maev_kit.traces import load_traces
-    from maev_kit.traces._parquet import trace_schema, traces_to_table
-
-    tables = []
-    for path, shard in zip(batch.column("path").to_pylist(), batch.column("shard").to_pylist()):
-        try:
-            import warnings
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                table = _with_order(traces_to_table(load_traces(path)), shard)
-            tables.append(table.append_column("_error", pa.nulls(table.num_rows, pa.string())))
-        except (MaevError, OSError, ValueError) as e:
-            empty = trace_schema().empty_table()
-            row = {name: [None] for name in empty.column_names}
-            row.update(_order=[shard << _ORDER_SHIFT],
-                       _error=[json.dumps([path, _first_line(e)])])
-            schema = trace_schema().append(pa.field("_order", pa.int64())).append(
-                pa.field("_error", pa.string()))
-            tables.append(pa.Table.from_pydict(row, schema=schema))
-    return pa.concat_tables(tables)
 
 
 def _first_line(e: BaseException) -> str:
@@ -393,7 +396,8 @@ def _get(ref: Any) -> Any:
     if key not in _CACHE:
         import ray
 
-        _CACHE.clear()
+        if len(_CACHE) >= 4:  # a job ships two (expectations, done ids); older jobs go
+            _CACHE.clear()
         _CACHE[key] = ray.get(ref)
     return _CACHE[key]
 
@@ -405,24 +409,9 @@ class _ScoreBlock:
         self.job = job
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         from maev_kit.traces._parquet import table_to_traces
 
         summaries: list[dict[str, Any]] = []
-        if "_error" in batch.column_names:
-            errors = batch.column("_error").to_pylist()
-            for e in (e for e in errors if e is not None):
-                src, message = json.loads(e)
-                summaries.append({"n": 0, "error_source": src, "error": message,
-                                  "stats": None})
-            batch = batch.filter(pc.is_null(batch.column("_error")))
-            batch = batch.drop_columns(["_error"])
-        done = _get(self.job.done)
-        if done is not None and batch.num_rows:
-            batch = batch.filter(pc.invert(pc.is_in(batch.column("conversation_id"),
-                                                    value_set=done)))
         if batch.num_rows:
             orders = (batch.column("_order").to_pylist() if "_order" in batch.column_names
                       else [-1] * batch.num_rows)
@@ -433,15 +422,19 @@ class _ScoreBlock:
                 summaries.append({"n": 0, "error_source": p.file, "error": f"{p.path}: "
                                   f"{p.message}", "stats": None})
             order_of = dict(zip(traces_table.column("conversation_id").to_pylist(), orders))
-            if traces:
-                stats = self._score(traces, order_of)
-                summaries.append({"n": len(traces), "error_source": None, "error": None,
-                                  "stats": json.dumps(stats, default=str)})
-        return pa.Table.from_pylist(summaries, schema=pa.schema(
-            [("n", pa.int64()), ("error_source", pa.string()), ("error", pa.string()),
-             ("stats", pa.string())]))
+            summaries.append(self._score(traces, order_of))
+        return _summary_table(summaries)
 
     def _score(self, traces: list[Any], order_of: dict[str, int]) -> dict[str, Any]:
+        """Score the traces not finished yet, write their parts; the block's summary row."""
+        done = _get(self.job.done)
+        if done:
+            traces = [t for t in traces if t.conversation_id not in done]
+        stats = self._score_traces(traces, order_of) if traces else {}
+        return {"n": len(traces), "error_source": None, "error": None,
+                "stats": json.dumps(stats, default=str) if traces else None}
+
+    def _score_traces(self, traces: list[Any], order_of: dict[str, int]) -> dict[str, Any]:
         from maev_kit.evaluation._pipeline import (
             _judge,
             _ledger,
@@ -462,6 +455,63 @@ class _ScoreBlock:
         block = uuid.uuid4().hex
         _write_block(Path(job.out), block, scores, _ledger(items, run), handoffs, order_of)
         return dict(run.stats) if run else {}
+
+
+def _summary_table(summaries: list[dict[str, Any]]) -> pa.Table:
+    import pyarrow as pa
+
+    return pa.Table.from_pylist(summaries, schema=pa.schema(
+        [("n", pa.int64()), ("error_source", pa.string()), ("error", pa.string()),
+         ("stats", pa.string())]))
+
+
+class _ScorePieces(_ScoreBlock):
+    """Read shard pieces (see :func:`_pieces`) and score their traces ``batch_size`` at a
+    time: the traces are built once, where they are scored, and never cross the object
+    store."""
+
+    def __init__(self, job: _Job, batch_size: int):
+        super().__init__(job)
+        self.batch_size = batch_size
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        summaries: list[dict[str, Any]] = []
+        for piece in batch.to_pylist():
+            try:
+                traces = _read_piece(piece["path"], piece["row_groups"], piece["first_row"])
+            except (MaevError, OSError, ValueError) as e:
+                summaries.append({"n": 0, "error_source": piece["path"],
+                                  "error": _first_line(e), "stats": None})
+                continue
+            base = (piece["shard"] << _ORDER_SHIFT) | (piece["first_row"] - 1)
+            for start in range(0, len(traces), self.batch_size):
+                chunk = traces[start:start + self.batch_size]
+                order_of = {t.conversation_id: base + start + i for i, t in enumerate(chunk)}
+                summaries.append(self._score(chunk, order_of))
+        return _summary_table(summaries)
+
+
+def _read_piece(path: str, row_groups: str, first_row: int) -> list[Any]:
+    """The traces of a piece; a TraceValidationError naming the file, row and field."""
+    import warnings
+
+    from maev_kit.errors import TraceValidationError
+    from maev_kit.traces import load_traces
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # findings are load_traces' to show, not a run's
+        if not row_groups:
+            return load_traces(path)
+    import pyarrow.parquet as pq
+
+    from maev_kit._jsonl import display_name
+    from maev_kit.traces._parquet import table_to_traces
+
+    table = pq.ParquetFile(path).read_row_groups([int(g) for g in row_groups.split(",")])
+    traces, problems = table_to_traces(table, file=display_name(path), first_row=first_row)
+    if problems:
+        raise TraceValidationError(problems)
+    return traces
 
 
 def _write_block(out: Path, block: str, scores: Sequence[Any], ledger: Any,
