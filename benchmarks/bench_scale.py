@@ -13,7 +13,7 @@ retention) four ways:
 Each line: wall time, traces/s, traces/s per core and peak memory (the driver's peak RSS for
 the single-process runs; for Ray the driver's and the largest worker's). Also printed: the
 Parquet vs JSONL load time for the first 10,000 traces (``load_traces``, same process, best of
-3) and the 1 → 2 worker scaling.
+5, taking turns) and the 1 → 2 worker scaling.
 
 Usage::
 
@@ -78,28 +78,30 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _best(f: Any, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.process_time()
-        r = f()
-        times.append(time.process_time() - t0)
-        del r
-    return min(times)
+def _cpu(f: Any) -> float:
+    gc.collect()
+    t0 = time.process_time()
+    r = f()
+    spent = time.process_time() - t0
+    del r
+    return spent
 
 
-def bench_load(n: int = 10_000) -> tuple[float, float]:
-    """``load_traces`` CPU seconds for ``n`` traces, JSONL vs Parquet (best of 3)."""
+def bench_load(n: int = 10_000, repeat: int = 5) -> tuple[float, float]:
+    """``load_traces`` CPU seconds for ``n`` traces, JSONL vs Parquet: best of ``repeat``,
+    the two formats taking turns so both see the same machine and the same heap."""
     traces, _ = make_corpus(n)
     with tempfile.TemporaryDirectory() as d:
         save_traces(traces, Path(d) / "t.jsonl")
         save_traces(traces, Path(d) / "t.parquet")
         del traces
+        times: dict[str, list[float]] = {"jsonl": [], "parquet": []}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return (_best(lambda: load_traces(Path(d) / "t.jsonl")),
-                    _best(lambda: load_traces(Path(d) / "t.parquet")))
+            for _ in range(repeat):
+                for fmt in times:
+                    times[fmt].append(_cpu(lambda: load_traces(Path(d) / f"t.{fmt}")))
+        return min(times["jsonl"]), min(times["parquet"])
 
 
 def run_single(folder: Path, fmt: str, exps_path: Path) -> None:
@@ -174,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"# bench_scale: N={args.n:,}, {os.cpu_count()} cores, load average "
           f"{os.getloadavg()[0]:.2f}")
     j, p = bench_load(min(10_000, args.n))
-    print(f"load_traces, {min(10_000, args.n):,} traces (CPU s, best of 3): JSONL {j:.3f}, "
+    print(f"load_traces, {min(10_000, args.n):,} traces (CPU s, best of 5): JSONL {j:.3f}, "
           f"Parquet {p:.3f} -> Parquet {j / p:.1f}x faster")
     if args.only == "load":
         return

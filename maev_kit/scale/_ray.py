@@ -571,7 +571,7 @@ def _collect(out: Path, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[str
     if table is None:
         raise InputError("nothing to evaluate: no conversation could be scored"
                          + "".join(f"\n  {f}" for f in failures[:10]))
-    rows = table.to_pylist()
+    rows = _rows(table)
     if plan.by_id:
         rows.sort(key=lambda r: r["conversation_id"])
     else:
@@ -608,6 +608,13 @@ def _collect(out: Path, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[str
     return result
 
 
+def _rows(table: pa.Table) -> list[dict[str, Any]]:
+    """``table.to_pylist()``, column by column (several times faster)."""
+    names = table.column_names
+    columns = [table.column(c).to_pylist() for c in names]
+    return [dict(zip(names, values)) for values in zip(*columns)]
+
+
 def _ledger_rows(out: Path, kept: set[tuple[str, str]], position: dict[str, int]
                  ) -> list[tuple[Any, ...]]:
     """The ledger rows of the kept conversations, in conversation order, then part order."""
@@ -616,7 +623,7 @@ def _ledger_rows(out: Path, kept: set[tuple[str, str]], position: dict[str, int]
     table = _read_parts(out / "ledger")
     if table is None:
         return []
-    rows = [r for r in table.to_pylist() if (r["_block"], r["conversation_id"]) in kept]
+    rows = [r for r in _rows(table) if (r["_block"], r["conversation_id"]) in kept]
     rows.sort(key=lambda r: position[r["conversation_id"]])  # stable: item order within one
     return [tuple(r.get(c) for c in _LEDGER) for r in rows]
 
