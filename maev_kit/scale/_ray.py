@@ -531,7 +531,9 @@ def _write_block(out: Path, block: str, scores: Sequence[Any], ledger: Any,
     cols = {c: [r[c] for r in rows] for c in COLUMNS}
     cols["_order"] = [order_of[s.conversation_id] for s in scores]
     cols["_block"] = [block] * len(scores)
-    cols["_extra"] = [pickle.dumps((s.loops, s.violations, s.cases, s.route, s.pair_context,
+    # the routing cases are the expectations' (the driver has them): not stored, as unpickling
+    # them was most of the driver's read-back
+    cols["_extra"] = [pickle.dumps((s.loops, s.violations, s.route, s.pair_context,
                                     dict(s.errors_by_cause), dict(s.not_applicable),
                                     handoffs[s.conversation_id]))
                       for s in scores]
@@ -584,7 +586,13 @@ def _collect(out: Path, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[str
             kept.append(r)
     scores, handoffs = [], []
     for r in kept:
-        loops, viols, cases, route, pair_ctx, by_cause, na, hf = pickle.loads(r["_extra"])
+        extra = pickle.loads(r["_extra"])
+        if len(extra) == 8:  # written before the cases were left out
+            loops, viols, cases, route, pair_ctx, by_cause, na, hf = extra
+        else:
+            loops, viols, route, pair_ctx, by_cause, na, hf = extra
+            exp = plan.expectations.get(r["conversation_id"])
+            cases = tuple(exp.routing) if exp is not None else ()
         scores.append(ConversationScore(**{c: r[c] for c in COLUMNS}, loops=loops,
                                         violations=viols, cases=cases, route=route,
                                         pair_context=pair_ctx, errors_by_cause=by_cause,
