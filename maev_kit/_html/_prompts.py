@@ -128,8 +128,8 @@ def comparison_summary_html(cmp: Any) -> str:
             tds.append(f"<td{style}>{'+' if v > 0 else ''}{v}</td>")
         cells.append(f"<tr><th>{_e(h)}</th>{''.join(tds)}</tr>")
     head = "".join(f"<th>{_e(c)}</th>" for c in d.columns)
-    conf = (f'<table class="cmd"><caption style="text-align:left">confusion b − a (rows: human '
-            f"majority, columns: judge; green = more items right)</caption><tr><th></th>{head}"
+    conf = (f'<table class="cmd"><caption style="text-align:left">confusion b − a (rows: '
+            f"{_e(cmp.labels_kind)} majority, columns: judge; green = more items right)</caption><tr><th></th>{head}"
             f"</tr>{''.join(cells)}</table>")
     return (f'<table class="k"><tr><th></th><th>judge</th><th>κ</th><th>{_e(ci)}</th>'
             f"<th>items</th></tr>{krows}</table>{delta}{conf}")
@@ -146,7 +146,7 @@ def changed_rows_html(cmp: Any, *, excerpts: bool = True, limit: int | None = No
     for r in shown:
         cls = r["change"] if r["change"] in ("fixed", "broke") else ""
         head = (f'<span class="{cls}">{_e(r["change"])}</span> · <code>{_e(r["item_id"])}</code>'
-                f" — human {_label(r['human'])} · a {_label(r['label_a'])} → b "
+                f" — {_e(cmp.labels_kind)} {_label(r['human'])} · a {_label(r['label_a'])} → b "
                 f"{_label(r['label_b'])}")
         if not excerpts:
             out.append(f"<div>{head}</div>")

@@ -21,6 +21,7 @@ from maev_kit.agreement import compare_judges, majority_labels
 from maev_kit.agreement._labels import LABELS
 from maev_kit.agreement._report import _f
 from maev_kit.errors import InputError
+from maev_kit.calibration._result import labels_are_reference
 
 __all__ = ["PromptComparison", "compare_prompts"]
 
@@ -47,6 +48,8 @@ class PromptComparison:
         and ``change``: ``"fixed"`` (b right, a wrong), ``"broke"`` (a right, b wrong) or
         ``"changed"`` (both wrong, or a failed call on one side).
     items : item id → RetentionItem, to open a changed item in its conversation.
+    labels_kind : ``"human"``, or ``"reference"`` when every label is a reference label written
+        by the set's authors (the views then never call them human labels).
     """
 
     a: str
@@ -66,6 +69,7 @@ class PromptComparison:
     split: str | None = None
     confidence: float = 0.95
     items: dict[str, Any] = field(default_factory=dict, repr=False)
+    labels_kind: str = "human"
 
     @property
     def confusion_delta(self) -> pd.DataFrame:
@@ -282,7 +286,11 @@ def compare_prompts(
         mcnemar_p=float(pair["mcnemar_p"]), confusion_a=confusion(jl[a]),
         confusion_b=confusion(jl[b]), changed=pd.DataFrame(changed, columns=CHANGED_COLUMNS),
         n_items=int(cmp.n_used), split=getattr(result, "split", None),
-        confidence=float(result.confidence), items=items)
+        confidence=float(result.confidence), items=items,
+        labels_kind="reference" if (labels_are_reference(human_labels)
+                                    if human_labels is not None
+                                    else getattr(result, "reference_labels", False))
+        else "human")
 
 
 def _why(v: Any) -> str:

@@ -62,7 +62,8 @@ class PromptComparisonView(widgets.VBox):
                 + changed_rows_html(cmp, excerpts=False, limit=12))
         self.summary = widgets.HTML(f'<style>{PROMPT_CSS}</style><div class="maev-pc">{head}'
                                     "</div>")
-        options = [(f"{r['change']} · {r['item_id']} — human {r['human']} · a {r['label_a']} "
+        options = [(f"{r['change']} · {r['item_id']} — {cmp.labels_kind} {r['human']} · a "
+                    f"{r['label_a']} "
                     f"→ b {r['label_b']}"[:160], i) for i, r in enumerate(self._rows)]
         self.changed = widgets.Dropdown(options=[("choose an item to open…", None), *options],
                                         value=None, layout={"width": "100%"})
@@ -80,7 +81,7 @@ class PromptComparisonView(widgets.VBox):
         r = self._rows[index]
         cmp = self.comparison
         iid = str(r["item_id"])
-        head = (f'<div class="maev-pc"><b>{_e(iid)}</b> — {_e(r["change"])}: human '
+        head = (f'<div class="maev-pc"><b>{_e(iid)}</b> — {_e(r["change"])}: {_e(cmp.labels_kind)} '
                 f"<b>{_e(r['human'])}</b> ({_e(r.get('human_label_text') or '')}); "
                 f"a <b>{_e(r['label_a'])}</b>: {_e(r.get('rationale_a') or '')}; "
                 f"b <b>{_e(r['label_b'])}</b>: {_e(r.get('rationale_b') or '')}</div>")

@@ -18,6 +18,10 @@ def test_report_gets_a_prompt_comparison_section():
     section = html[html.index('id="prompts"'):]
     section = section[:section.index("</section>")]
     assert "<ins>" in section and "McNemar" in section
+    # support_desk's labels are reference labels written by the set's authors: never "human"
+    assert cmp.labels_kind == "reference"
+    assert "reference majority" in section and "human majority" not in section
+    assert "— reference " in section and "— human " not in section
     # each changed item: its human label and the trace excerpt inline (fact and messages)
     row = cmp.changed.iloc[0]
     assert row["item_id"] in section

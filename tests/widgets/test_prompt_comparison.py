@@ -51,7 +51,7 @@ def test_view_shows_diff_kappa_and_opens_changed_items_in_a_trace_viewer():
     row = cmp.changed.iloc[0]
     assert view.viewer.trace.conversation_id == row["conversation_id"]
     head = view.detail.children[0].value
-    assert row["item_id"] in head and f"human <b>{row['human']}</b>" in head
+    assert row["item_id"] in head and f"reference <b>{row['human']}</b>" in head
     with pytest.raises(IndexError):
         view.open_item(n_changed)
 
