@@ -92,9 +92,12 @@ def test_after_a_reply_a_refused_key_is_an_error_verdict_not_retried(server, mak
 def test_every_failure_mode_is_counted_under_its_cause(make_backend, backend_kind, judge, mode,
                                                       cause, attempts):
     items = make_items(3)
+    # A short timeout only where the server hangs: elsewhere a loaded machine must not turn a
+    # slow first connection into a client-side timeout that never reaches the server's log.
+    timeout = 2.0 if mode == "timeout" else 30.0
     with FakeOpenAIServer(fail=mode) as server:
         run = run_judge(judge, items, make_backend(backend_kind, server), max_retries=1,
-                        retry_backoff=0.01, timeout=0.5, cache=False, progress=False)
+                        retry_backoff=0.01, timeout=timeout, cache=False, progress=False)
     assert len(server.requests) == 3 * attempts  # retried: these may pass on a second try
     assert all(v.label is None and v.cause == cause for v in run.verdicts)
     assert run.stats["errors"] == 6 and run.stats["errors_by_cause"] == {cause: 6}

@@ -60,10 +60,10 @@ def test_retry_after_is_honoured(server, make_backend, backend_kind, judge, head
 
 def test_timeouts_become_error_verdicts_and_others_finish(server, make_backend, backend_kind,
                                                           judge):
-    server.responder = lambda body: hang(5) if handoff_of(body) == "c1/h0" else echo_responder(body)
+    server.responder = lambda body: hang(8) if handoff_of(body) == "c1/h0" else echo_responder(body)
     items = make_items(3)
     run = run_judge(judge, items, make_backend(backend_kind, server), max_retries=1,
-                    timeout=0.3, retry_backoff=0.01, cache=False, progress=False)
+                    timeout=1.5, retry_backoff=0.01, cache=False, progress=False)
     by_id = {v.item_id: v for v in run.verdicts}
     assert [by_id[i].label for i in ("c0/h0/f0", "c2/h0/f1")] == ["retained", "retained"]
     for fid in ("f0", "f1"):
