@@ -501,10 +501,6 @@ def _judge_info(judge_obj: Any, judge: Any, run: JudgeRun | None) -> dict[str, A
 
 # -- score ------------------------------------------------------------------------------------
 
-#: The reason retention is n/a when no judge was asked (``judge=None``).
-NOT_JUDGED = "not judged (judge=None)"
-
-
 def score_traces(traces: Sequence[MultiAgentTrace],
                  expectations: dict[str, ConversationExpectations],
                  verdicts: dict[str, list[Verdict]], contracts: Sequence[HandoffContract] | None,
@@ -513,17 +509,10 @@ def score_traces(traces: Sequence[MultiAgentTrace],
     """:func:`score_conversation` for each trace, in order (``evaluate`` and
     ``maev_kit.scale.evaluate_dataset`` both score through here). ``retention=False``: no
     judge was asked, retention is n/a with reason :data:`NOT_JUDGED`."""
-    scores = [score_conversation(t, expectations.get(t.conversation_id),
-                                 verdicts.get(t.conversation_id, []), contracts,
-                                 split=splits.get(t.conversation_id), **kwargs)
-              for t in traces]
-    if not retention:
-        import dataclasses
-
-        scores = [dataclasses.replace(s, not_applicable={**s.not_applicable,
-                                                         "retention": NOT_JUDGED})
-                  if "retention" in s.not_applicable else s for s in scores]
-    return scores
+    return [score_conversation(t, expectations.get(t.conversation_id),
+                               verdicts.get(t.conversation_id, []) if retention else None,
+                               contracts, split=splits.get(t.conversation_id), **kwargs)
+            for t in traces]
 
 
 # -- aggregate --------------------------------------------------------------------------------
@@ -551,7 +540,8 @@ def aggregate_scores(scores: Sequence[ConversationScore], ledger: pd.DataFrame,
 
     from maev_kit import metrics
 
-    per_conv = pd.DataFrame([s.to_row() for s in scores], columns=list(COLUMNS))
+    per_conv = pd.DataFrame({c: [getattr(s, c) for s in scores] for c in COLUMNS},
+                            columns=list(COLUMNS))
     judge_errors = _judge_error_summary(scores)
     not_applicable = _not_applicable(scores)
     aggregates = _bootstrap_means(per_conv, AGGREGATED, n_resamples=n_resamples,
@@ -669,6 +659,9 @@ def _pair_stats(hf: pd.DataFrame, ledger: pd.DataFrame,
     return pd.DataFrame(rows, columns=list(_PAIRS))
 
 
+_BOOTSTRAP_CHUNK = 4_000_000
+
+
 def _bootstrap_means(frame: pd.DataFrame, columns: Sequence[str], *, n_resamples: int,
                      confidence: float, seed: int) -> pd.DataFrame:
     """Mean and percentile-bootstrap CI of each column over the rows where it is not NaN."""
@@ -678,19 +671,30 @@ def _bootstrap_means(frame: pd.DataFrame, columns: Sequence[str], *, n_resamples
     rng = np.random.default_rng(seed)
     rows = []
     n = len(frame)
-    idx = rng.integers(0, n, size=(n_resamples, n)) if n else None
     alpha = (1 - confidence) / 2
+    table = {col: frame[col].to_numpy(dtype=float) if n else np.array([]) for col in columns}
+    live = [col for col in columns if (~np.isnan(table[col])).any()]
+    sums = {col: np.empty(n_resamples) for col in live}
+    counts = {col: np.empty(n_resamples) for col in live}
+    filled = {col: np.nan_to_num(table[col], nan=0.0) for col in live}
+    present = {col: (~np.isnan(table[col])).astype(float) for col in live}
+    # The resamples in chunks of at most ~4M indices (32 MB), so memory is bounded by the
+    # chunk, not by n_resamples x n; the same draws as one (n_resamples, n) array would give.
+    step = max(1, _BOOTSTRAP_CHUNK // max(n, 1))
+    for start in range(0, n_resamples if n and live else 0, step):
+        idx = rng.integers(0, n, size=(min(step, n_resamples - start), n))
+        for col in live:  # np.nanmean's own arithmetic: sum over NaN-as-0 / count
+            sums[col][start:start + len(idx)] = filled[col][idx].sum(axis=1)
+            counts[col][start:start + len(idx)] = present[col][idx].sum(axis=1)
     for col in columns:
-        values = frame[col].to_numpy(dtype=float) if n else np.array([])
+        values = table[col]
         ok = ~np.isnan(values)
         if not ok.any():
             rows.append((col, float("nan"), float("nan"), float("nan"), 0))
             continue
         mean = float(values[ok].mean())
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            boot = np.nanmean(values[idx], axis=1)
-        boot = boot[~np.isnan(boot)]
+        kept = counts[col] > 0
+        boot = sums[col][kept] / counts[col][kept]
         lo, hi = (np.quantile(boot, [alpha, 1 - alpha]) if boot.size else (np.nan, np.nan))
         rows.append((col, round(mean, 4), round(float(lo), 4), round(float(hi), 4),
                      int(ok.sum())))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
@@ -20,6 +19,8 @@ NotApplicable = Literal["na", "article"]
 _LABELS = ("retained", "lost", "contradicted")
 _ALL = ("handoff", "retention", "routing")
 NAN = math.nan
+#: The reason retention is n/a when no judge was asked (``judge=None``).
+NOT_JUDGED = "not judged (judge=None)"
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ COLUMNS = tuple(f.name for f in _ROW_FIELDS)
 def score_conversation(
     trace: MultiAgentTrace,
     expectations: ConversationExpectations | None,
-    verdicts: Sequence[Verdict] = (),
+    verdicts: Sequence[Verdict] | None = (),
     contracts: Sequence[HandoffContract] | None = None,
     *,
     split: str | None = None,
@@ -104,9 +105,10 @@ def score_conversation(
     trace : MultiAgentTrace
     expectations : ConversationExpectations or None
         None when the conversation has none: every component but loops and contracts is n/a.
-    verdicts : sequence of Verdict
+    verdicts : sequence of Verdict, or None
         One per retention item of this conversation (``item_id`` starting with
-        ``"<conversation_id>/"``): a label, or an error that is left out of every rate.
+        ``"<conversation_id>/"``): a label, or an error that is left out of every rate. None:
+        no judge was asked: where retention is n/a, the reason is :data:`NOT_JUDGED`.
     contracts : list of HandoffContract, optional
     split : the conversation's split, copied to the row.
     triage_agent : the agent whose first handoff is the routing decision (None: the first
@@ -143,6 +145,7 @@ def score_conversation(
     (1, nan, nan)
     """
     from maev_kit import metrics
+    from maev_kit.metrics._routing import accuracies as routing_accuracies
 
     if not_applicable not in ("na", "article"):
         raise ValueError(f"`not_applicable` must be 'na' or 'article', got {not_applicable!r}")
@@ -168,6 +171,8 @@ def score_conversation(
         accuracies = dict.fromkeys(accuracies, NAN)
 
     # retention
+    not_judged = verdicts is None
+    verdicts = () if verdicts is None else verdicts
     counts = dict.fromkeys(_LABELS, 0)
     by_cause: dict[str, int] = {}
     for v in verdicts:
@@ -187,18 +192,17 @@ def score_conversation(
         rate = 1.0  # the article: no key fact, nothing lost
     else:
         rate = NAN
-        na["retention"] = ("no judged fact (every judge call failed)" if verdicts
+        na["retention"] = (NOT_JUDGED if not_judged
+                           else "no judged fact (every judge call failed)" if verdicts
                            else "no key facts")
 
     # routing
     cases = tuple(expectations.routing) if expectations is not None else ()
     route = _actual_route(trace, triage_agent)
     if cases:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            route_rep = _report(metrics.score_routing(list(cases), [route] * len(cases)),
-                                "score_routing", "exact_routing_accuracy",
-                                "acceptable_routing_accuracy")
+        # score_routing's core: the cases were checked when the expectations were read, and
+        # the category level is not a column.
+        route_rep = routing_accuracies(cases, [route] * len(cases))
         exact, acceptable = (float(route_rep["exact_routing_accuracy"]),
                              float(route_rep["acceptable_routing_accuracy"]))
         routing_for_score: Mapping[str, Any] | None = route_rep

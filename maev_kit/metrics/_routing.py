@@ -84,6 +84,19 @@ def score_routing(
         return {"exact_routing_accuracy": zero_division,
                 "acceptable_routing_accuracy": zero_division, "total_cases": 0, "misrouted": 0}
 
+    report = accuracies(cases, routes)
+    if any(c.category is not None for c in cases):
+        report.update(_category_report(cases, routes, categories))
+    return report
+
+
+def accuracies(cases: Sequence[RoutingTestCase], routes: Sequence[str | None]
+               ) -> dict[str, Any]:
+    """The core of :func:`score_routing` for checked, non-empty, equally long inputs:
+    ``exact_routing_accuracy``, ``acceptable_routing_accuracy`` (3 decimals), ``total_cases``
+    and ``misrouted``, without the category level. The per-conversation stage of
+    ``evaluate`` calls it directly (its cases are already checked)."""
+    n = len(cases)
     exact = acceptable = 0
     for case, route in zip(cases, routes):
         if route is None:
@@ -93,15 +106,12 @@ def score_routing(
             acceptable += 1
         elif route in case.acceptable_agents:
             acceptable += 1
-    report: dict[str, Any] = {
+    return {
         "exact_routing_accuracy": round(exact / n, 3),
         "acceptable_routing_accuracy": round(acceptable / n, 3),
         "total_cases": n,
         "misrouted": n - acceptable,
     }
-    if any(c.category is not None for c in cases):
-        report.update(_category_report(cases, routes, categories))
-    return report
 
 
 def _category_report(cases: list[RoutingTestCase], routes: list[str | None],
