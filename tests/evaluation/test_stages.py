@@ -88,3 +88,45 @@ def test_aggregate_stage(inputs):
     assert result.summary().loc["composite", "n"] == 2
     assert list(result.ledger.columns)[-2:] == ["error", "error_cause"]
     assert result.judge_errors.total == 2 and result.judge_errors.failed == 0
+
+
+def test_score_conversation_not_judged(inputs):
+    """verdicts=None: no judge was asked; retention is n/a for that reason, even with key
+    facts, and the composite is over the other components."""
+    s = score_conversation(inputs.traces[0], inputs.expectations["good"], None)
+    assert s.not_applicable["retention"] == "not judged (judge=None)"
+    assert (s.n_facts, s.judge_errors) == (0, 0) and math.isnan(s.retention_rate)
+    assert s.composite_components == "handoff+routing"
+
+
+def test_bootstrap_is_chunked_with_the_same_draws(monkeypatch):
+    """Resampling in chunks gives the numbers one (n_resamples, n) array gives, and memory is
+    bounded by the chunk: 400 resamples of 100,000 rows would be 320 MB of indices at once."""
+    import tracemalloc
+
+    import numpy as np
+    import pandas as pd
+
+    from maev_kit.evaluation import _pipeline
+
+    rng = np.random.default_rng(7)
+    small = pd.DataFrame({"a": rng.random(301), "b": np.where(rng.random(301) < 0.9, np.nan, 1.0)})
+    whole = _pipeline._bootstrap_means(small, ["a", "b"], n_resamples=50, confidence=0.9, seed=1)
+    idx = np.random.default_rng(1).integers(0, 301, size=(50, 301))
+    for col in ("a", "b"):  # the definition: nanmean of each resample, all-NaN ones left out
+        values = small[col].to_numpy()
+        boot = np.array([np.nanmean(values[r]) for r in idx if not np.isnan(values[r]).all()])
+        lo, hi = np.quantile(boot, [0.05, 0.95])
+        row = whole.set_index("metric").loc[col]
+        assert (row["ci_low"], row["ci_high"]) == (round(float(lo), 4), round(float(hi), 4))
+    monkeypatch.setattr(_pipeline, "_BOOTSTRAP_CHUNK", 1000)  # 3 resamples per chunk
+    assert _pipeline._bootstrap_means(small, ["a", "b"], n_resamples=50, confidence=0.9,
+                                      seed=1).equals(whole)
+    monkeypatch.undo()
+
+    big = pd.DataFrame({"a": rng.random(100_000)})
+    tracemalloc.start()
+    _pipeline._bootstrap_means(big, ["a"], n_resamples=400, confidence=0.95, seed=0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 120 * 2**20, f"peak {peak / 2**20:.0f} MB"
