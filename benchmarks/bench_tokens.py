@@ -1,6 +1,6 @@
 """Tokens per judge request, measured on the real prompts, and what a judge run costs.
 
-Run: ``python benchmarks/bench_tokens.py`` (about 20 s; never touches the network).
+Run: ``python benchmarks/bench_tokens.py`` (about 15 s; never touches the network).
 
 For every bundled labeled set with key facts (``labeled_sets/*``) and for the prompts ``v1``
 and ``v2`` this builds the requests the runner sends — the set's retention items (as the
@@ -119,6 +119,14 @@ def _stats(values: list[int]) -> dict[str, float]:
             "p95": float(np.percentile(a, 95)), "max": float(a.max())}
 
 
+def _line_fit(y: list[int], x: list[int]) -> tuple[float, float]:
+    """``y ≈ a + b·x`` by least squares; ``(mean of y, NaN)`` when ``x`` never varies."""
+    if len(set(x)) < 2:
+        return float(np.mean(y)), float("nan")
+    b, a = np.polyfit(np.asarray(x, dtype=float), np.asarray(y, dtype=float), 1)
+    return float(a), float(b)
+
+
 def measure(litellm: Any, model: str, name: str, items: list[Any], labels: dict[str, str],
             judge: RetentionJudge) -> dict[str, Any]:
     """Token counts of every request ``judge`` makes for ``items`` (one per handoff)."""
@@ -126,6 +134,7 @@ def measure(litellm: Any, model: str, name: str, items: list[Any], labels: dict[
     groups = _group(items)
     verdicts = {v.item_id: v for v in HeuristicJudge().judge_items(items)}
     prompt, system, facts, fact_tokens, message_tokens, after = [], [], [], [], [], []
+    handoff_line: list[int] = []
     completion: dict[str, list[int]] = {r: [] for r in REPLIES}
     for group in groups:
         messages = task.build_messages(group)
@@ -135,8 +144,9 @@ def measure(litellm: Any, model: str, name: str, items: list[Any], labels: dict[
         # the data the template fences (as PromptTemplate.render renders it); the rest of the
         # prompt is the template's own text, the same for every request of a prompt
         fact_tokens.append(litellm.token_counter(model=model, text=render_facts(group)))
-        message_tokens.append(litellm.token_counter(model=model,
-                                                    text=render_messages(group[0])))
+        rendered = render_messages(group[0])
+        message_tokens.append(litellm.token_counter(model=model, text=rendered))
+        handoff_line.append(litellm.token_counter(model=model, text=rendered.split("\n")[0]))
         after.append(len(group[0].after))
         ref = reference_reply(group, labels, verdicts)
         texts = {"reference": json.dumps(ref, ensure_ascii=False),
@@ -144,14 +154,22 @@ def measure(litellm: Any, model: str, name: str, items: list[Any], labels: dict[
                  "echo": answer_retention_prompt(messages)}
         for kind, text in texts.items():
             completion[kind].append(litellm.token_counter(model=model, text=text))
+    template = [p - f - m for p, f, m in zip(prompt, fact_tokens, message_tokens)]
     return {"set": name, "prompt": judge.name.removeprefix("retention-"),
             "examples": judge.n_examples, "requests": len(groups), "facts": len(items),
             "facts_per_request": statistics.fmean(facts), "prompt_tokens": _stats(prompt),
             "system_tokens": _stats(system), "fact_tokens": _stats(fact_tokens),
             "message_tokens": _stats(message_tokens),
-            "template_tokens": _stats([a - b - c for a, b, c in
-                                       zip(prompt, fact_tokens, message_tokens)]),
+            "template_tokens": _stats(template),
             "messages_after": statistics.fmean(after),
+            # per-part costs for your own sum: the template grows with the facts (reply
+            # example, fact ids); each fact adds its line; the messages block is a handoff line
+            # plus one line per message
+            "template_fit": _line_fit(template, facts),
+            "tokens_per_fact_line": sum(fact_tokens) / sum(facts),
+            "handoff_line": statistics.fmean(handoff_line),
+            "tokens_per_message": (sum(message_tokens) - sum(handoff_line)) / max(1, sum(after)),
+            "output_per_fact": sum(completion["reference"]) / sum(facts),
             "completion_tokens": {k: _stats(v) for k, v in completion.items()}}
 
 
@@ -248,6 +266,21 @@ def main(argv: list[str] | None = None) -> None:
               f"{r['system_tokens']['mean']:>7.0f} {r['fact_tokens']['mean']:>6.0f} "
               f"{r['message_tokens']['mean']:>8.0f} {r['messages_after']:>5.1f} "
               f"{r['template_tokens']['mean']:>8.0f}")
+
+    print("\nfor your own sum: prompt tokens ≈ template (with no fact) + per fact (its line + "
+          "template growth) + handoff line\n+ per message after the handoff; reply ≈ per fact "
+          "(reference reply)")
+    print(f"{'set':<28} {'prompt':<7} {'template':>8} {'per fact':>8} {'handoff':>7} "
+          f"{'per message':>11} {'reply per fact':>14}")
+    for r in rows:
+        label = r["prompt"] + (f"+{r['examples']}ex" if r["examples"] else "")
+        a, b = r["template_fit"]
+        # one fact in every request: the template's fixed part and its growth per fact
+        # cannot be told apart
+        fixed = f"{a:8.0f}" if b == b else f"{'n/a':>8}"
+        per_fact = f"{r['tokens_per_fact_line'] + b:8.1f}" if b == b else f"{'n/a':>8}"
+        print(f"{r['set']:<28} {label:<7} {fixed} {per_fact} {r['handoff_line']:>7.1f} "
+              f"{r['tokens_per_message']:>11.1f} {r['output_per_fact']:>14.1f}")
 
     print("\ncompletion tokens per request (mean / median / p95) of the replies counted")
     print(f"{'set':<28} {'prompt':<7} " + " ".join(f"{k:>20}" for k in REPLIES))
