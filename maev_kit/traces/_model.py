@@ -13,7 +13,9 @@ share an index, the turn comes first (the agent speaks, then hands off).
 from __future__ import annotations
 
 import enum
+import itertools
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -178,3 +180,64 @@ class MultiAgentTrace:
         from maev_kit._html._trace import trace_html  # lazy: keeps `import maev_kit` light
 
         return trace_html(self)
+
+
+# Fast construction for readers whose input already has the final types (the Parquet reader,
+# after its schema check): each object is made without ``__init__``/``__post_init__`` (which
+# only convert strings: a reason, plain-string user messages), its attributes set one by one so
+# they live in the instance's compact per-class layout as after ``__init__``. Objects built here
+# equal, print and mutate like those built by the constructors (tests/traces/test_parquet.py
+# checks that every dataclass field is set). Not public: no checks at all.
+
+def _agent_turns(agent_id: Iterable[str], agent_role: Iterable[str], message: Iterable[str],
+                 tool_calls: Iterable[list[dict[str, Any]]], turn_index: Iterable[int],
+                 count: int) -> list[AgentTurn]:
+    """``count`` :class:`AgentTurn` from columns (iterables of at least ``count`` values)."""
+    out = list(map(object.__new__, itertools.repeat(AgentTurn, count)))
+    for t, a, r, m, c, i in zip(out, agent_id, agent_role, message, tool_calls, turn_index):
+        t.agent_id = a
+        t.agent_role = r
+        t.message = m
+        t.tool_calls = c
+        t.turn_index = i
+    return out
+
+
+def _handoffs(from_agent: Iterable[str], to_agent: Iterable[str],
+              reason: Iterable[HandoffReason | None], context_passed: Iterable[dict[str, Any]],
+              turn_index: Iterable[int], mode: Iterable[str], count: int) -> list[Handoff]:
+    """``count`` :class:`Handoff` from columns; ``reason`` already a HandoffReason or None."""
+    out = list(map(object.__new__, itertools.repeat(Handoff, count)))
+    for h, f, t, r, c, i, m in zip(out, from_agent, to_agent, reason, context_passed,
+                                   turn_index, mode):
+        h.from_agent = f
+        h.to_agent = t
+        h.reason = r
+        h.context_passed = c
+        h.turn_index = i
+        h.mode = m
+    return out
+
+
+def _user_messages(content: Iterable[str], turn_index: Iterable[int], count: int
+                   ) -> list[UserMessage]:
+    """``count`` :class:`UserMessage` from columns."""
+    out = list(map(object.__new__, itertools.repeat(UserMessage, count)))
+    for u, c, i in zip(out, content, turn_index):
+        u.content = c
+        u.turn_index = i
+    return out
+
+
+def _traces(conversation_id: Iterable[str], turns: Iterable[list[AgentTurn]],
+            handoffs: Iterable[list[Handoff]], user_messages: Iterable[list[UserMessage]],
+            metadata: Iterable[dict[str, Any]], count: int) -> list[MultiAgentTrace]:
+    """``count`` :class:`MultiAgentTrace` from columns (user messages already UserMessage)."""
+    out = list(map(object.__new__, itertools.repeat(MultiAgentTrace, count)))
+    for t, c, tu, h, u, m in zip(out, conversation_id, turns, handoffs, user_messages, metadata):
+        t.conversation_id = c
+        t.turns = tu
+        t.handoffs = h
+        t.user_messages = u
+        t.metadata = m
+    return out

@@ -31,7 +31,17 @@ from typing import TYPE_CHECKING, Any
 
 from maev_kit._jsonl import display_name
 from maev_kit.errors import InputError, Problem, TraceValidationError
-from maev_kit.traces._model import AgentTurn, Handoff, HandoffReason, MultiAgentTrace, UserMessage
+from maev_kit.traces._model import (
+    AgentTurn,
+    Handoff,
+    HandoffReason,
+    MultiAgentTrace,
+    UserMessage,
+    _agent_turns,
+    _handoffs,
+    _traces,
+    _user_messages,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -246,23 +256,6 @@ def _table_to_traces(table: pa.Table, file: str, first_row: int, check_version: 
     return (*_slow_build(table, file, first_row), None)
 
 
-def _bulk_json(texts: list[Any], empty: str, kind: type) -> list[Any] | None:
-    """Every JSON text parsed in one ``json.loads`` call (``empty`` needs no parsing); None
-    when any is null, invalid or not of ``kind`` (the slow path then reports which)."""
-    todo = [t for t in texts if t != empty]
-    if any(t is None for t in todo):
-        return None
-    try:
-        parsed = json.loads("[" + ",".join(todo) + "]") if todo else []
-    except ValueError:
-        return None
-    if len(parsed) != len(todo) or not set(map(type, parsed)) <= {kind}:
-        return None  # e.g. a text that was two values "1,2"
-    it = iter(parsed)
-    make = kind
-    return [make() if t == empty else next(it) for t in texts]
-
-
 def _pylist(arr: Any) -> list[Any]:
     """An Arrow array of strings (``to_pylist``) or of non-null ints (via numpy: faster)."""
     import pyarrow as pa
@@ -283,29 +276,39 @@ def _shared_strings(arr: Any) -> list[Any]:
     return list(map(values.__getitem__, indices.to_numpy(zero_copy_only=False).tolist()))
 
 
-def _sparse_json_lists(arr: Any) -> list[list[Any]] | None:
-    """A column of JSON lists of objects, null meaning empty, parsed in one call; None when
-    one is invalid. Each empty entry is its own list (the traces may be edited)."""
-    if arr.null_count == len(arr):
-        return [[] for _ in range(len(arr))]
-    present = arr.drop_null().to_pylist()
+def _json_texts(arr: Any, empty: str, kind: type) -> list[Any] | None:
+    """Every JSON text of a string column parsed in one ``json.loads`` call, a null read as
+    ``empty`` (as the row-by-row reader does); None when the column does not parse as that
+    many values of ``kind`` (the row-by-row reader then names the bad one).
+
+    The texts are joined by Arrow (no Python string per text) and the parser makes the empty
+    values: each is its own object, as the traces may be edited.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not len(arr):
+        return []
+    if arr.null_count:
+        arr = arr.fill_null(empty)
     try:
-        parsed = json.loads("[" + ",".join(present) + "]")
+        joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(arr)], pa.int32()),
+                                                         arr), ",")[0].as_py()
+    except pa.ArrowException:  # e.g. more than 2 GiB of text: join in Python
+        joined = ",".join(arr.to_pylist())
+    try:
+        parsed = json.loads("[" + joined + "]")
     except ValueError:
         return None
-    if (len(parsed) != len(present) or set(map(type, parsed)) != {list}
-            or not set(map(type, itertools.chain.from_iterable(parsed))) <= {dict}):
-        return None
-    it = iter(parsed)
-    return [next(it) if valid else [] for valid in
-            arr.is_valid().to_numpy(zero_copy_only=False).tolist()]
+    if len(parsed) != len(arr) or not set(map(type, parsed)) <= {kind}:
+        return None  # e.g. a text that was two values "1,2"
+    return parsed
 
 
 _FIELDS = {"turns": ("agent_id", "agent_role", "message", "tool_calls", "turn_index"),
            "handoffs": ("from_agent", "to_agent", "reason", "context_passed", "turn_index",
                         "mode"),
            "user_messages": ("content", "turn_index")}
-_SHARED = frozenset({"agent_id", "agent_role", "from_agent", "to_agent", "reason", "mode"})
 _NULLABLE = frozenset({"reason", "tool_calls", "context_passed", "mode"})
 
 
@@ -323,84 +326,61 @@ def _flat(table: pa.Table, column: str) -> tuple[list[int], Any] | None:
 def _fast_build(table: pa.Table) -> tuple[list[MultiAgentTrace], list[int]] | None:
     """Traces from a well-formed table, built column by column, and the rows that may deserve
     a :func:`~maev_kit.traces._io.check_trace` warning; None at the first thing that is off (a
-    null, an unknown reason or mode, bad JSON, a duplicate id)."""
+    null, an unknown reason or mode, bad JSON, a duplicate id).
+
+    The objects are made by the private builders of :mod:`maev_kit.traces._model`, which skip
+    ``__init__``: the schema check and the checks here guarantee the final types.
+    """
     n = table.num_rows
     ids = _pylist(table.column("conversation_id"))
     if n == 0 or None in ids or len(set(ids)) != n:
         return None
-    metas = (_pylist(table.column("metadata")) if "metadata" in table.column_names
-             else ["{}"] * n)
-    metas = _bulk_json(metas, "{}", dict)
-    if metas is None:
-        return None
-    built: dict[str, tuple[list[int], list[Any]]] = {}
+    if "metadata" in table.column_names:
+        metas = _json_texts(table.column("metadata").combine_chunks(), "{}", dict)
+        if metas is None:
+            return None
+    else:
+        metas = [{} for _ in range(n)]
+    rows: dict[str, list[list[Any]]] = {}
     flats: dict[str, tuple[list[int], Any]] = {}
-    for column, cls in (("turns", AgentTurn), ("handoffs", Handoff),
-                        ("user_messages", UserMessage)):
-        fields = _FIELDS[column]
+    for column in ("turns", "handoffs", "user_messages"):
         got = _flat(table, column)
         if got is None:
-            built[column] = ([0] * (n + 1), [])
+            rows[column] = [[] for _ in range(n)]
             continue
         offsets, flat = got
         flats[column] = got
-        if any(flat.field(f).null_count for f in fields if f not in _NULLABLE):
+        if any(flat.field(f).null_count for f in _FIELDS[column] if f not in _NULLABLE):
             return None
-        cols = {f: (_shared_strings if f in _SHARED else _pylist)(flat.field(f))
-                for f in fields if f not in ("tool_calls", "context_passed")}
+        col, m = flat.field, len(flat)
+        objs: list[Any]
         if column == "turns":
-            cols["tool_calls"] = _sparse_json_lists(flat.field("tool_calls"))
-            if cols["tool_calls"] is None:
+            calls = _json_texts(col("tool_calls"), "[]", list)
+            if calls is None or not set(map(type, itertools.chain.from_iterable(calls))
+                                        ) <= {dict}:
                 return None
+            objs = _agent_turns(_shared_strings(col("agent_id")),
+                                _shared_strings(col("agent_role")), _pylist(col("message")),
+                                calls, _pylist(col("turn_index")), m)
         elif column == "handoffs":
-            reasons, modes = set(cols["reason"]), set(cols["mode"])
-            if not reasons <= _REASONS.keys() or not modes <= set(_MODES):
+            reasons, modes = _shared_strings(col("reason")), _shared_strings(col("mode"))
+            kinds = set(reasons)
+            if not kinds <= _REASONS.keys() or not set(modes) <= set(_MODES):
                 return None
-            if reasons - {None}:
-                cols["reason"] = list(map(_REASONS.__getitem__, cols["reason"]))
-            cols["context_passed"] = _bulk_json(_pylist(flat.field("context_passed")), "{}",
-                                                dict)
-            if cols["context_passed"] is None:
+            if kinds - {None}:
+                reasons = list(map(_REASONS.__getitem__, reasons))
+            contexts = _json_texts(col("context_passed"), "{}", dict)
+            if contexts is None:
                 return None
-        if cls is Handoff:
-            built[column] = (offsets, _handoffs(*(cols[f] for f in fields)))
+            objs = _handoffs(_shared_strings(col("from_agent")),
+                             _shared_strings(col("to_agent")), reasons, contexts,
+                             _pylist(col("turn_index")), modes, m)
         else:
-            built[column] = (offsets, list(map(cls, *(cols[f] for f in fields))))
-    (to, turns), (ho, handoffs), (uo, users) = (built["turns"], built["handoffs"],
-                                                built["user_messages"])
-    traces = _traces(ids, [turns[to[r]:to[r + 1]] for r in range(n)],
-                     [handoffs[ho[r]:ho[r + 1]] for r in range(n)],
-                     [users[uo[r]:uo[r + 1]] for r in range(n)], metas)
+            objs = _user_messages(_pylist(col("content")), _pylist(col("turn_index")), m)
+        rows[column] = [objs[a:b] for a, b in zip(offsets, offsets[1:])]
+        del objs
+    traces = _traces(ids, rows["turns"], rows["handoffs"], rows["user_messages"], metas, n)
     return traces, _rows_to_check(n, flats)
-
-
-# Handoff and MultiAgentTrace are built without their __init__: their __post_init__ only
-# converts strings (a reason, plain-string user messages), and the columns already hold the
-# final values; skipping it makes these two about twice as fast to build.
-
-def _handoffs(from_agent: list[str], to_agent: list[str], reason: list[Any],
-              context: list[dict[str, Any]], turn_index: list[int], mode: list[str]
-              ) -> list[Handoff]:
-    new, out = object.__new__, []
-    append = out.append
-    for f, t, r, c, i, m in zip(from_agent, to_agent, reason, context, turn_index, mode):
-        h = new(Handoff)
-        h.__dict__ = {"from_agent": f, "to_agent": t, "reason": r, "context_passed": c,
-                      "turn_index": i, "mode": m}
-        append(h)
-    return out
-
-
-def _traces(ids: list[str], turns: list[Any], handoffs: list[Any], users: list[Any],
-            metas: list[dict[str, Any]]) -> list[MultiAgentTrace]:
-    new, out = object.__new__, []
-    append = out.append
-    for cid, tu, ho, us, me in zip(ids, turns, handoffs, users, metas):
-        t = new(MultiAgentTrace)
-        t.__dict__ = {"conversation_id": cid, "turns": tu, "handoffs": ho,
-                      "user_messages": us, "metadata": me}
-        append(t)
-    return out
 
 
 def _rows_to_check(n: int, flats: dict[str, tuple[list[int], Any]]) -> list[int]:
