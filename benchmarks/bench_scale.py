@@ -6,7 +6,8 @@ expected handoffs and a routing case per conversation), writes them as JSONL and
 then scores them with ``judge=None`` (handoffs, routing, loops, contracts, composite — no
 retention) four ways:
 
-- one process, ``evaluate`` on the JSONL shards loaded with ``load_traces``;
+- one process on the JSONL shards: ``load_traces`` and ``evaluate``'s per-conversation stage
+  shard by shard (a shard's traces are dropped once scored), then ``evaluate``'s aggregate;
 - one process, the same from the Parquet shards;
 - ``maev_kit.scale.evaluate_dataset`` on the Parquet shards, Ray with 1 worker, then 2.
 
@@ -105,20 +106,26 @@ def bench_load(n: int = 10_000, repeat: int = 5) -> tuple[float, float]:
 
 
 def run_single(folder: Path, fmt: str, exps_path: Path) -> None:
-    """One process: load every shard, ``evaluate(judge=None)``; prints seconds and peak RSS."""
+    """One process, shard by shard: ``load_traces``, then ``evaluate``'s per-conversation stage
+    (``score_conversation`` for each trace, judge=None); the traces of a shard are dropped once
+    scored, so memory holds the scores, not the corpus; then ``evaluate``'s aggregate stage
+    (bootstrap CIs, pair stats, routing) over all the scores. Prints seconds and peak RSS."""
     import pickle
 
-    from maev_kit import evaluate
+    from maev_kit.evaluation._pipeline import _ledger, aggregate_scores, score_traces
 
-    exps = pickle.loads(exps_path.read_bytes())
+    exps = {e.conversation_id: e for e in pickle.loads(exps_path.read_bytes())}
     t0 = time.perf_counter()
-    traces: list[MultiAgentTrace] = []
+    scores: list[Any] = []
+    handoffs: list[tuple[str, str]] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for p in sorted((folder / fmt).iterdir()):
-            traces.extend(load_traces(p))
-        r = evaluate(traces, judge=None, expectations=exps, contracts=CONTRACTS,
-                     progress=False, n_resamples=200)
+            traces = load_traces(p)
+            scores.extend(score_traces(traces, exps, {}, CONTRACTS, {}, retention=False))
+            handoffs.extend((h.from_agent, h.to_agent) for t in traces for h in t.handoffs)
+            del traces
+        r = aggregate_scores(scores, _ledger([], None), handoffs, n_resamples=200)
     print(time.perf_counter() - t0, _peak_rss_mb(), len(r.per_conversation))
 
 
