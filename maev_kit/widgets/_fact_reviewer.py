@@ -218,10 +218,14 @@ class FactReviewer(widgets.VBox):
             "undo": button("undo", "undo", "undo the last decision (u)"),
         }
         self.buttons["undo"].icon = "undo"
+        # Synced when a field loses focus (a click on save), not per keystroke: ipywidgets
+        # buffers a model's updates while one is in flight, so a busy kernel could see the
+        # click before the last keystrokes (Enter sends the fields' values with its message).
         self.fact_text = widgets.Text(placeholder="fact text — e edits the focused fact, n adds "
-                                      "one; Enter saves", layout={"width": "60%"})
+                                      "one; Enter saves", continuous_update=False,
+                                      layout={"width": "60%"})
         self.fact_value = widgets.Text(placeholder="value: its exact words (optional)",
-                                       layout={"width": "25%"})
+                                       continuous_update=False, layout={"width": "25%"})
         self.save_button = widgets.Button(description="save", button_style="primary",
                                           tooltip="save the edit or the new fact (Enter)",
                                           layout={"width": "70px"})

@@ -93,8 +93,11 @@ class Labeler(widgets.VBox):
         self.previous_button.on_click(lambda _: self._move("previous"))
         self.next_button.on_click(lambda _: self._move("next"))
         self.undo_button.on_click(lambda _: self._undo())
+        # Synced once, when the field loses focus (a click on a label button, Escape), not per
+        # keystroke: ipywidgets buffers a model's state updates while one is in flight, so on a
+        # busy kernel a button's click could arrive before the last keystrokes of the note.
         self.note = widgets.Text(placeholder="optional note (saved with the next label)",
-                                 layout={"width": "100%"})
+                                 continuous_update=False, layout={"width": "100%"})
         self.progress = widgets.IntProgress(min=0, max=len(self.session), value=0,
                                             layout={"width": "240px"})
         self.progress_text = widgets.HTML()

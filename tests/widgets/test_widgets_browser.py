@@ -242,9 +242,13 @@ def test_label_with_mouse_and_keyboard_in_jupyterlab(jupyterlab):
             page.get_by_text("Name is Dana Smith", exact=True).wait_for(timeout=30_000)
             page.screenshot(path=str(ARTIFACTS / "labeler.png"))
 
-            # digits typed into the note are text, not shortcuts
+            # digits typed into the note are text, not shortcuts; and the whole note is saved
+            # even when the kernel is busy while it is typed (ipywidgets holds a model's updates
+            # back while one is in flight: a per-keystroke sync let the click overtake them)
             note = labeler.get_by_placeholder("optional note")
             note.click()
+            page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session"
+                          ".kernel.requestExecute({code: 'import time; time.sleep(3)'})")
             note.press_sequentially("asked 1 2 3")
             labeler.get_by_role("button", name="lost", exact=True).click()
             lines = _wait_lines(labels, 4)
