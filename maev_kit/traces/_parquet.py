@@ -143,7 +143,7 @@ def load_parquet(path: str | os.PathLike[str]) -> list[MultiAgentTrace]:
     if not Path(path).exists():
         raise TraceValidationError([Problem(name, None, "", "file not found")])
     try:
-        table = pa.parquet.read_table(path)
+        table = pa.parquet.read_table(path, read_dictionary=_READ_AS_DICTIONARY)
     except (OSError, pa.ArrowException) as e:
         raise TraceValidationError([Problem(name, None, "", f"not a readable Parquet file "
                                             f"({str(e).splitlines()[0]})")]) from None
@@ -219,7 +219,7 @@ def _check_schema(table: pa.Table, file: str, check_version: bool) -> list[Probl
                                         "file has the columns " + ", ".join(expected.names)))
             continue
         got = table.schema.field(f.name).type
-        if not got.equals(f.type):
+        if not _decoded(got).equals(f.type):
             problems.append(Problem(file, None, f.name, f"column has type {got}, expected "
                                     f"{f.type}"))
     extra = [c for c in table.column_names if c not in expected.names]
@@ -227,6 +227,20 @@ def _check_schema(table: pa.Table, file: str, check_version: bool) -> list[Probl
         problems.append(Problem(file, None, extra[0], "unknown column (a trace Parquet file has "
                                 "the columns " + ", ".join(expected.names) + ")"))
     return problems
+
+
+def _decoded(t: pa.DataType) -> pa.DataType:
+    """``t`` with every dictionary-encoded part replaced by its value type (a table read with
+    ``read_dictionary``, or built by hand, holds the same values as one without)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        return t.value_type
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_decoded(t.value_type)))
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_decoded(f.type)) for f in t])
+    return t
 
 
 def _lists(table: pa.Table, column: str, fields: Sequence[str]
@@ -268,9 +282,11 @@ def _pylist(arr: Any) -> list[Any]:
 def _shared_strings(arr: Any) -> list[Any]:
     """A column of few distinct strings (agent ids, roles, reasons) as a list in which equal
     values are one object: as fast as ``to_pylist`` and a fraction of its memory."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
-    encoded = pc.dictionary_encode(arr)  # a null gets a null index: point it at a None
+    # read_dictionary gives these columns encoded; a null gets a null index: point it at None
+    encoded = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
     values = [*encoded.dictionary.to_pylist(), None]
     indices = encoded.indices.fill_null(len(values) - 1) if arr.null_count else encoded.indices
     return list(map(values.__getitem__, indices.to_numpy(zero_copy_only=False).tolist()))
@@ -309,6 +325,12 @@ _FIELDS = {"turns": ("agent_id", "agent_role", "message", "tool_calls", "turn_in
            "handoffs": ("from_agent", "to_agent", "reason", "context_passed", "turn_index",
                         "mode"),
            "user_messages": ("content", "turn_index")}
+# Columns of few distinct values, read dictionary-encoded (the reader then makes one Python
+# string per distinct value, not one per row).
+_READ_AS_DICTIONARY = [f"{column}.list.element.{name}" for column, names in
+                       (("turns", ("agent_id", "agent_role")),
+                        ("handoffs", ("from_agent", "to_agent", "reason", "mode")))
+                       for name in names]
 _NULLABLE = frozenset({"reason", "tool_calls", "context_passed", "mode"})
 
 
@@ -316,7 +338,8 @@ def _flat(table: pa.Table, column: str) -> tuple[list[int], Any] | None:
     """Row offsets (from 0) into a list column's flattened struct values; None when absent."""
     if column not in table.column_names:
         return None
-    values = table.column(column).combine_chunks()
+    chunked = table.column(column)  # combine_chunks copies even a lone chunk
+    values = chunked.chunk(0) if chunked.num_chunks == 1 else chunked.combine_chunks()
     offsets = values.offsets.to_numpy(zero_copy_only=False)
     base = int(offsets[0])
     flat = values.values.slice(base, int(offsets[-1]) - base)
@@ -336,7 +359,9 @@ def _fast_build(table: pa.Table) -> tuple[list[MultiAgentTrace], list[int]] | No
     if n == 0 or None in ids or len(set(ids)) != n:
         return None
     if "metadata" in table.column_names:
-        metas = _json_texts(table.column("metadata").combine_chunks(), "{}", dict)
+        chunked = table.column("metadata")
+        metas = _json_texts(chunked.chunk(0) if chunked.num_chunks == 1
+                            else chunked.combine_chunks(), "{}", dict)
         if metas is None:
             return None
     else:
