@@ -145,6 +145,9 @@ def score_conversation(
     (1, nan, nan)
     """
     from maev_kit import metrics
+    from maev_kit.metrics._coordination import DEFAULT_CONTRADICTION_PENALTY
+    from maev_kit.metrics._coordination import _check_weights as check_weights
+    from maev_kit.metrics._coordination import combine as combine_components
     from maev_kit.metrics._routing import accuracies as routing_accuracies
 
     if not_applicable not in ("na", "article"):
@@ -220,9 +223,10 @@ def score_conversation(
     violations = tuple({"conversation_id": cid,
                         **(v.to_dict() if hasattr(v, "to_dict") else dict(v))} for v in viols)
 
-    comp = metrics.coordination_score(
+    # coordination_score's rule; its report checks are skipped: the reports are built above
+    comp = combine_components(
         handoff_for_score, {"retention_rate": rate, "contradicted": counts["contradicted"]},
-        routing_for_score, weights=weights, not_applicable=not_applicable)
+        routing_for_score, check_weights(weights), DEFAULT_CONTRADICTION_PENALTY, not_applicable)
     composite = float(comp["composite_coordination"])
     used = comp.get("components_used", () if math.isnan(composite) else _ALL)
     return ConversationScore(

@@ -17,6 +17,8 @@ __all__ = ["DEFAULT_WEIGHTS", "coordination_score", "weight_sensitivity"]
 DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(
     {"handoff": 0.3, "retention": 0.4, "routing": 0.3})
 _COMPONENTS = ("handoff", "retention", "routing")
+#: Subtracted from the retention rate per contradicted fact (the article's 0.2).
+DEFAULT_CONTRADICTION_PENALTY = 0.2
 NotApplicable = Literal["na", "article"]
 _MODES = ("na", "article")
 
@@ -48,7 +50,7 @@ def coordination_score(
     routing_report: Mapping[str, Any] | None,
     *,
     weights: Mapping[str, float] | None = None,
-    contradiction_penalty: float = 0.2,
+    contradiction_penalty: float = DEFAULT_CONTRADICTION_PENALTY,
     not_applicable: NotApplicable = "na",
 ) -> dict[str, Any]:
     """One number for how well the agents coordinate: the article's composite.
@@ -134,6 +136,15 @@ def coordination_score(
                "routing_report": routing_report}
     for arg, value in reports.items():
         _check_report(arg, value, mode)
+    return combine(handoff_report, retention_report, routing_report, w, penalty, mode)
+
+
+def combine(handoff_report: Mapping[str, Any] | None, retention_report: Mapping[str, Any] | None,
+            routing_report: Mapping[str, Any] | None, w: Mapping[str, float], penalty: float,
+            mode: str) -> dict[str, Any]:
+    """:func:`coordination_score` after its checks: reports, weights (``w``, every key
+    present), ``penalty`` and ``mode`` already valid. The per-conversation stage of
+    ``evaluate`` calls it directly with the reports it built itself."""
     if mode == "article":
         h, r, ro = _components(handoff_report, retention_report, routing_report,  # type: ignore[arg-type]
                                penalty)
@@ -164,7 +175,7 @@ def weight_sensitivity(
     routing_report: Mapping[str, Any],
     *,
     weights: Mapping[str, float] | None = None,
-    contradiction_penalty: float = 0.2,
+    contradiction_penalty: float = DEFAULT_CONTRADICTION_PENALTY,
     delta: float = 0.1,
 ) -> pd.DataFrame:
     """How the composite moves when each weight shifts by ±``delta`` (default 0.1).
