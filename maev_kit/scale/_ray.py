@@ -5,12 +5,17 @@ Layout of ``output_dir``::
     run.json                         what was run (checked on resume)
     conversations/part-<block>.parquet   one row per conversation: the per-conversation columns
                                      of EvaluationResult, ``_order``, ``_block`` and ``_extra``
-                                     (what the aggregate stage needs beyond the columns)
+                                     (what the aggregate stage needs beyond the columns); the
+                                     block's ``provenance["facts"]`` in the schema metadata
     ledger/part-<block>.parquet      the retention ledger rows of the same conversations
 
 A block's ledger part is written before its conversations part, each to a temporary name then
 renamed, so a conversation is finished exactly when it is in a conversations part; a ledger part
 without its conversations part (a crash between the two) is ignored.
+
+The parts are what a resume reads. The run itself never reads its own parts back: each block
+also returns its scores and ledger rows (pickled) with its summary, and the driver gathers them
+as the blocks finish, while the others still run.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import os
 import pickle
 import tempfile
 import uuid
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from maev_kit.errors import InputError, MaevError
 
 if TYPE_CHECKING:
+    import pandas as pd
     import pyarrow as pa
 
     from maev_kit.evaluation import EvaluationResult
@@ -61,11 +68,12 @@ class _Job:
     out: str
     judge: Any
     backend: Any
-    expectations: Any  # dict, or an ObjectRef to it
+    expectations: Any  # all of them (an ObjectRef) for the blocks not shipped their own
     contracts: Any
     splits: dict[str, str | None]
-    done: Any  # finished conversation ids (a pyarrow array, its ObjectRef, or None)
+    done: Any  # finished conversation ids (a frozenset, its ObjectRef, or None)
     retention: bool
+    facts: Any = None  # a FactPlan (or its ObjectRef); None: the expectations' key facts
     run_kwargs: dict[str, Any] = field(default_factory=dict)
     score_kwargs: dict[str, Any] = field(default_factory=dict)
 
@@ -74,7 +82,7 @@ def evaluate_dataset(
     source: Any,
     *,
     judge: Any = "heuristic",
-    facts: Any = None,
+    facts: Any = "auto",
     expectations: Any = None,
     contracts: Any = None,
     output_dir: str | os.PathLike[str] | None = None,
@@ -94,8 +102,16 @@ def evaluate_dataset(
         them or a glob (``"traces/*.parquet"``), each file a shard; a labeled-set folder, a
         bundled set's name or a ``LabeledSet``; or a list of traces.
     judge : as in ``evaluate``; None scores the deterministic metrics only.
-    facts : facts file or list of ``ProposedFact`` (:mod:`maev_kit.facts`), optional
-        Key facts to judge; they replace the key facts of ``expectations``.
+    facts : as in ``evaluate``, default "auto"
+        ``"auto"`` (per conversation: the expectations' key facts, else the handoffs'
+        ``context_passed``, else the offline proposer), a proposer (``"context"``,
+        ``"offline"``, ``"llm"``; several joined by commas, or a list of names), a facts or
+        expectations JSONL file, or a list of ``ProposedFact`` (:mod:`maev_kit.facts`). Each
+        block resolves the facts of its conversations as ``evaluate`` does for all, so the
+        ledger's ``fact_source`` and ``provenance["facts"]`` are ``evaluate``'s. A file is
+        read once on the driver; a fact on a conversation that was not scored is an error
+        after the run (unless a shard failed). None: the expectations' key facts as they
+        are, with no proposer.
     expectations, contracts : as in ``evaluate`` (a labeled set brings its own).
     output_dir : folder for the Parquet results (a temporary one when None: no resume).
     resume : skip conversations already in ``output_dir`` (after a crash or a preemption);
@@ -113,6 +129,12 @@ def evaluate_dataset(
         As ``evaluate`` returns, with ``traces`` empty (they stay in the shards),
         ``provenance["output_dir"]`` and ``provenance["failed_shards"]`` (list of
         :class:`ShardFailure`).
+
+    Raises
+    ------
+    InputError
+        Bad arguments, an unreadable facts file, or a given fact that does not fit the
+        traces (``file:line › field``), as ``evaluate`` raises them.
 
     Examples
     --------
@@ -135,38 +157,53 @@ def evaluate_dataset(
                          "pass not_applicable='na' or name a judge")
     ray = _start_ray(num_cpus=num_cpus, address=address, progress=kw.get("progress", False))
 
-    plan = _plan(source, expectations=expectations, facts=facts, contracts=contracts,
+    from maev_kit.scale._facts import plan_facts
+
+    plan = _plan(source, expectations=expectations, contracts=contracts,
                  split=kw.get("split"), batch_size=batch_size, ray=ray)
     judge_obj, backend = _judge_for(judge, plan, kw)
     out = Path(output_dir) if output_dir is not None else Path(tempfile.mkdtemp(prefix="maev-"))
-    fingerprint = _fingerprint(judge, judge_obj, kw, plan)
-    done = _prepare_output(out, fingerprint, resume=resume)
-
     cache = kw.get("cache")
     if cache is None:
         cache = os.path.abspath(".maev_cache")  # the driver's, not each worker's directory
+    run_kwargs = {"cache": cache, "max_concurrency": kw.get("max_concurrency", 16),
+                  "timeout": kw.get("timeout", 60.0)}
+    fact_plan = (plan_facts(facts, judge=judge, backend=kw.get("backend"),
+                            options={**run_kwargs, "progress": False})
+                 if judge is not None else None)  # as evaluate: no judge, no facts
+    fingerprint = _fingerprint(judge, judge_obj, kw, plan, fact_plan)
+    done, old_parts = _prepare_output(out, fingerprint, resume=resume)
+
+    dataset, shared = _ship(plan, fact_plan, done, ray)
     job = _Job(out=str(out.resolve()), judge=judge_obj, backend=backend,
-               expectations=ray.put(plan.expectations), contracts=plan.contracts,
-               splits=plan.splits, retention=judge is not None,
-               done=ray.put(frozenset(done)) if done else None,
-               run_kwargs={"cache": cache, "max_concurrency": kw.get("max_concurrency", 16),
-                           "timeout": kw.get("timeout", 60.0)},
+               expectations=ray.put(plan.expectations) if shared else None,
+               contracts=plan.contracts, splits=plan.splits, retention=judge is not None,
+               done=ray.put(frozenset(done)) if done and shared else None,
+               facts=ray.put(fact_plan) if fact_plan is not None and shared else fact_plan,
+               run_kwargs=run_kwargs,
                score_kwargs={k: kw[k] for k in _SCORE_KWARGS if k in kw})
     if plan.pieces:  # each task reads its piece and scores the traces it built
-        summaries = plan.dataset.map_batches(_ScorePieces(job, batch_size), batch_size=1,
-                                             batch_format="pyarrow")
+        summaries = dataset.map_batches(_ScorePieces(job, batch_size), batch_size=1,
+                                        batch_format="pyarrow")
     else:
-        summaries = plan.dataset.map_batches(_ScoreBlock(job), batch_size=batch_size,
-                                             batch_format="pyarrow", zero_copy_batch=True)
+        summaries = dataset.map_batches(_ScoreBlock(job), batch_size=batch_size,
+                                        batch_format="pyarrow", zero_copy_batch=True)
     failures: list[ShardFailure] = list(plan.failures)
     stats: dict[str, Any] = {}
+    units: list[_Unit] = []
+    # gathered as each block finishes, while the others still run
     for batch in summaries.iter_batches(batch_format="pyarrow", batch_size=None):
         for row in batch.to_pylist():
+            if row["fatal"] is not None:
+                raise InputError(row["fatal"])
             if row["error_source"] is not None:
                 failures.append(ShardFailure(row["error_source"], row["error"]))
             if row["stats"]:
                 _add_stats(stats, json.loads(row["stats"]))
-    return _collect(out, plan, judge, judge_obj, stats, failures, kw)
+            if row["result"] is not None:
+                units.append(_Unit(**pickle.loads(row["result"])))
+    return _collect(out, plan, judge, judge_obj, stats, failures, kw,
+                    _read_old_parts(out, old_parts) + units, fact_plan)
 
 
 # -- ray --------------------------------------------------------------------------------------
@@ -198,7 +235,7 @@ def _start_ray(*, num_cpus: int | None, address: str | None, progress: bool) -> 
 
 @dataclass
 class _Plan:
-    dataset: Any
+    dataset: Any  # a ray.data.Dataset, or the list of pieces (see _pieces)
     expectations: dict[str, Any]
     contracts: Any
     splits: dict[str, str | None]
@@ -209,7 +246,7 @@ class _Plan:
     pieces: bool = False  # rows are shard pieces (path, row groups), read where scored
 
 
-def _plan(source: Any, *, expectations: Any, facts: Any, contracts: Any, split: str | None,
+def _plan(source: Any, *, expectations: Any, contracts: Any, split: str | None,
           batch_size: int, ray: Any) -> _Plan:
     from maev_kit.datasets import LabeledSet, load_labeled_set
     from maev_kit.evaluation._pipeline import _load
@@ -227,13 +264,12 @@ def _plan(source: Any, *, expectations: Any, facts: Any, contracts: Any, split: 
                        retention=False)
         table = _with_order(traces_to_table(inputs.traces), 0)
         chunks = [table.slice(i, batch_size) for i in range(0, table.num_rows, batch_size)]
-        exp = _with_facts(inputs.expectations, facts)
-        return _Plan(ray.data.from_arrow(chunks), exp, inputs.contracts, inputs.splits,
+        return _Plan(ray.data.from_arrow(chunks), dict(inputs.expectations), inputs.contracts,
+                     inputs.splits,
                      inputs.labeled_set, inputs.split)
     if split is not None:
         raise InputError("`split` needs a labeled set; got traces")
-    exp = load_expectations(expectations) if expectations is not None else {}
-    exp = _with_facts(exp, facts)
+    exp = dict(load_expectations(expectations)) if expectations is not None else {}
     from maev_kit import metrics
 
     if contracts is not None and not isinstance(contracts, (list, tuple)):
@@ -241,29 +277,12 @@ def _plan(source: Any, *, expectations: Any, facts: Any, contracts: Any, split: 
     elif contracts:
         contracts = metrics.parse_contracts(contracts)
     if isinstance(source, (str, os.PathLike)):
-        pieces = _pieces(_shards(source), batch_size)
-        ds = ray.data.from_items(pieces, override_num_blocks=len(pieces))
-        return _Plan(ds, exp, list(contracts) if contracts else None, {}, pieces=True)
+        return _Plan(_pieces(_shards(source), batch_size), exp,
+                     list(contracts) if contracts else None, {}, pieces=True)
     if hasattr(source, "map_batches"):  # a ray.data.Dataset
         return _Plan(source, exp, list(contracts) if contracts else None, {}, by_id=True)
     raise InputError(f"`source` must be a ray.data.Dataset, a trace file, folder or glob, a "
                      f"labeled set or a list of traces; got {type(source).__name__}")
-
-
-def _with_facts(expectations: dict[str, Any], facts: Any) -> dict[str, Any]:
-    """The expectations with their key facts replaced by ``facts`` (a file or ProposedFacts)."""
-    if facts is None:
-        return dict(expectations)
-    import dataclasses
-
-    from maev_kit.facts import facts_to_expectations, load_facts
-
-    proposed = load_facts(facts) if isinstance(facts, (str, os.PathLike)) else list(facts)
-    out = dict(expectations)
-    for cid, exp in facts_to_expectations(proposed).items():
-        out[cid] = (dataclasses.replace(out[cid], key_facts=exp.key_facts) if cid in out
-                    else exp)
-    return out
 
 
 def _is_shards(source: str | os.PathLike[str]) -> bool:
@@ -294,21 +313,26 @@ def _pieces(shards: list[str], batch_size: int) -> list[dict[str, Any]]:
     (so both a big file and many small ones keep every worker busy), a JSONL shard whole.
 
     ``row_groups`` is "" for a whole file (a JSONL shard, or a Parquet file whose footer cannot
-    be read: the worker then reports why); ``first_row`` numbers the piece's first row.
+    be read: the worker then reports why); ``first_row`` numbers the piece's first row;
+    ``ids`` lists a Parquet piece's conversation ids (its ``conversation_id`` column, cheap to
+    read alone), None when unknown (a JSONL shard, an unreadable column).
     """
     import pyarrow.parquet as pq
 
     out: list[dict[str, Any]] = []
     for shard, path in enumerate(shards):
         groups: list[tuple[int, int]] = []
+        file = None
         if path.endswith(".parquet"):
             try:
-                meta = pq.ParquetFile(path).metadata
+                file = pq.ParquetFile(path)
+                meta = file.metadata
                 groups = [(g, meta.row_group(g).num_rows) for g in range(meta.num_row_groups)]
             except Exception:  # noqa: BLE001 - reported by the worker that reads it
                 groups = []
         if not groups:
-            out.append({"path": path, "shard": shard, "row_groups": "", "first_row": 1})
+            out.append({"path": path, "shard": shard, "row_groups": "", "first_row": 1,
+                        "ids": None})
             continue
         run: list[int] = []
         rows = first = 0
@@ -317,9 +341,45 @@ def _pieces(shards: list[str], batch_size: int) -> list[dict[str, Any]]:
             rows += n
             if rows - first >= batch_size or g == groups[-1][0]:
                 out.append({"path": path, "shard": shard, "first_row": first + 1,
-                            "row_groups": ",".join(map(str, run))})
+                            "row_groups": ",".join(map(str, run)),
+                            "ids": _piece_ids(file, run)})
                 run, first = [], rows
     return out
+
+
+def _piece_ids(file: Any, row_groups: list[int]) -> list[str] | None:
+    try:
+        return file.read_row_groups(row_groups, columns=["conversation_id"]).column(
+            "conversation_id").to_pylist()
+    except Exception:  # noqa: BLE001 - the worker that reads the piece reports what is wrong
+        return None
+
+
+def _ship(plan: _Plan, fact_plan: Any, done: set[str], ray: Any
+          ) -> tuple[Any, bool]:
+    """The Dataset to map, and whether some block needs the whole expectations (and facts,
+    done ids) from the object store.
+
+    A piece whose conversation ids are known is shipped only its own expectations, given
+    facts and finished ids (pickled in its row), so a worker unpickles the expectations of
+    the conversations it scores, not all of them.
+    """
+    if not plan.pieces:
+        return plan.dataset, True
+    rows = []
+    shared = False
+    for piece in plan.dataset:
+        ids = piece.pop("ids")
+        if ids is None:
+            shared = True
+            rows.append({**piece, "own": None})
+            continue
+        exp = plan.expectations
+        own = {"expectations": {c: exp[c] for c in ids if c in exp},
+               "done": frozenset(c for c in ids if c in done) if done else None,
+               "facts": fact_plan.subset(ids) if fact_plan is not None else None}
+        rows.append({**piece, "own": pickle.dumps(own, protocol=pickle.HIGHEST_PROTOCOL)})
+    return ray.data.from_items(rows, override_num_blocks=len(rows)), shared
 
 
 def _with_order(table: pa.Table, shard: int) -> pa.Table:
@@ -350,18 +410,25 @@ def _judge_for(judge: Any, plan: _Plan, kw: dict[str, Any]) -> tuple[Any, Any]:
     return _resolve(judge, kw.get("backend"), kw.get("prompt"), None, inputs)
 
 
-def _fingerprint(judge: Any, judge_obj: Any, kw: dict[str, Any], plan: _Plan) -> dict[str, Any]:
-    """What must not change between a run and its resume."""
+def _fingerprint(judge: Any, judge_obj: Any, kw: dict[str, Any], plan: _Plan,
+                 fact_plan: Any) -> dict[str, Any]:
+    """What must not change between a run and its resume (the key facts when judged: their
+    mode, or a digest of the file or list)."""
     ls = plan.labeled_set
-    return {"judge": None if judge is None else [getattr(judge_obj, "name", str(judge)),
-                                                 getattr(judge_obj, "version", "")],
-            "model": None if kw.get("backend") is None else str(kw["backend"]),
-            "prompt": kw.get("prompt"), "labeled_set": ls.content_hash if ls else None,
-            "split": plan.split, **{k: kw.get(k) for k in _SCORE_KWARGS}}
+    out = {"judge": None if judge is None else [getattr(judge_obj, "name", str(judge)),
+                                                getattr(judge_obj, "version", "")],
+           "model": None if kw.get("backend") is None else str(kw["backend"]),
+           "prompt": kw.get("prompt"), "labeled_set": ls.content_hash if ls else None,
+           "split": plan.split, **{k: kw.get(k) for k in _SCORE_KWARGS}}
+    if fact_plan is not None:
+        out["facts"] = fact_plan.fingerprint
+    return out
 
 
-def _prepare_output(out: Path, fingerprint: dict[str, Any], *, resume: bool) -> set[str]:
-    """Create the folders; the conversation ids already finished (empty unless resuming)."""
+def _prepare_output(out: Path, fingerprint: dict[str, Any], *, resume: bool
+                    ) -> tuple[set[str], list[Path]]:
+    """Create the folders; the conversation ids already finished and the conversations parts
+    that hold them (empty unless resuming)."""
     import shutil
 
     run_file = out / "run.json"
@@ -378,13 +445,14 @@ def _prepare_output(out: Path, fingerprint: dict[str, Any], *, resume: bool) -> 
     for sub in ("conversations", "ledger"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     run_file.write_text(json.dumps(fingerprint, indent=1, sort_keys=True))
+    parts = sorted((out / "conversations").glob("part-*.parquet"))
     done = _read_parts(out / "conversations", ["conversation_id"])
-    return set(done.column("conversation_id").to_pylist()) if done is not None else set()
+    return (set(done.column("conversation_id").to_pylist()) if done is not None else set(),
+            parts)
 
 
 # -- per block (runs on the workers) ----------------------------------------------------------
 
-_SUMMARY_FIELDS = ("n", "error_source", "error", "stats")
 _CACHE: dict[str, Any] = {}
 
 
@@ -396,10 +464,34 @@ def _get(ref: Any) -> Any:
     if key not in _CACHE:
         import ray
 
-        if len(_CACHE) >= 4:  # a job ships two (expectations, done ids); older jobs go
+        if len(_CACHE) >= 6:  # a job ships up to three (expectations, done ids, facts)
             _CACHE.clear()
         _CACHE[key] = ray.get(ref)
     return _CACHE[key]
+
+
+@dataclass
+class _Own:
+    """What one block is scored against: its expectations, finished ids and key facts."""
+
+    expectations: dict[str, Any]
+    done: Any
+    facts: Any
+
+
+@dataclass
+class _Unit:
+    """One block's results, as the driver gathers them: conversation order keys, scores
+    (ConversationScore), each conversation's (from_agent, to_agent) handoffs, the ledger
+    rows (a DataFrame, or None), ``provenance["facts"]`` and the facts warnings."""
+
+    block: str
+    orders: list[int]
+    scores: list[Any]
+    handoffs: list[list[tuple[str, str]]]
+    ledger: Any = None
+    facts: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 class _ScoreBlock:
@@ -407,6 +499,10 @@ class _ScoreBlock:
 
     def __init__(self, job: _Job):
         self.job = job
+
+    def _shared(self) -> _Own:
+        job = self.job
+        return _Own(_get(job.expectations), _get(job.done), _get(job.facts))
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         from maev_kit.traces._parquet import table_to_traces
@@ -419,22 +515,28 @@ class _ScoreBlock:
                                                if c in batch.column_names])
             traces, problems = table_to_traces(traces_table, file="<dataset block>")
             for p in problems:
-                summaries.append({"n": 0, "error_source": p.file, "error": f"{p.path}: "
-                                  f"{p.message}", "stats": None})
+                summaries.append({"error_source": p.file, "error": f"{p.path}: {p.message}"})
             order_of = dict(zip(traces_table.column("conversation_id").to_pylist(), orders))
-            summaries.append(self._score(traces, order_of))
+            summaries.append(self._score(traces, order_of, self._shared()))
         return _summary_table(summaries)
 
-    def _score(self, traces: list[Any], order_of: dict[str, int]) -> dict[str, Any]:
-        """Score the traces not finished yet, write their parts; the block's summary row."""
-        done = _get(self.job.done)
-        if done:
-            traces = [t for t in traces if t.conversation_id not in done]
-        stats = self._score_traces(traces, order_of) if traces else {}
-        return {"n": len(traces), "error_source": None, "error": None,
-                "stats": json.dumps(stats, default=str) if traces else None}
+    def _score(self, traces: list[Any], order_of: dict[str, int], own: _Own
+               ) -> dict[str, Any]:
+        """Score the traces not finished yet, write their parts; the block's summary row
+        (with its results pickled, or the one line of a given fact that does not fit)."""
+        if own.done:
+            traces = [t for t in traces if t.conversation_id not in own.done]
+        if not traces:
+            return {"n": 0}
+        try:
+            stats, unit = self._score_traces(traces, order_of, own)
+        except InputError as e:
+            return {"n": 0, "fatal": _first_line(e)}
+        return {"n": len(traces), "stats": json.dumps(stats, default=str),
+                "result": pickle.dumps(vars(unit), protocol=pickle.HIGHEST_PROTOCOL)}
 
-    def _score_traces(self, traces: list[Any], order_of: dict[str, int]) -> dict[str, Any]:
+    def _score_traces(self, traces: list[Any], order_of: dict[str, int], own: _Own
+                      ) -> tuple[dict[str, Any], _Unit]:
         from maev_kit.evaluation._pipeline import (
             _judge,
             _ledger,
@@ -444,25 +546,31 @@ class _ScoreBlock:
         from maev_kit.retention import build_retention_items
 
         job = self.job
-        expectations = _get(job.expectations)
+        expectations, sources, info, notes = own.expectations, None, None, []
+        if job.retention and own.facts is not None:
+            from maev_kit.scale._facts import apply_facts
+
+            expectations, sources, info, notes = apply_facts(own.facts, traces, expectations)
         items = build_retention_items(traces, expectations) if job.retention else []
         run = _judge(items, job.judge, job.backend, progress=False, **job.run_kwargs)
         verdicts = _verdicts_by_conversation(items, run)
         scores = score_traces(traces, expectations, verdicts, job.contracts, job.splits,
                               retention=job.retention, **job.score_kwargs)
-        handoffs = {t.conversation_id: [(h.from_agent, h.to_agent) for h in t.handoffs]
-                    for t in traces}
-        block = uuid.uuid4().hex
-        _write_block(Path(job.out), block, scores, _ledger(items, run), handoffs, order_of)
-        return dict(run.stats) if run else {}
+        unit = _Unit(uuid.uuid4().hex, [order_of[s.conversation_id] for s in scores], scores,
+                     [[(h.from_agent, h.to_agent) for h in t.handoffs] for t in traces],
+                     _ledger(items, run, sources) if items else None, info, notes)
+        _write_block(Path(job.out), unit)
+        return (dict(run.stats) if run else {}), unit
 
 
 def _summary_table(summaries: list[dict[str, Any]]) -> pa.Table:
     import pyarrow as pa
 
-    return pa.Table.from_pylist(summaries, schema=pa.schema(
-        [("n", pa.int64()), ("error_source", pa.string()), ("error", pa.string()),
-         ("stats", pa.string())]))
+    schema = pa.schema([("n", pa.int64()), ("error_source", pa.string()),
+                        ("error", pa.string()), ("fatal", pa.string()), ("stats", pa.string()),
+                        ("result", pa.large_binary())])
+    return pa.Table.from_pylist([{f: s.get(f) for f in schema.names} for s in summaries],
+                                schema=schema)
 
 
 class _ScorePieces(_ScoreBlock):
@@ -481,13 +589,15 @@ class _ScorePieces(_ScoreBlock):
                 traces = _read_piece(piece["path"], piece["row_groups"], piece["first_row"])
             except (MaevError, OSError, ValueError) as e:
                 summaries.append({"n": 0, "error_source": piece["path"],
-                                  "error": _first_line(e), "stats": None})
+                                  "error": _first_line(e)})
                 continue
+            own = (_Own(**pickle.loads(piece["own"])) if piece["own"] is not None
+                   else self._shared())
             base = (piece["shard"] << _ORDER_SHIFT) | (piece["first_row"] - 1)
             for start in range(0, len(traces), self.batch_size):
                 chunk = traces[start:start + self.batch_size]
                 order_of = {t.conversation_id: base + start + i for i, t in enumerate(chunk)}
-                summaries.append(self._score(chunk, order_of))
+                summaries.append(self._score(chunk, order_of, own))
         return _summary_table(summaries)
 
 
@@ -514,31 +624,37 @@ def _read_piece(path: str, row_groups: str, first_row: int) -> list[Any]:
     return traces
 
 
-def _write_block(out: Path, block: str, scores: Sequence[Any], ledger: Any,
-                 handoffs: dict[str, list[tuple[str, str]]], order_of: dict[str, int]) -> None:
+def _write_block(out: Path, unit: _Unit) -> None:
     """The block's ledger part, then its conversations part (each renamed into place)."""
     import pyarrow as pa
 
     from maev_kit.evaluation._score import COLUMNS
 
-    led = pa.Table.from_pandas(ledger, preserve_index=False) if len(ledger) else None
-    if led is not None:
+    block, scores = unit.block, unit.scores
+    order_of = dict(zip((s.conversation_id for s in scores), unit.orders))
+    if unit.ledger is not None and len(unit.ledger):
+        ledger = unit.ledger
+        led = pa.Table.from_pandas(ledger, preserve_index=False)
         led = led.append_column("_order", pa.array(
             [order_of[c] for c in ledger["conversation_id"]], pa.int64()))
         led = led.append_column("_block", pa.array([block] * len(ledger), pa.string()))
         _write_part(led, out / "ledger" / f"part-{block}.parquet")
-    rows = [s.to_row() for s in scores]
-    cols = {c: [r[c] for r in rows] for c in COLUMNS}
-    cols["_order"] = [order_of[s.conversation_id] for s in scores]
+    cols: dict[str, list[Any]] = {c: [getattr(s, c) for s in scores] for c in COLUMNS}
+    cols["_order"] = list(unit.orders)
     cols["_block"] = [block] * len(scores)
     # the routing cases are the expectations' (the driver has them): not stored, as unpickling
     # them was most of the driver's read-back
     cols["_extra"] = [pickle.dumps((s.loops, s.violations, s.route, s.pair_context,
-                                    dict(s.errors_by_cause), dict(s.not_applicable),
-                                    handoffs[s.conversation_id]))
-                      for s in scores]
+                                    dict(s.errors_by_cause), dict(s.not_applicable), hf))
+                      for s, hf in zip(scores, unit.handoffs)]
     table = pa.Table.from_pydict(cols)
+    if unit.facts is not None:
+        table = table.replace_schema_metadata(
+            {_FACTS_KEY: json.dumps({"facts": unit.facts, "notes": unit.notes})})
     _write_part(table, out / "conversations" / f"part-{block}.parquet")
+
+
+_FACTS_KEY = "maev_facts"  # a conversations part's metadata: the block's provenance["facts"]
 
 
 def _write_part(table: pa.Table, path: Path) -> None:
@@ -549,7 +665,7 @@ def _write_part(table: pa.Table, path: Path) -> None:
     os.replace(tmp, path)
 
 
-# -- collect: read the parts back, aggregate ----------------------------------------------
+# -- collect: the blocks' results (and a resumed run's parts), aggregate ---------------------
 
 def _read_parts(folder: Path, columns: list[str] | None = None) -> pa.Table | None:
     import pyarrow as pa
@@ -562,45 +678,106 @@ def _read_parts(folder: Path, columns: list[str] | None = None) -> pa.Table | No
                             promote_options="permissive")
 
 
-def _collect(out: Path, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[str, Any],
-             failures: list[ShardFailure], kw: dict[str, Any]) -> EvaluationResult:
+def _read_old_parts(out: Path, parts: list[Path]) -> list[_Unit]:
+    """The results of the blocks finished before this run (a resume), from their parts."""
     import pandas as pd
+    import pyarrow.parquet as pq
 
-    from maev_kit.evaluation._pipeline import _LEDGER, _judge_info, _warn, aggregate_scores
+    from maev_kit.evaluation._pipeline import _LEDGER
     from maev_kit.evaluation._score import COLUMNS, ConversationScore
 
-    table = _read_parts(out / "conversations")
-    if table is None:
+    units = []
+    for path in parts:
+        table = pq.read_table(path)
+        if not table.num_rows:
+            continue
+        block = table.column("_block")[0].as_py()
+        scores, handoffs = [], []
+        for r in _rows(table):
+            extra = pickle.loads(r["_extra"])
+            if len(extra) == 8:  # written before the cases were left out
+                loops, viols, cases, route, pair_ctx, by_cause, na, hf = extra
+            else:
+                loops, viols, route, pair_ctx, by_cause, na, hf = extra
+                cases = None
+            scores.append(ConversationScore(**{c: r[c] for c in COLUMNS}, loops=loops,
+                                            violations=viols, cases=cases, route=route,
+                                            pair_context=pair_ctx, errors_by_cause=by_cause,
+                                            not_applicable=na))
+            handoffs.append(hf)
+        ledger = None
+        led_path = out / "ledger" / f"part-{block}.parquet"
+        if led_path.exists():
+            ledger = pd.DataFrame([tuple(r.get(c) for c in _LEDGER)
+                                   for r in _rows(pq.read_table(led_path))],
+                                  columns=list(_LEDGER))
+        meta = json.loads((table.schema.metadata or {}).get(_FACTS_KEY.encode(), b"{}"))
+        units.append(_Unit(block, table.column("_order").to_pylist(), scores, handoffs,
+                           ledger, meta.get("facts"), meta.get("notes") or []))
+    return units
+
+
+def _merge(units: list[_Unit], expectations: dict[str, Any], by_id: bool
+           ) -> tuple[list[Any], list[tuple[str, str]], pd.DataFrame, list[_Unit]]:
+    """The scores in input order (by conversation id for a Dataset source), each
+    conversation once (a block retried after it was written appears twice: one is kept);
+    the handoffs, the ledger in conversation order then item order, and the units kept."""
+    import dataclasses
+
+    import numpy as np
+    import pandas as pd
+
+    from maev_kit.evaluation._pipeline import _ledger
+
+    scores = [s for u in units for s in u.scores]
+    handoffs = [hf for u in units for hf in u.handoffs]
+    unit_of = np.repeat(np.arange(len(units)), [len(u.scores) for u in units])
+    if by_id:
+        order = sorted(range(len(scores)), key=lambda i: scores[i].conversation_id)
+    else:
+        order = np.argsort(np.array([o for u in units for o in u.orders], dtype=np.int64),
+                           kind="stable").tolist()
+    seen: dict[str, int] = {}  # conversation id -> its unit
+    kept: list[int] = []
+    for i in order:
+        cid = scores[i].conversation_id
+        if cid not in seen:
+            seen[cid] = int(unit_of[i])
+            kept.append(i)
+    out = [scores[i] for i in kept]
+    for k, s in enumerate(out):
+        if s.cases is None:  # read from a part: the routing cases are the expectations'
+            exp = expectations.get(s.conversation_id)
+            out[k] = dataclasses.replace(s, cases=tuple(exp.routing) if exp is not None
+                                         else ())
+    frames = []
+    for n, u in enumerate(units):
+        if u.ledger is not None and len(u.ledger):
+            mine = u.ledger["conversation_id"].map(seen) == n
+            frames.append(u.ledger[mine] if not mine.all() else u.ledger)
+    if frames:
+        ledger = pd.concat(frames, ignore_index=True)
+        position = {s.conversation_id: k for k, s in enumerate(out)}
+        at = ledger["conversation_id"].map(position).to_numpy()
+        ledger = ledger.iloc[np.argsort(at, kind="stable")].reset_index(drop=True)
+    else:
+        ledger = _ledger([], None)
+    used = sorted(set(seen.values()))
+    return out, [h for i in kept for h in handoffs[i]], ledger, [units[n] for n in used]
+
+
+def _collect(out: Path, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[str, Any],
+             failures: list[ShardFailure], kw: dict[str, Any], units: list[_Unit],
+             fact_plan: Any) -> EvaluationResult:
+    from maev_kit.evaluation._pipeline import _judge_info, _warn, aggregate_scores
+    from maev_kit.scale._facts import check_all_known, merge_fact_infos
+
+    if not any(u.scores for u in units):
         raise InputError("nothing to evaluate: no conversation could be scored"
                          + "".join(f"\n  {f}" for f in failures[:10]))
-    rows = _rows(table)
-    if plan.by_id:
-        rows.sort(key=lambda r: r["conversation_id"])
-    else:
-        rows.sort(key=lambda r: r["_order"])
-    kept: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for r in rows:  # a block retried after it was written appears twice: keep one
-        if r["conversation_id"] not in seen:
-            seen.add(r["conversation_id"])
-            kept.append(r)
-    scores, handoffs = [], []
-    for r in kept:
-        extra = pickle.loads(r["_extra"])
-        if len(extra) == 8:  # written before the cases were left out
-            loops, viols, cases, route, pair_ctx, by_cause, na, hf = extra
-        else:
-            loops, viols, route, pair_ctx, by_cause, na, hf = extra
-            exp = plan.expectations.get(r["conversation_id"])
-            cases = tuple(exp.routing) if exp is not None else ()
-        scores.append(ConversationScore(**{c: r[c] for c in COLUMNS}, loops=loops,
-                                        violations=viols, cases=cases, route=route,
-                                        pair_context=pair_ctx, errors_by_cause=by_cause,
-                                        not_applicable=na))
-        handoffs.extend(hf)
-    ledger = pd.DataFrame(_ledger_rows(out, {(r["_block"], r["conversation_id"]) for r in kept},
-                                       {r["conversation_id"]: i for i, r in enumerate(kept)}),
-                          columns=list(_LEDGER))
+    scores, handoffs, ledger, used = _merge(units, plan.expectations, plan.by_id)
+    if not failures:  # else the conversations of a given fact may be in a failed shard
+        check_all_known(fact_plan, {s.conversation_id for s in scores})
     result = aggregate_scores(scores, ledger, handoffs, labeled_set=plan.labeled_set,
                               split=plan.split, n_resamples=kw.get("n_resamples", 2000),
                               confidence=kw.get("confidence", 0.95), seed=kw.get("seed", 0))
@@ -612,8 +789,27 @@ def _collect(out: Path, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[str
     result.judge = info
     result.provenance.update(judge_card=None, not_applicable=kw.get("not_applicable", "na"),
                              engine="ray", output_dir=str(out), failed_shards=failures)
+    used.sort(key=lambda u: min(u.orders) if not plan.by_id else
+              min(s.conversation_id for s in u.scores))
+    facts = merge_fact_infos([u.facts for u in used if u.facts is not None])
+    if facts is not None:
+        result.provenance["facts"] = facts
+        _warn_notes(facts["notes"], [n for u in used for n in u.notes])
     _warn(result)
     return result
+
+
+def _warn_notes(total: int, messages: list[str]) -> None:
+    """``evaluate``'s one warning for the conversations and handoffs that got no fact."""
+    if not total or not messages:
+        return
+    from maev_kit.errors import TraceWarning
+
+    message = messages[0]
+    if len(messages) > 1:
+        message = (f"no key fact proposed for {total} conversation(s) or handoff(s), in "
+                   f"{len(messages)} blocks; the first block's: {message.split(': ', 1)[-1]}")
+    warnings.warn(message, TraceWarning, stacklevel=3)
 
 
 def _rows(table: pa.Table) -> list[dict[str, Any]]:
@@ -621,19 +817,6 @@ def _rows(table: pa.Table) -> list[dict[str, Any]]:
     names = table.column_names
     columns = [table.column(c).to_pylist() for c in names]
     return [dict(zip(names, values)) for values in zip(*columns)]
-
-
-def _ledger_rows(out: Path, kept: set[tuple[str, str]], position: dict[str, int]
-                 ) -> list[tuple[Any, ...]]:
-    """The ledger rows of the kept conversations, in conversation order, then part order."""
-    from maev_kit.evaluation._pipeline import _LEDGER
-
-    table = _read_parts(out / "ledger")
-    if table is None:
-        return []
-    rows = [r for r in _rows(table) if (r["_block"], r["conversation_id"]) in kept]
-    rows.sort(key=lambda r: position[r["conversation_id"]])  # stable: item order within one
-    return [tuple(r.get(c) for c in _LEDGER) for r in rows]
 
 
 def _add_stats(total: dict[str, Any], stats: dict[str, Any]) -> None:
