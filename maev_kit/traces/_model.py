@@ -184,15 +184,20 @@ class MultiAgentTrace:
 
 # Fast construction for readers whose input already has the final types (the Parquet reader,
 # after its schema check): each object is made without ``__init__``/``__post_init__`` (which
-# only convert strings: a reason, plain-string user messages), its attributes set one by one so
-# they live in the instance's compact per-class layout as after ``__init__``. Objects built here
-# equal, print and mutate like those built by the constructors (tests/traces/test_parquet.py
-# checks that every dataclass field is set). Not public: no checks at all.
+# only convert strings: a reason, plain-string user messages) and its attributes are set one by
+# one, as ``__init__`` does, so they live in the instance's compact per-class layout. Objects
+# built here equal, print and mutate like those built by the constructors
+# (tests/traces/test_parquet.py checks that every dataclass field is set). Not public: no checks.
+#
+# Each builder first makes one object with the constructor: CPython (3.11) sizes the compact
+# layout from the attribute names its class has seen, and objects allocated in bulk before their
+# class has seen any get a dict each instead (2x slower to fill, more memory).
 
 def _agent_turns(agent_id: Iterable[str], agent_role: Iterable[str], message: Iterable[str],
                  tool_calls: Iterable[list[dict[str, Any]]], turn_index: Iterable[int],
                  count: int) -> list[AgentTurn]:
     """``count`` :class:`AgentTurn` from columns (iterables of at least ``count`` values)."""
+    AgentTurn("", "", "")  # the class sees its attribute names (see above)
     out = list(map(object.__new__, itertools.repeat(AgentTurn, count)))
     for t, a, r, m, c, i in zip(out, agent_id, agent_role, message, tool_calls, turn_index):
         t.agent_id = a
@@ -207,6 +212,7 @@ def _handoffs(from_agent: Iterable[str], to_agent: Iterable[str],
               reason: Iterable[HandoffReason | None], context_passed: Iterable[dict[str, Any]],
               turn_index: Iterable[int], mode: Iterable[str], count: int) -> list[Handoff]:
     """``count`` :class:`Handoff` from columns; ``reason`` already a HandoffReason or None."""
+    Handoff("", "")  # the class sees its attribute names (see above)
     out = list(map(object.__new__, itertools.repeat(Handoff, count)))
     for h, f, t, r, c, i, m in zip(out, from_agent, to_agent, reason, context_passed,
                                    turn_index, mode):
@@ -222,6 +228,7 @@ def _handoffs(from_agent: Iterable[str], to_agent: Iterable[str],
 def _user_messages(content: Iterable[str], turn_index: Iterable[int], count: int
                    ) -> list[UserMessage]:
     """``count`` :class:`UserMessage` from columns."""
+    UserMessage("")  # the class sees its attribute names (see above)
     out = list(map(object.__new__, itertools.repeat(UserMessage, count)))
     for u, c, i in zip(out, content, turn_index):
         u.content = c
@@ -233,6 +240,7 @@ def _traces(conversation_id: Iterable[str], turns: Iterable[list[AgentTurn]],
             handoffs: Iterable[list[Handoff]], user_messages: Iterable[list[UserMessage]],
             metadata: Iterable[dict[str, Any]], count: int) -> list[MultiAgentTrace]:
     """``count`` :class:`MultiAgentTrace` from columns (user messages already UserMessage)."""
+    MultiAgentTrace("")  # the class sees its attribute names (see above)
     out = list(map(object.__new__, itertools.repeat(MultiAgentTrace, count)))
     for t, c, tu, h, u, m in zip(out, conversation_id, turns, handoffs, user_messages, metadata):
         t.conversation_id = c
