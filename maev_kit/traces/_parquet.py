@@ -25,7 +25,7 @@ import gc
 import itertools
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +54,7 @@ SUPPORTED_SCHEMA_VERSIONS = (1,)
 _VERSION_KEY = b"maev_kit.schema_version"
 _REASONS: dict[str | None, HandoffReason | None] = {r.value: r for r in HandoffReason}
 _REASONS[None] = None
-_MODES = ("transfer", "delegate")
+_MODES: dict[str | None, str] = {"transfer": "transfer", "delegate": "delegate"}
 
 
 def _pa() -> Any:
@@ -279,17 +279,27 @@ def _pylist(arr: Any) -> list[Any]:
     return arr.to_pylist()
 
 
-def _shared_strings(arr: Any) -> list[Any]:
-    """A column of few distinct strings (agent ids, roles, reasons) as a list in which equal
-    values are one object: as fast as ``to_pylist`` and a fraction of its memory."""
+def _shared_strings(arr: Any, allowed: dict[Any, Any] | None = None) -> Iterator[Any] | None:
+    """A column of few distinct strings (agent ids, roles, reasons) as an iterator in which
+    equal values are one object: as fast as ``to_pylist`` and a fraction of its memory.
+
+    With ``allowed``, each value (None for a null) is replaced by ``allowed[value]``, and the
+    result is None when a value is not in ``allowed``.
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
     # read_dictionary gives these columns encoded; a null gets a null index: point it at None
     encoded = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
-    values = [*encoded.dictionary.to_pylist(), None]
+    values = encoded.dictionary.to_pylist()
+    if arr.null_count:
+        values.append(None)
+    if allowed is not None:
+        if not set(values) <= allowed.keys():
+            return None
+        values = [allowed[v] for v in values]
     indices = encoded.indices.fill_null(len(values) - 1) if arr.null_count else encoded.indices
-    return list(map(values.__getitem__, indices.to_numpy(zero_copy_only=False).tolist()))
+    return map(values.__getitem__, indices.to_numpy(zero_copy_only=False).tolist())
 
 
 def _json_texts(arr: Any, empty: str, kind: type) -> list[Any] | None:
@@ -388,12 +398,10 @@ def _fast_build(table: pa.Table) -> tuple[list[MultiAgentTrace], list[int]] | No
                                 _shared_strings(col("agent_role")), _pylist(col("message")),
                                 calls, _pylist(col("turn_index")), m)
         elif column == "handoffs":
-            reasons, modes = _shared_strings(col("reason")), _shared_strings(col("mode"))
-            kinds = set(reasons)
-            if not kinds <= _REASONS.keys() or not set(modes) <= set(_MODES):
+            reasons = _shared_strings(col("reason"), _REASONS)
+            modes = _shared_strings(col("mode"), _MODES)
+            if reasons is None or modes is None:
                 return None
-            if kinds - {None}:
-                reasons = list(map(_REASONS.__getitem__, reasons))
             contexts = _json_texts(col("context_passed"), "{}", dict)
             if contexts is None:
                 return None

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.util
 import json
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -22,7 +27,16 @@ from maev_kit.traces import (  # noqa: E402
     load_traces,
     save_traces,
 )
-from maev_kit.traces._parquet import traces_to_table  # noqa: E402
+from maev_kit.traces import _parquet  # noqa: E402
+from maev_kit.traces._parquet import save_parquet, table_to_traces, traces_to_table  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _fast_path_taken(path):
+    """The column-by-column reader accepts the file (else it falls back to row by row)."""
+    table = pq.read_table(path, read_dictionary=_parquet._READ_AS_DICTIONARY)
+    return _parquet._fast_build(table) is not None
 
 
 def test_support_desk_round_trip_equals_jsonl(tmp_path):
@@ -60,6 +74,119 @@ def test_generated_traces_round_trip_like_jsonl(tmp_path, traces):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert load_traces(tmp_path / "g.parquet") == load_traces(tmp_path / "g.jsonl") == traces
+    assert _fast_path_taken(tmp_path / "g.parquet")
+
+
+def _bench_traces(n):
+    """The first ``n`` traces of benchmarks/bench_scale.py's corpus."""
+    spec = importlib.util.spec_from_file_location("bench_scale",
+                                                  ROOT / "benchmarks" / "bench_scale.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.make_corpus(n)[0]
+
+
+def _same(a, b, where="trace"):
+    """Equal and of the same types all the way down (``==`` alone takes "escalation" for
+    HandoffReason.ESCALATION and True for 1), dict keys in the same order."""
+    assert type(a) is type(b), f"{where}: {type(a).__name__} vs {type(b).__name__}"
+    if dataclasses.is_dataclass(a):
+        names = [f.name for f in dataclasses.fields(a)]
+        assert list(vars(a)) == list(vars(b)) == names, where
+        for name in names:
+            _same(getattr(a, name), getattr(b, name), f"{where}.{name}")
+    elif isinstance(a, dict):
+        assert list(a) == list(b), where
+        for k in a:
+            _same(a[k], b[k], f"{where}[{k!r}]")
+    elif isinstance(a, list):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{where}[{i}]")
+    else:
+        assert a == b, where
+
+
+def test_benchmark_traces_load_field_by_field_like_jsonl(tmp_path):
+    traces = _bench_traces(300)
+    odd = {"amount": 12.5, "big": 2**70, "neg": -3, "flag": False, "one": True, "none": None,
+           "nested": [{"a": [1, "two", None, 0.1]}, []], "ünï": "çödé ☃ \"q\" \\", "empty": {},
+           "": ""}
+    traces[0].handoffs[0].context_passed = odd
+    traces[0].handoffs[0].reason = None
+    traces[0].handoffs[-1].mode = "delegate"
+    traces[1].turns[0].tool_calls = [{"name": "f", "arguments": odd}, {}]
+    traces[1].turns[1].message = ""
+    traces[2].metadata = dict(odd, team="x")
+    traces[3] = MultiAgentTrace("ünïcode id ☃")  # no turns, handoffs, user messages
+    assert any(h.reason is None for t in traces for h in t.handoffs)
+    assert any(a.tool_calls for t in traces for a in t.turns)
+    save_traces(traces, tmp_path / "b.parquet")
+    save_traces(traces, tmp_path / "b.jsonl")
+    assert _fast_path_taken(tmp_path / "b.parquet")
+    from_parquet, from_jsonl = load_traces(tmp_path / "b.parquet"), load_traces(tmp_path / "b.jsonl")
+    assert len(from_parquet) == len(from_jsonl) == len(traces)
+    for i, (p, j, t) in enumerate(zip(from_parquet, from_jsonl, traces)):
+        _same(p, j, f"trace {i}")
+        _same(p, t, f"trace {i}")
+        assert repr(p) == repr(j)
+
+
+def test_loaded_objects_are_independent_and_mutable(tmp_path):
+    traces = [MultiAgentTrace(c, [AgentTurn("a", "r", "m"), AgentTurn("b", "r", "n")],
+                              [Handoff("a", "b"), Handoff("b", "a", "escalation")],
+                              [UserMessage("hi")])
+              for c in ("c1", "c2")]
+    save_traces(traces, tmp_path / "m.parquet")
+    assert _fast_path_taken(tmp_path / "m.parquet")
+    got = load_traces(tmp_path / "m.parquet")
+    assert got == traces and repr(got) == repr(traces)
+    first = got[0]
+    first.turns[0].tool_calls.append({"name": "f"})
+    first.handoffs[0].context_passed["k"] = 1
+    first.metadata["k"] = 1
+    first.turns.append(AgentTurn("b", "r", "x"))
+    first.user_messages[0].content = "changed"
+    first.handoffs[1].reason = None
+    assert first.turns[1].tool_calls == [] and first.handoffs[1].context_passed == {}
+    assert got[1] == traces[1] == MultiAgentTrace(
+        "c2", [AgentTurn("a", "r", "m"), AgentTurn("b", "r", "n")],
+        [Handoff("a", "b"), Handoff("b", "a", "escalation")], [UserMessage("hi")])
+    assert first != traces[0] and first.user_messages[0] == UserMessage("changed")
+
+
+def test_row_groups_slices_and_dictionary_columns(tmp_path):
+    traces = _bench_traces(40)
+    save_parquet(traces, tmp_path / "r.parquet", row_group_size=7)
+    assert load_traces(tmp_path / "r.parquet") == traces
+    plain = pq.read_table(tmp_path / "r.parquet")
+    assert plain.column("turns").num_chunks > 1
+    every = [f"{c}.list.element.{f}" for c, fs in _parquet._FIELDS.items() for f in fs
+             if f != "turn_index"] + ["conversation_id", "metadata"]
+    for table in (plain, pq.read_table(tmp_path / "r.parquet", read_dictionary=every)):
+        assert _parquet._fast_build(table) is not None
+        assert table_to_traces(table) == (traces, [])
+        part = table.slice(10, 20)
+        assert table_to_traces(part, first_row=11) == (traces[10:30], [])
+
+
+def test_fast_built_objects_are_as_compact_as_constructed_ones():
+    """In a fresh process the bulk builders may come first: their objects must not each carry
+    a dict (what CPython gives objects allocated before their class has seen its attributes,
+    and from then on to every object of the class, constructed ones included)."""
+    code = """
+import sys, tracemalloc
+from maev_kit.traces._model import AgentTurn, _agent_turns
+n = 20000
+cols = [["a"] * n, ["r"] * n, ["m"] * n, [[] for _ in range(n)], [0] * n]
+tracemalloc.start()
+objs = _agent_turns(*cols, n) if sys.argv[1] == "fast" else list(map(AgentTurn, *cols))
+print(tracemalloc.get_traced_memory()[0])
+"""
+    used = {how: int(subprocess.run([sys.executable, "-c", code, how], capture_output=True,
+                                    text=True, check=True).stdout)
+            for how in ("fast", "constructed")}
+    assert used["fast"] < 1.1 * used["constructed"], used
 
 
 def _write(tmp_path, table):
