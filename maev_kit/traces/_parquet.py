@@ -437,18 +437,28 @@ def _rows_to_check(n: int, flats: dict[str, tuple[list[int], Any]]) -> list[int]
         down = (ti[1:] < ti[:-1]) & (rows[1:] == rows[:-1])
         flagged[rows[1:][down]] = True
     if "handoffs" in flats and len(row_of["handoffs"]):
-        speakers = (flats["turns"][1].field("agent_id") if "turns" in flats
-                    else pa.array([], pa.string()))
-        senders = flats["handoffs"][1].field("from_agent")
-        names = pc.unique(pa.concat_arrays([speakers.cast(pa.string()),
-                                            senders.cast(pa.string())]))
-        width = len(names) + 1
-        spoke = (row_of["turns"] * width + pc.index_in(speakers, names).to_numpy(
-            zero_copy_only=False) if "turns" in flats else np.array([], np.int64))
-        sent = row_of["handoffs"] * width + pc.index_in(senders, names).to_numpy(
-            zero_copy_only=False)
+        number: dict[str, int] = {}  # agent name -> its number, over both columns
+        spoke = (_codes(flats["turns"][1].field("agent_id"), number) if "turns" in flats
+                 else np.array([], np.int64))
+        sent = _codes(flats["handoffs"][1].field("from_agent"), number)
+        width = len(number)
+        spoke = (row_of["turns"] * width + spoke) if "turns" in flats else spoke
+        sent = row_of["handoffs"] * width + sent
         flagged[row_of["handoffs"][~np.isin(sent, spoke)]] = True
     return np.flatnonzero(flagged).tolist()
+
+
+def _codes(arr: Any, number: dict[str, int]) -> Any:
+    """A numpy array: each (non-null) string's number in ``number``, new strings numbered as
+    they come; worked out on the distinct values only."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    encoded = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
+    lookup = np.array([number.setdefault(v, len(number))
+                       for v in encoded.dictionary.to_pylist()], dtype=np.int64)
+    return lookup[encoded.indices.to_numpy(zero_copy_only=False)]
 
 
 def _slow_build(table: pa.Table, file: str, first_row: int
