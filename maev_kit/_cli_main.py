@@ -566,8 +566,9 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
         raise InputError("--out and --ledger name the same file; give two paths")
     card = _load_card(judge_card)
     source: Any = set_path
-    if engine == "ray" and (facts != "auto" or format != "auto"):
-        raise InputError("--facts and --format run with the local engine; drop --engine ray")
+    if engine == "ray" and format != "auto":
+        raise InputError("--format runs with the local engine; drop --engine ray, or convert "
+                         "the export to shards first (maev convert)")
     if engine != "ray":
         source, _ = _traces_or_set(set_path, format)
     if split is not None and not Path(set_path).is_file():
@@ -590,7 +591,7 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
         if flags.batch:
             raise InputError("--batch runs with the local engine; drop --engine ray or --batch")
         result = score_on_ray(set_path, judge=judge, backend=backend, split=split,
-                              address=address, output_dir=output_dir,
+                              address=address, output_dir=output_dir, facts=facts,
                               **_run_params(flags, as_json))
     else:
         result = evaluate(source, judge=judge, backend=backend, judge_card=card, split=split,

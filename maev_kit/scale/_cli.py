@@ -71,13 +71,15 @@ def convert_command(src: str, dst: str, fmt: str) -> None:
 
 
 def score_on_ray(source: str, *, judge: Any, backend: Any, split: str | None,
-                 address: str | None, output_dir: str | None, **run_params: Any) -> Any:
-    """``evaluate_dataset`` with the CLI's arguments."""
+                 address: str | None, output_dir: str | None, facts: Any = "auto",
+                 **run_params: Any) -> Any:
+    """``evaluate_dataset`` with the CLI's arguments (``facts``: ``--facts``, as the local
+    engine takes it: a mode, proposers joined by commas, or a facts / expectations file)."""
     from maev_kit.scale import evaluate_dataset
 
     return evaluate_dataset(source, judge=judge, backend=backend, address=address,
-                            output_dir=output_dir, **({"split": split} if split else {}),
-                            **run_params)
+                            output_dir=output_dir, facts=facts,
+                            **({"split": split} if split else {}), **run_params)
 
 
 def exit_on_failed_shards(result: Any) -> None:

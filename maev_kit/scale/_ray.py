@@ -20,6 +20,8 @@ as the blocks finish, while the others still run.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import glob as _glob
 import json
 import logging
@@ -28,7 +30,7 @@ import pickle
 import tempfile
 import uuid
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -201,9 +203,26 @@ def evaluate_dataset(
             if row["stats"]:
                 _add_stats(stats, json.loads(row["stats"]))
             if row["result"] is not None:
-                units.append(_Unit(**pickle.loads(row["result"])))
-    return _collect(out, plan, judge, judge_obj, stats, failures, kw,
-                    _read_old_parts(out, old_parts) + units, fact_plan)
+                with _no_gc():
+                    units.append(_Unit(**pickle.loads(row["result"])))
+    with _no_gc():
+        return _collect(out, plan, judge, judge_obj, stats, failures, kw,
+                        _read_old_parts(out, old_parts) + units, fact_plan)
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """No cyclic garbage collection inside: building many objects (a block's traces and
+    scores, the results unpickled) otherwise triggers collections that each walk every live
+    object (the expectations, the scores gathered so far): 2.6x the CPU of a block, 8x that
+    of unpickling its results, measured. What is built is freed by reference counting."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # -- ray --------------------------------------------------------------------------------------
@@ -505,6 +524,10 @@ class _ScoreBlock:
         return _Own(_get(job.expectations), _get(job.done), _get(job.facts))
 
     def __call__(self, batch: pa.Table) -> pa.Table:
+        with _no_gc():
+            return self._call(batch)
+
+    def _call(self, batch: pa.Table) -> pa.Table:
         from maev_kit.traces._parquet import table_to_traces
 
         summaries: list[dict[str, Any]] = []
@@ -582,7 +605,7 @@ class _ScorePieces(_ScoreBlock):
         super().__init__(job)
         self.batch_size = batch_size
 
-    def __call__(self, batch: pa.Table) -> pa.Table:
+    def _call(self, batch: pa.Table) -> pa.Table:
         summaries: list[dict[str, Any]] = []
         for piece in batch.to_pylist():
             try:
