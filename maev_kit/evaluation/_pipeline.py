@@ -7,6 +7,8 @@ import math
 import os
 import warnings
 from collections import Counter
+from itertools import chain
+from operator import attrgetter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -540,16 +542,20 @@ def aggregate_scores(scores: Sequence[ConversationScore], ledger: pd.DataFrame,
 
     from maev_kit import metrics
 
-    per_conv = pd.DataFrame({c: [getattr(s, c) for s in scores] for c in COLUMNS},
-                            columns=list(COLUMNS))
+    # Column by column, one C-level attribute fetch per score: the aggregate runs on the
+    # driver alone under maev_kit.scale, over every conversation.
+    columns = list(zip(*map(attrgetter(*COLUMNS), scores))) or [()] * len(COLUMNS)
+    per_conv = pd.DataFrame(dict(zip(COLUMNS, map(list, columns))), columns=list(COLUMNS))
     judge_errors = _judge_error_summary(scores)
     not_applicable = _not_applicable(scores)
     aggregates = _bootstrap_means(per_conv, AGGREGATED, n_resamples=n_resamples,
                                   confidence=confidence, seed=seed)
     aggregates["note"] = [_note(m, n, len(scores), judge_errors, not_applicable)
                           for m, n in zip(aggregates["metric"], aggregates["n"])]
-    hf = pd.DataFrame(list(handoffs), columns=["from_agent", "to_agent"])
-    matrix = pd.crosstab(hf["from_agent"], hf["to_agent"]) if len(hf) else pd.DataFrame()
+    pair_counts = _pair_counts(handoffs)
+    matrix = (pair_counts.unstack(fill_value=0).rename_axis(index="from_agent",
+                                                            columns="to_agent")
+              if len(pair_counts) else pd.DataFrame())
     cases = [c for s in scores for c in s.cases]
     routes = [s.route for s in scores for _ in s.cases]
     routing: dict[str, Any] = {}
@@ -567,19 +573,32 @@ def aggregate_scores(scores: Sequence[ConversationScore], ledger: pd.DataFrame,
                   "n_conversations": len(scores), "n_items": len(ledger)}
     return EvaluationResult(
         per_conversation=per_conv, aggregates=aggregates, handoff_matrix=matrix,
-        pair_stats=_pair_stats(hf, ledger, scores), ledger=ledger,
+        pair_stats=_pair_stats(pair_counts, ledger, scores), ledger=ledger,
         loops=[lp for s in scores for lp in s.loops],
         violations=[v for s in scores for v in s.violations], routing=routing,
         judge={}, provenance=provenance, traces=list(traces),
         judge_errors=judge_errors, not_applicable=not_applicable)
 
 
+def _pair_counts(handoffs: Sequence[tuple[str, str]]) -> pd.Series:
+    """Handoffs per (from_agent, to_agent), most first, ties in order of first appearance
+    (what ``DataFrame.value_counts`` gives), counted by a Counter."""
+    import pandas as pd
+
+    counts = Counter(map(tuple, handoffs))
+    if not counts:
+        return pd.Series([], dtype="int64")
+    index = pd.MultiIndex.from_tuples(list(counts), names=["from_agent", "to_agent"])
+    return pd.Series(list(counts.values()), index=index, dtype="int64",
+                     name="count").sort_values(ascending=False, kind="stable")
+
+
 def _judge_error_summary(scores: Sequence[ConversationScore]) -> JudgeErrorSummary:
     by_cause: Counter[str] = Counter()
-    for s in scores:
-        by_cause.update(s.errors_by_cause)
-    failed = sum(s.judge_errors for s in scores)
-    total = sum(s.n_facts for s in scores)
+    for d in filter(None, map(attrgetter("errors_by_cause"), scores)):
+        by_cause.update(d)
+    failed = sum(map(attrgetter("judge_errors"), scores))
+    total = sum(map(attrgetter("n_facts"), scores))
     return JudgeErrorSummary(total=total, judged=total - failed, failed=failed,
                              by_cause=dict(sorted(by_cause.items())))
 
@@ -587,9 +606,11 @@ def _judge_error_summary(scores: Sequence[ConversationScore]) -> JudgeErrorSumma
 def _not_applicable(scores: Sequence[ConversationScore]) -> dict[str, dict[str, Any]]:
     """Component → how many conversations it was n/a for, and why."""
     reasons: dict[str, Counter[str]] = {}
-    for s in scores:
-        for comp, why in s.not_applicable.items():
-            reasons.setdefault(comp, Counter())[why] += 1
+    # grouped first: a why's first conversation is its group's first, so order is kept
+    groups = Counter(tuple(s.not_applicable.items()) for s in scores)
+    for items, n in groups.items():
+        for comp, why in items:
+            reasons.setdefault(comp, Counter())[why] += n
     out = {}
     for comp in ("handoff", "retention", "routing"):
         if comp not in reasons:
@@ -638,24 +659,21 @@ def _ledger(items: Sequence[RetentionItem], run: JudgeRun | None,
     return pd.DataFrame(rows, columns=list(_LEDGER))
 
 
-def _pair_stats(hf: pd.DataFrame, ledger: pd.DataFrame,
+def _pair_stats(pair_counts: pd.Series, ledger: pd.DataFrame,
                 scores: Sequence[ConversationScore]) -> pd.DataFrame:
     import pandas as pd
 
-    ctx: dict[tuple[str, str], list[bool]] = {}
-    for s in scores:
-        for fa, ta, ok in s.pair_context:
-            ctx.setdefault((fa, ta), []).append(ok)
+    ctx = Counter(chain.from_iterable(map(attrgetter("pair_context"), scores)))
     rows = []
-    for (fa, ta), n in (hf.value_counts().items() if len(hf) else []):
+    for (fa, ta), n in pair_counts.items():
         sub = ledger[(ledger["from_agent"] == fa) & (ledger["to_agent"] == ta)]
         c = {lab: int((sub["label"] == lab).sum()) for lab in _LABELS}
         judged = sum(c.values())
-        oks = ctx.get((fa, ta), [])
+        ok, checked = ctx[(fa, ta, True)], ctx[(fa, ta, True)] + ctx[(fa, ta, False)]
         rows.append({"from_agent": fa, "to_agent": ta, "handoffs": int(n), "facts": len(sub),
                      **c, "judge_errors": len(sub) - judged,
                      "retention_rate": round(c["retained"] / judged, 3) if judged else math.nan,
-                     "context_complete": round(sum(oks) / len(oks), 3) if oks else math.nan})
+                     "context_complete": round(ok / checked, 3) if checked else math.nan})
     return pd.DataFrame(rows, columns=list(_PAIRS))
 
 
@@ -678,6 +696,7 @@ def _bootstrap_means(frame: pd.DataFrame, columns: Sequence[str], *, n_resamples
     counts = {col: np.empty(n_resamples) for col in live}
     filled = {col: np.nan_to_num(table[col], nan=0.0) for col in live}
     present = {col: (~np.isnan(table[col])).astype(float) for col in live}
+    full = {col for col in live if present[col].all()}  # every resample counts n
     # The resamples in chunks of at most ~4M indices (32 MB), so memory is bounded by the
     # chunk, not by n_resamples x n; the same draws as one (n_resamples, n) array would give.
     step = max(1, _BOOTSTRAP_CHUNK // max(n, 1))
@@ -685,7 +704,8 @@ def _bootstrap_means(frame: pd.DataFrame, columns: Sequence[str], *, n_resamples
         idx = rng.integers(0, n, size=(min(step, n_resamples - start), n))
         for col in live:  # np.nanmean's own arithmetic: sum over NaN-as-0 / count
             sums[col][start:start + len(idx)] = filled[col][idx].sum(axis=1)
-            counts[col][start:start + len(idx)] = present[col][idx].sum(axis=1)
+            counts[col][start:start + len(idx)] = (n if col in full
+                                                   else present[col][idx].sum(axis=1))
     for col in columns:
         values = table[col]
         ok = ~np.isnan(values)

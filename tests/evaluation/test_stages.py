@@ -130,3 +130,27 @@ def test_bootstrap_is_chunked_with_the_same_draws(monkeypatch):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 120 * 2**20, f"peak {peak / 2**20:.0f} MB"
+
+
+def test_pair_counts_are_value_counts_and_the_matrix_a_crosstab():
+    """The aggregate counts handoff pairs with a Counter; the order (most first, ties in order
+    of first appearance) and the matrix are what pandas' value_counts and crosstab give."""
+    import random
+
+    import pandas as pd
+
+    from maev_kit.evaluation._pipeline import _ledger, aggregate_scores
+
+    rng = random.Random(3)
+    agents = ["triage", "billing", "tech", "general", "human"]
+    for n in (1, 7, 200):
+        pairs = [(rng.choice(agents), rng.choice(agents)) for _ in range(n)]
+        hf = pd.DataFrame(pairs, columns=["from_agent", "to_agent"])
+        result = aggregate_scores([], _ledger([], None), pairs, n_resamples=10)
+        stats = result.pair_stats
+        assert list(zip(zip(stats["from_agent"], stats["to_agent"]), stats["handoffs"])) == \
+            list(hf.value_counts().items())
+        matrix = result.handoff_matrix
+        expected = pd.crosstab(hf["from_agent"], hf["to_agent"])
+        assert matrix.equals(expected) and matrix.index.equals(expected.index) \
+            and matrix.columns.equals(expected.columns)
