@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from maev_kit.errors import MaevError
+from maev_kit.errors import InputError, MaevError
 from maev_kit.judges._heuristic import HeuristicJudge, _analyze, _compare, _content_stems
 from maev_kit.judges._verdict import Verdict
 from maev_kit.retention._items import LABELS, RetentionItem
@@ -20,8 +20,9 @@ class NotFittedError(MaevError, ValueError):
     """A judge that learns from labels was asked to judge before :meth:`fit`."""
 
 
-class TrainingOverlapError(MaevError, ValueError):
-    """A learned judge was asked to score items it was trained on (its score would be inflated)."""
+class TrainingOverlapError(InputError):
+    """A learned judge was asked to score items it was trained on (its score would be inflated):
+    a choice of input (which items, which split), so the CLI exits 2 on it."""
 
 
 def _agent_text(item: RetentionItem) -> str:

@@ -60,6 +60,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (w / "run.xlsx").write_bytes(b"PK\x03\x04 not really excel")
     (w / "existing.csv").write_text("keep,me\n1,2\n")
     (w / "empty_set").mkdir()
+    from maev_kit.calibration import calibrate
+    from maev_kit.datasets import load_labeled_set
+
+    learned = calibrate(load_labeled_set(w / "set"), judges=["tfidf-logreg"], progress=False)
+    learned.card("tfidf-logreg").save(w / "learned_card.json")  # fit on the dev split
     bad_manifest = w / "bad_manifest_set"
     shutil.copytree(BUNDLED, bad_manifest)
     (bad_manifest / "manifest.json").write_text("[" * 100_000)
@@ -119,6 +124,8 @@ ROWS: list[tuple[list[str], str]] = [
     (["score", "set", "--judge-card", "deep_obj.json"], "deep_obj.json"),
     (["score", "set", "--judge-card", "adir"], "--judge-card adir: is a folder"),
     (["score", "set", "--judge-card", "no_card.json"], "--judge-card no_card.json: no such"),
+    (["score", "set", "--judge-card", "learned_card.json", "--no-progress"],
+     "tfidf-logreg was fit on"),  # a whole set scored by a judge fit on its dev split
     (["score", "set", "--split", "tset"], "no such split; available: dev, test"),
     (["score", "traces.jsonl", "--split", "test"], "split"),
     (["score", "set", "--max-judge-errors", "2"], "--max-judge-errors"),
