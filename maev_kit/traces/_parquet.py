@@ -142,23 +142,81 @@ def load_parquet(path: str | os.PathLike[str]) -> list[MultiAgentTrace]:
     name = display_name(path)
     if not Path(path).exists():
         raise TraceValidationError([Problem(name, None, "", "file not found")])
-    try:
-        table = pa.parquet.read_table(path, read_dictionary=_READ_AS_DICTIONARY)
-    except (OSError, pa.ArrowException) as e:
-        raise TraceValidationError([Problem(name, None, "", f"not a readable Parquet file "
-                                            f"({str(e).splitlines()[0]})")]) from None
     was_enabled = gc.isenabled()
     gc.disable()  # see table_to_traces
     try:
-        traces, problems, to_check = _table_to_traces(table, name, 1, True)
-        del table
-        if problems:
-            raise TraceValidationError(problems)
+        try:
+            file = pa.parquet.ParquetFile(path)
+            problems = _check_schema(file.schema_arrow.empty_table(), name, True)
+            if problems:
+                raise TraceValidationError(problems)
+            # the schema is right: these columns can be read dictionary-encoded
+            file = pa.parquet.ParquetFile(path, metadata=file.metadata,
+                                          read_dictionary=_READ_AS_DICTIONARY)
+            fast = _fast_batches(file)
+            if fast is None:  # something is off: every problem, row by row
+                traces, problems, to_check = _table_to_traces(pa.parquet.read_table(path),
+                                                              name, 1, True)
+                if problems:
+                    raise TraceValidationError(problems)
+            else:
+                traces, to_check = fast
+        except (OSError, pa.ArrowException) as e:
+            raise TraceValidationError([Problem(name, None, "", f"not a readable Parquet file "
+                                                f"({str(e).splitlines()[0]})")]) from None
         _warn_findings(traces, name, to_check)
     finally:
         if was_enabled:
             gc.enable()
     return traces
+
+
+# Rows per batch of a file read by load_parquet: a batch's Arrow data and the lists made on the
+# way are freed before the next batch, whose allocations reuse that memory. On the benchmark's
+# 10,000 traces this takes about a tenth less CPU time than building from the whole table
+# (fewer fresh memory pages to fault in); 500 to 10,000 rows measured, 2,000-4,000 best.
+_BATCH_ROWS = 4096
+
+
+def _batches(file: Any) -> Iterator[pa.Table]:
+    """A ParquetFile as tables of about ``_BATCH_ROWS`` rows: small row groups read one by one
+    and put together, a large one read in batches (with dictionary-encoded columns, Arrow
+    reads no nested column across row groups)."""
+    pa = _pa()
+    group: list[pa.Table] = []
+    rows = 0
+    for i in range(file.metadata.num_row_groups):
+        size = file.metadata.row_group(i).num_rows
+        if size > _BATCH_ROWS:
+            if group:
+                yield pa.concat_tables(group)
+                group, rows = [], 0
+            for batch in file.iter_batches(batch_size=_BATCH_ROWS, row_groups=[i]):
+                yield pa.Table.from_batches([batch])
+            continue
+        group.append(file.read_row_group(i))
+        rows += size
+        if rows >= _BATCH_ROWS:
+            yield pa.concat_tables(group)
+            group, rows = [], 0
+    if group:
+        yield pa.concat_tables(group)
+
+
+def _fast_batches(file: Any) -> tuple[list[MultiAgentTrace], list[int]] | None:
+    """:func:`_fast_build` over a ParquetFile's batches; None when a batch has anything off
+    or a conversation_id repeats across batches (or the file has no rows)."""
+    traces: list[MultiAgentTrace] = []
+    to_check: list[int] = []
+    for table in _batches(file):
+        fast = _fast_build(table)
+        if fast is None:
+            return None
+        to_check.extend(len(traces) + r for r in fast[1])
+        traces.extend(fast[0])
+    if not traces or len({t.conversation_id for t in traces}) != len(traces):
+        return None
+    return traces, to_check
 
 
 def _warn_findings(traces: Sequence[MultiAgentTrace], name: str,

@@ -170,6 +170,23 @@ def test_row_groups_slices_and_dictionary_columns(tmp_path):
         assert table_to_traces(part, first_row=11) == (traces[10:30], [])
 
 
+def test_batches_keep_file_order_over_row_groups_of_any_size(tmp_path, monkeypatch):
+    """load_parquet reads about _BATCH_ROWS rows at a time: small row groups together, a large
+    one in slices; the traces come out in file order and a duplicate across batches is found."""
+    monkeypatch.setattr(_parquet, "_BATCH_ROWS", 5)
+    traces = _bench_traces(60)
+    with pq.ParquetWriter(tmp_path / "s.parquet", _parquet.trace_schema()) as w:
+        for a, b in ((0, 2), (2, 5), (5, 17), (17, 20), (20, 21), (21, 44), (44, 60)):
+            w.write_table(traces_to_table(traces[a:b]))
+    assert pq.ParquetFile(tmp_path / "s.parquet").metadata.num_row_groups == 7
+    assert load_traces(tmp_path / "s.parquet") == traces
+    dup = traces[:30] + [MultiAgentTrace(traces[3].conversation_id)] + traces[31:]
+    save_parquet(dup, tmp_path / "d.parquet", row_group_size=10)
+    with pytest.raises(TraceValidationError, match="row 31 › conversation_id: duplicate "
+                       "conversation_id 'conv-000003' \\(first on row 4\\)"):
+        load_traces(tmp_path / "d.parquet")
+
+
 def test_fast_built_objects_are_as_compact_as_constructed_ones():
     """In a fresh process the bulk builders may come first: their objects must not each carry
     a dict (what CPython gives objects allocated before their class has seen its attributes,
