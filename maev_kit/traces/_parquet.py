@@ -204,16 +204,20 @@ def _batches(file: Any) -> Iterator[pa.Table]:
 
 
 def _fast_batches(file: Any) -> tuple[list[MultiAgentTrace], list[int]] | None:
-    """:func:`_fast_build` over a ParquetFile's batches; None when a batch has anything off
-    or a conversation_id repeats across batches (or the file has no rows)."""
+    """:func:`_fast_build` over a ParquetFile's batches; None when a batch has anything off,
+    Arrow cannot read it so, or a conversation_id repeats across batches (or no rows)."""
+    pa = _pa()
     traces: list[MultiAgentTrace] = []
     to_check: list[int] = []
-    for table in _batches(file):
-        fast = _fast_build(table)
-        if fast is None:
-            return None
-        to_check.extend(len(traces) + r for r in fast[1])
-        traces.extend(fast[0])
+    try:
+        for table in _batches(file):
+            fast = _fast_build(table)
+            if fast is None:
+                return None
+            to_check.extend(len(traces) + r for r in fast[1])
+            traces.extend(fast[0])
+    except pa.ArrowException:  # e.g. a batch too big for one array: read the whole table
+        return None
     if not traces or len({t.conversation_id for t in traces}) != len(traces):
         return None
     return traces, to_check
