@@ -146,14 +146,15 @@ def load_parquet(path: str | os.PathLike[str]) -> list[MultiAgentTrace]:
     gc.disable()  # see table_to_traces
     try:
         try:
-            file = pa.parquet.ParquetFile(path)
-            problems = _check_schema(file.schema_arrow.empty_table(), name, True)
+            with pa.parquet.ParquetFile(path) as file:
+                metadata = file.metadata
+                problems = _check_schema(file.schema_arrow.empty_table(), name, True)
             if problems:
                 raise TraceValidationError(problems)
             # the schema is right: these columns can be read dictionary-encoded
-            file = pa.parquet.ParquetFile(path, metadata=file.metadata,
-                                          read_dictionary=_READ_AS_DICTIONARY)
-            fast = _fast_batches(file)
+            with pa.parquet.ParquetFile(path, metadata=metadata,
+                                        read_dictionary=_READ_AS_DICTIONARY) as file:
+                fast = _fast_batches(file)
             if fast is None:  # something is off: every problem, row by row
                 traces, problems, to_check = _table_to_traces(pa.parquet.read_table(path),
                                                               name, 1, True)
