@@ -470,6 +470,29 @@ SOURCE_HELP = ("A labeled-set folder (or a bundled set's name), a trace JSONL fi
 _SHOWN_IMPORT_WARNINGS = 20
 
 
+def card_options(f: Any) -> Any:
+    """``--judge-card`` and ``--allow-mismatch``, shared by score and report."""
+    f = click.option("--allow-mismatch", is_flag=True,
+                     help="With --judge and --judge-card: score even when the judge differs "
+                          "from the card's (a warning, not exit 2).")(f)
+    return click.option("--judge-card", type=click.Path(), default=None,
+                        help="Judge card from `maev calibrate`: without --judge, score with the "
+                             "card's judge (model, prompt, examples, parameters).")(f)
+
+
+def _scoring_judge(card: Any, flags: JudgeFlags) -> tuple[Any, Any]:
+    """The judge and backend to score with: the card's when a card is given without --judge
+    and --prompt; else --judge (``none``: no judge, retention n/a)."""
+    if card is not None and _judge_defaulted() and not flags.prompts:
+        from maev_kit.calibration._card import card_backend
+        from maev_kit.evaluation._pipeline import DEFAULT_JUDGE
+
+        return DEFAULT_JUDGE, card_backend(card, flags.backend_params())
+    if flags.judge.strip().lower() == "none":
+        return None, None
+    return flags.resolve(flags.judge)
+
+
 def facts_options(f: Any) -> Any:
     """``--facts`` and ``--format``, shared by score and report."""
     f = click.option("--format", "format", default="auto", show_default=True,
@@ -532,12 +555,7 @@ FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
 
 @click.command()
 @click.argument("set_path", metavar="SOURCE")
-@click.option("--judge-card", type=click.Path(), default=None,
-              help="Judge card from `maev calibrate`: without --judge, score with the card's "
-                   "judge (model, prompt, examples, parameters).")
-@click.option("--allow-mismatch", is_flag=True,
-              help="With --judge and --judge-card: score even when the judge differs from "
-                   "the card's (a warning, not exit 2).")
+@card_options
 @click.option("--split", default=None, help="Score only this split (e.g. test).")
 @click.option("--out", "out", type=click.Path(), default=None,
               help="Write per-conversation scores (.csv, .jsonl or .parquet).")
@@ -577,14 +595,7 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
         source = load_labeled_set(set_path)
         _check_split(source, split)
     t0 = time.perf_counter()
-    if card is not None and _judge_defaulted() and not flags.prompts:
-        from maev_kit.calibration._card import card_backend
-        from maev_kit.evaluation._pipeline import DEFAULT_JUDGE
-
-        judge, backend = DEFAULT_JUDGE, card_backend(card, flags.backend_params())
-    else:
-        judge, backend = ((None, None) if flags.judge.strip().lower() == "none"
-                          else flags.resolve(flags.judge))
+    judge, backend = _scoring_judge(card, flags)
     if engine == "ray":
         from maev_kit.scale._cli import score_on_ray
 
@@ -649,22 +660,26 @@ def _write_frame(df: Any, path: str) -> bool:
               help="The HTML file to write.")
 @click.option("--calibrate/--no-calibrate", "do_calibrate", default=True, show_default=True,
               help="Include a calibration of the offline judges against the set's labels.")
+@card_options
 @facts_options
 @judge_options()
-def report_command(set_path: str, out: str, do_calibrate: bool, facts: str, format: str,
-                   flags: JudgeFlags) -> None:
+def report_command(set_path: str, out: str, do_calibrate: bool, judge_card: str | None,
+                   allow_mismatch: bool, facts: str, format: str, flags: JudgeFlags) -> None:
     """Write the self-contained HTML report for SOURCE: a labeled set, a trace file or a
-    framework export (a file has no labels: no calibration section)."""
+    framework export (a file has no labels: no calibration section). With --judge-card the
+    report scores with the card's judge and shows the card."""
     from maev_kit.evaluation import evaluate
     from maev_kit.reporting import report
 
     _output_file(out, "--out", (".html", ".htm"))
+    card = _load_card(judge_card)
     source, is_traces = _traces_or_set(set_path, format)
     ls = None if is_traces else _labeled_set(set_path)
+    judge, backend = _scoring_judge(card, flags)
     cal = _calibrate_for_report(ls, flags) if do_calibrate and ls is not None else None
-    judge, backend = flags.resolve(flags.judge)
     result = evaluate(ls if ls is not None else source, judge=judge, backend=backend,
-                      facts=facts, **flags.run_params)
+                      judge_card=card, allow_mismatch=allow_mismatch, facts=facts,
+                      **flags.run_params)
     result.raise_for_judge_errors(flags.max_judge_errors)  # exit 1 before anything is written
     path = report(result, calibration=cal, labeled_set=ls).save(out)
     _echo_run_lines(result)

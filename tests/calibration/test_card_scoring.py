@@ -105,3 +105,27 @@ def test_cli_score_with_a_card_and_no_judge(set_dir, tmp_path, capsys):
                  "--allow-mismatch", "--split", "test", "--no-progress"]) in (0, None)
     warned = [ln for ln in capsys.readouterr().err.splitlines() if "JUDGE CARD" in ln]
     assert warned and all(ln.startswith("warning:") for ln in warned)
+
+
+def test_cli_report_with_a_card(set_dir, tmp_path, capsys):
+    """`maev report --judge-card` scores with the card's judge and shows the card; a learned
+    judge's card on the whole set (items it was fit on) is refused in one line, exit 2."""
+    heuristic = tmp_path / "heuristic_card.json"
+    calibrate(set_dir, judges=["heuristic"], cache=False, progress=False,
+              n_resamples=200).card().save(heuristic)
+    out = tmp_path / "report.html"
+    assert main(["report", str(set_dir), "--judge-card", str(heuristic), "--no-calibrate",
+                 "--out", str(out), "--no-progress"]) in (0, None)
+    page = out.read_text(encoding="utf-8")
+    card = json.loads(heuristic.read_text())
+    assert "judge card" in page and card["labels_hash"] in page
+    learned = tmp_path / "learned_card.json"
+    calibrate(set_dir, judges=["tfidf-logreg"], cache=False, progress=False,
+              n_resamples=200).card().save(learned)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["report", str(set_dir), "--judge-card", str(learned), "--no-calibrate",
+              "--out", str(tmp_path / "r2.html"), "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit_.value.code == 2 and len(err) == 1 and "was fit on" in err[0]
+    assert not (tmp_path / "r2.html").exists()
