@@ -4,11 +4,11 @@ offline rules over what was said before it, or (later) from an LLM."""
 from __future__ import annotations
 
 import difflib
-import gc
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from maev_kit._gc import paused_gc
 from maev_kit.errors import InputError
 from maev_kit.facts._model import ProposedFact, _fact_id, _normalise
 from maev_kit.facts._offline import extract
@@ -347,9 +347,7 @@ def _propose_rules(traces: list[MultiAgentTrace], name: str, first: bool,
     """The offline or context proposer over every trace."""
     # Proposals hold no reference cycles: pausing the cyclic collector while tens of thousands
     # of small objects are built saves a fifth of the time (as in loading traces).
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         facts: list[ProposedFact] = []
         for t in traces:
             if not t.handoffs:
@@ -362,9 +360,6 @@ def _propose_rules(traces: list[MultiAgentTrace], name: str, first: bool,
             else:
                 facts.extend(_propose_offline(t, notes, carry_over=carry_over))
         return facts
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def merge_facts(*lists: Iterable[ProposedFact]) -> list[ProposedFact]:

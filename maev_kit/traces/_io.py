@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 
-import gc
 import os
 import warnings
 from collections.abc import Iterable
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from maev_kit._gc import paused_gc
 from maev_kit._jsonl import display_name, iter_json_lines, pydantic_problems, write_jsonl
 from maev_kit.errors import Problem, TraceValidationError, TraceWarning
 from maev_kit.traces._model import AgentTurn, Handoff, HandoffReason, MultiAgentTrace, UserMessage
@@ -183,16 +183,8 @@ def validate_trace_file(path: str | os.PathLike[str], *, name: str | None = None
     Errors: unreadable lines, missing or mistyped fields, an unknown ``reason`` or
     ``schema_version``, a duplicate ``conversation_id``, an empty file.
     """
-    # Loaded traces hold no reference cycles; pausing the cyclic collector while thousands of
-    # small objects are built cuts load time by more than half (measured: 3.4 s → 1.3 s CPU
-    # for 10,000 traces).
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():  # loaded traces hold no reference cycles
         return _validate_trace_file(path, name or display_name(path))
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _validate_trace_file(path: str | os.PathLike[str], name: str

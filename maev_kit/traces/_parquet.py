@@ -21,7 +21,6 @@ schema does not change with their contents.
 
 from __future__ import annotations
 
-import gc
 import itertools
 import json
 import os
@@ -29,6 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from maev_kit._gc import paused_gc
 from maev_kit._jsonl import display_name
 from maev_kit.errors import InputError, Problem, TraceValidationError
 from maev_kit.traces._model import (
@@ -142,9 +142,7 @@ def load_parquet(path: str | os.PathLike[str]) -> list[MultiAgentTrace]:
     name = display_name(path)
     if not Path(path).exists():
         raise TraceValidationError([Problem(name, None, "", "file not found")])
-    was_enabled = gc.isenabled()
-    gc.disable()  # see table_to_traces
-    try:
+    with paused_gc():  # see table_to_traces
         try:
             with pa.parquet.ParquetFile(path) as file:
                 metadata = file.metadata
@@ -166,9 +164,6 @@ def load_parquet(path: str | os.PathLike[str]) -> list[MultiAgentTrace]:
             raise TraceValidationError([Problem(name, None, "", f"not a readable Parquet file "
                                                 f"({str(e).splitlines()[0]})")]) from None
         _warn_findings(traces, name, to_check)
-    finally:
-        if was_enabled:
-            gc.enable()
     return traces
 
 
@@ -250,14 +245,9 @@ def table_to_traces(table: pa.Table, *, file: str = "<table>", first_row: int = 
     Rows with a problem are left out; each problem names ``file``, ``row N`` (``first_row`` is
     the number of the table's first row) and the field. Never raises on content.
     """
-    was_enabled = gc.isenabled()
-    gc.disable()  # no reference cycles are built; the collector would only slow this down
-    try:
+    with paused_gc():  # no reference cycles are built; the collector would only slow this down
         traces, problems, _ = _table_to_traces(table, file, first_row, check_version)
         return traces, problems
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _problem(file: str, row: int, field: str, message: str) -> Problem:
