@@ -158,6 +158,7 @@ def evaluate_dataset(
         raise InputError("judge=None scores no retention, which the article's composite needs: "
                          "pass not_applicable='na' or name a judge")
     ray = _start_ray(num_cpus=num_cpus, address=address, progress=kw.get("progress", False))
+    warming = _warm_up(ray)  # the workers import while the driver plans
 
     from maev_kit.scale._facts import plan_facts
 
@@ -181,7 +182,7 @@ def evaluate_dataset(
                expectations=ray.put(plan.expectations) if shared else None,
                contracts=plan.contracts, splits=plan.splits, retention=judge is not None,
                done=ray.put(frozenset(done)) if done and shared else None,
-               facts=ray.put(fact_plan) if fact_plan is not None and shared else fact_plan,
+               facts=ray.put(fact_plan) if fact_plan is not None and shared else None,
                run_kwargs=run_kwargs,
                score_kwargs={k: kw[k] for k in _SCORE_KWARGS if k in kw})
     if plan.pieces:  # each task reads its piece and scores the traces it built
@@ -205,9 +206,28 @@ def evaluate_dataset(
             if row["result"] is not None:
                 with _no_gc():
                     units.append(_Unit(**pickle.loads(row["result"])))
+    del warming
     with _no_gc():
         return _collect(out, plan, judge, judge_obj, stats, failures, kw,
                         _read_old_parts(out, old_parts) + units, fact_plan)
+
+
+_WARM_UP_TASKS = 64  # at most: a big cluster's other workers warm up with their first block
+
+
+def _warm_up(ray: Any) -> list[Any]:
+    """One task per CPU (up to :data:`_WARM_UP_TASKS`) that imports what a block needs, so
+    the workers pay their imports (about 2 s each) while the driver plans and ships the
+    pieces, instead of in their first block. Not waited for."""
+    cpus = int(ray.cluster_resources().get("CPU", 1))
+    task = ray.remote(num_cpus=1, max_retries=0)(_imports)
+    return [task.remote() for _ in range(max(1, min(cpus, _WARM_UP_TASKS)))]
+
+
+def _imports() -> None:
+    import maev_kit.evaluation._pipeline  # noqa: F401  (pandas, the metrics)
+    import maev_kit.retention  # noqa: F401
+    import maev_kit.traces._parquet  # noqa: F401  (pyarrow)
 
 
 @contextlib.contextmanager

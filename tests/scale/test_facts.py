@@ -87,10 +87,15 @@ def test_auto_and_proposers_equal_evaluate(ray_cluster, shards, tmp_path):
         notes = [str(w.message) for w in want_w if "no key fact" in str(w.message)]
         got_notes = [str(w.message) for w in got_w if "no key fact" in str(w.message)]
         assert len(got_notes) == len(notes)  # one warning when evaluate gives one
-    # "auto" (the default) keeps the expectations' facts where there are some, proposes the rest
+        if facts == "auto":
+            want_auto = want
+    # "auto" (the default) keeps the expectations' facts where there are some, proposes the
+    # rest; a rerun resumes: everything read back from the parts (facts counts included)
     auto = evaluate_dataset(str(d / "shards"), judge="heuristic", batch_size=8,
                             expectations=d / "expectations.jsonl", cache=False,
                             output_dir=tmp_path / "auto")
+    assert auto.judge["stats"] == {}  # nothing judged again
+    _same(auto, want_auto)
     assert {"expectations", "context"} <= set(auto.ledger["fact_source"])
     assert auto.provenance["facts"]["mode"] == "auto"
 
