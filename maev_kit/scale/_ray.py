@@ -20,8 +20,6 @@ as the blocks finish, while the others still run.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import glob as _glob
 import json
 import logging
@@ -30,11 +28,11 @@ import pickle
 import tempfile
 import uuid
 import warnings
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from maev_kit._gc import paused_gc as _no_gc
 from maev_kit.errors import InputError, MaevError
 
 if TYPE_CHECKING:
@@ -228,21 +226,6 @@ def _imports() -> None:
     import maev_kit.evaluation._pipeline  # noqa: F401  (pandas, the metrics)
     import maev_kit.retention  # noqa: F401
     import maev_kit.traces._parquet  # noqa: F401  (pyarrow)
-
-
-@contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """No cyclic garbage collection inside: building many objects (a block's traces and
-    scores, the results unpickled) otherwise triggers collections that each walk every live
-    object (the expectations, the scores gathered so far): 2.6x the CPU of a block, 8x that
-    of unpickling its results, measured. What is built is freed by reference counting."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 # -- ray --------------------------------------------------------------------------------------
