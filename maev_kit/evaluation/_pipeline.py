@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from maev_kit import __version__
+from maev_kit._gc import paused_gc
 from maev_kit.errors import InputError, JudgeErrorWarning, NotApplicableWarning
 from maev_kit.evaluation._result import METRIC_COMPONENT, EvaluationResult, JudgeErrorSummary
 from maev_kit.evaluation._score import COLUMNS, ConversationScore, NotApplicable, score_conversation
@@ -511,10 +512,11 @@ def score_traces(traces: Sequence[MultiAgentTrace],
     """:func:`score_conversation` for each trace, in order (``evaluate`` and
     ``maev_kit.scale.evaluate_dataset`` both score through here). ``retention=False``: no
     judge was asked, retention is n/a with reason :data:`NOT_JUDGED`."""
-    return [score_conversation(t, expectations.get(t.conversation_id),
-                               verdicts.get(t.conversation_id, []) if retention else None,
-                               contracts, split=splits.get(t.conversation_id), **kwargs)
-            for t in traces]
+    with paused_gc():  # scores hold no reference cycles (see maev_kit._gc)
+        return [score_conversation(t, expectations.get(t.conversation_id),
+                                   verdicts.get(t.conversation_id, []) if retention else None,
+                                   contracts, split=splits.get(t.conversation_id), **kwargs)
+                for t in traces]
 
 
 # -- aggregate --------------------------------------------------------------------------------
@@ -523,9 +525,10 @@ def _aggregate(scores: Sequence[ConversationScore], inputs: _Inputs, run: JudgeR
                n_resamples: int = 2000, confidence: float = 0.95,
                seed: int = 0) -> EvaluationResult:
     """The result from every conversation's score: aggregates, pairs, ledger, routing."""
+    with paused_gc():  # the handoff pairs: one tuple per handoff of every trace
+        handoffs = [(h.from_agent, h.to_agent) for t in inputs.traces for h in t.handoffs]
     return aggregate_scores(
-        scores, _ledger(inputs.items, run, inputs.fact_sources),
-        [(h.from_agent, h.to_agent) for t in inputs.traces for h in t.handoffs],
+        scores, _ledger(inputs.items, run, inputs.fact_sources), handoffs,
         labeled_set=inputs.labeled_set, split=inputs.split, traces=inputs.traces,
         n_resamples=n_resamples, confidence=confidence, seed=seed)
 
@@ -538,6 +541,16 @@ def aggregate_scores(scores: Sequence[ConversationScore], ledger: pd.DataFrame,
     """The aggregate stage from rows alone: every conversation's score (in order), the ledger
     and the (from_agent, to_agent) of every handoff; ``maev_kit.scale`` calls it with rows read
     back from Parquet."""
+    with paused_gc():  # a million scores are tens of millions of objects for each collection
+        return _aggregate_scores(scores, ledger, handoffs, labeled_set=labeled_set, split=split,
+                                 traces=traces, n_resamples=n_resamples, confidence=confidence,
+                                 seed=seed)
+
+
+def _aggregate_scores(scores: Sequence[ConversationScore], ledger: pd.DataFrame,
+                      handoffs: Sequence[tuple[str, str]], *, labeled_set: LabeledSet | None,
+                      split: str | None, traces: Sequence[MultiAgentTrace], n_resamples: int,
+                      confidence: float, seed: int) -> EvaluationResult:
     import pandas as pd
 
     from maev_kit import metrics
