@@ -252,6 +252,20 @@ FACT_MODES = ("auto", "context", "offline", "llm")
 _SHOWN_NOTES = 3
 
 
+def unknown_facts(facts: str | os.PathLike[str]) -> InputError:
+    """The error for a ``facts=`` string that is neither a mode nor an existing file, with a
+    "did you mean" when it is close to a mode (``evaluate`` and ``maev_kit.scale`` raise it)."""
+    import difflib
+
+    from maev_kit.facts import METHODS
+
+    close = difflib.get_close_matches(str(facts), FACT_MODES, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return InputError(f"facts {str(facts)!r}: neither a mode nor an existing file; {hint}use one "
+                      f"of {', '.join(FACT_MODES)}, several proposers joined by commas "
+                      f"({','.join(METHODS[:2])}) or a facts / expectations JSONL file")
+
+
 def _read_traces(path: Any) -> list[MultiAgentTrace]:
     """A trace file or a framework export; what the import could not map is one warning."""
     from maev_kit.errors import TraceWarning
@@ -335,14 +349,7 @@ def _with_facts(traces: Sequence[MultiAgentTrace],
         proposed, notes = list(proposal), list(proposal.notes)
     else:
         if isinstance(facts, (str, os.PathLike)) and not os.path.exists(facts):
-            import difflib
-
-            close = difflib.get_close_matches(str(facts), FACT_MODES, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise InputError(f"facts {str(facts)!r}: neither a mode nor an existing file; "
-                             f"{hint}use one of {', '.join(FACT_MODES)}, several proposers "
-                             f"joined by commas ({','.join(METHODS[:2])}) or a facts / "
-                             "expectations JSONL file")
+            raise unknown_facts(facts)
         src = resolve_facts(facts, traces)
         mode = (os.path.basename(facts) if isinstance(facts, (str, os.PathLike))
                 else "list of facts")

@@ -64,7 +64,7 @@ def plan_facts(facts: Any, *, judge: Any, backend: Any,
     A file is read here, once; its problems are one :class:`~maev_kit.errors.InputError`
     naming ``file:line › field``, as ``evaluate`` reports them.
     """
-    from maev_kit.evaluation._pipeline import FACT_MODES, _fact_backend, _fact_methods
+    from maev_kit.evaluation._pipeline import _fact_backend, _fact_methods, unknown_facts
     from maev_kit.facts import METHODS, ProposedFact
 
     if facts is None:
@@ -85,14 +85,7 @@ def plan_facts(facts: Any, *, judge: Any, backend: Any,
     if isinstance(facts, (str, os.PathLike)):
         p = Path(facts)
         if not p.exists():
-            import difflib
-
-            close = difflib.get_close_matches(str(facts), FACT_MODES, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise InputError(f"facts {str(facts)!r}: neither a mode nor an existing file; "
-                             f"{hint}use one of {', '.join(FACT_MODES)}, several proposers "
-                             f"joined by commas ({','.join(METHODS[:2])}) or a facts / "
-                             "expectations JSONL file")
+            raise unknown_facts(facts)
         return _plan_file(p)
     raise InputError(f"`facts` must be a proposer name ({', '.join(METHODS)}), a list of them, "
                      f"a list of ProposedFact or a file path, got {type(facts).__name__}")
