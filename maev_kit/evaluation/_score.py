@@ -148,6 +148,8 @@ def score_conversation(
     from maev_kit.metrics._coordination import DEFAULT_CONTRADICTION_PENALTY
     from maev_kit.metrics._coordination import _check_weights as check_weights
     from maev_kit.metrics._coordination import combine as combine_components
+    from maev_kit.expectations import RoutingTestCase
+    from maev_kit.metrics._coerce import as_records
     from maev_kit.metrics._routing import accuracies as routing_accuracies
 
     if not_applicable not in ("na", "article"):
@@ -200,11 +202,11 @@ def score_conversation(
                            else "no key facts")
 
     # routing
-    cases = tuple(expectations.routing) if expectations is not None else ()
+    cases = (tuple(as_records(list(expectations.routing), RoutingTestCase, "routing"))
+             if expectations is not None and expectations.routing else ())
     route = _actual_route(trace, triage_agent)
     if cases:
-        # score_routing's core: the cases were checked when the expectations were read, and
-        # the category level is not a column.
+        # score_routing's core on the checked cases (the category level is not a column)
         route_rep = routing_accuracies(cases, [route] * len(cases))
         exact, acceptable = (float(route_rep["exact_routing_accuracy"]),
                              float(route_rep["acceptable_routing_accuracy"]))

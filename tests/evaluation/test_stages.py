@@ -154,3 +154,19 @@ def test_pair_counts_are_value_counts_and_the_matrix_a_crosstab():
         expected = pd.crosstab(hf["from_agent"], hf["to_agent"])
         assert matrix.equals(expected) and matrix.index.equals(expected.index) \
             and matrix.columns.equals(expected.columns)
+
+
+def test_score_conversation_reads_routing_cases_given_as_mappings(inputs):
+    """Expectations built by hand may hold routing cases as dicts, as score_routing accepts."""
+    from maev_kit.expectations import ConversationExpectations, RoutingTestCase
+
+    trace = inputs.traces[0]
+    route = trace.handoffs[0].to_agent
+    as_dict = ConversationExpectations(trace.conversation_id, routing=[
+        {"user_input": "hi", "correct_agent": route}, {"user_input": "yo", "correct_agent": "x"}])
+    s = score_conversation(trace, as_dict)
+    assert (s.routing_exact, s.routing_cases) == (0.5, 2)
+    assert all(type(c) is RoutingTestCase for c in s.cases)
+    with pytest.raises(TypeError, match=r"`routing\[0\]` must be a RoutingTestCase"):
+        score_conversation(trace, ConversationExpectations(trace.conversation_id,
+                                                           routing=["billing"]))
