@@ -105,6 +105,14 @@ def _peek_keys(path: Path) -> set[str]:
     return set()
 
 
+def check_handoff_index(where: str, index: int, trace: MultiAgentTrace) -> None:
+    """Raise an :class:`InputError` at ``where › handoff_index`` unless ``trace`` has handoff
+    ``index`` (a given fact, or an expectations file's key fact, must sit on a real one)."""
+    if not 0 <= index < len(trace.handoffs):
+        raise InputError(f"{where} › handoff_index: handoff {index} does not exist "
+                         f"({trace.conversation_id!r} has {len(trace.handoffs)} handoff(s))")
+
+
 def _check_facts_fit(facts: Sequence[ProposedFact], traces: Sequence[MultiAgentTrace],
                      name: str) -> None:
     by_id = {t.conversation_id: t for t in traces}
@@ -114,22 +122,30 @@ def _check_facts_fit(facts: Sequence[ProposedFact], traces: Sequence[MultiAgentT
         if t is None:
             raise InputError(f"{where} › conversation_id: {f.conversation_id!r} is not among "
                              "the traces")
-        if not 0 <= f.handoff_index < len(t.handoffs):
-            raise InputError(f"{where} › handoff_index: handoff {f.handoff_index} does not "
-                             f"exist ({f.conversation_id!r} has {len(t.handoffs)} handoff(s))")
+        check_handoff_index(where, f.handoff_index, t)
 
 
-def _facts_from_file(p: Path, traces: Sequence[MultiAgentTrace]) -> FactSource:
+def read_facts_file(p: Path) -> tuple[list[ProposedFact] | None, list[Any], dict[str, int]]:
+    """A facts file's facts, or an expectations file's expectations with each one's line
+    (the first key of its first record decides): ``(facts, [], {})`` or
+    ``(None, expectations, lines)``. Problems raise, naming ``file:line › field``."""
     from maev_kit.expectations import read_expectations
     from maev_kit.facts._io import load_facts
 
-    name = p.name
     if p.is_dir():
-        raise InputError(f"{name}: is a folder; give a facts or expectations JSONL file")
+        raise InputError(f"{p.name}: is a folder; give a facts or expectations JSONL file")
     if _peek_keys(p) & {"key_facts", "handoffs", "routing"}:
-        exps, problems, lines = read_expectations(p, name=name)
+        exps, problems, lines = read_expectations(p, name=p.name)
         if problems:
             raise LabelValidationError(problems)
+        return None, exps, lines
+    return load_facts(p), [], {}
+
+
+def _facts_from_file(p: Path, traces: Sequence[MultiAgentTrace]) -> FactSource:
+    name = p.name
+    facts, exps, lines = read_facts_file(p)
+    if facts is None:
         by_id = {t.conversation_id: t for t in traces}
         for e in exps:
             t = by_id.get(e.conversation_id)
@@ -138,12 +154,8 @@ def _facts_from_file(p: Path, traces: Sequence[MultiAgentTrace]) -> FactSource:
                 raise InputError(f"{name}:{line} › conversation_id: {e.conversation_id!r} is "
                                  "not among the traces")
             for i, kf in enumerate(e.key_facts):
-                if not 0 <= kf.handoff_index < len(t.handoffs):
-                    raise InputError(f"{name}:{line} › key_facts[{i}] › handoff_index: handoff "
-                                     f"{kf.handoff_index} does not exist ({e.conversation_id!r}"
-                                     f" has {len(t.handoffs)} handoff(s))")
+                check_handoff_index(f"{name}:{line} › key_facts[{i}]", kf.handoff_index, t)
         return FactSource([], f"taken from the expectations file {name}", expectations=exps)
-    facts = load_facts(p)
     _check_facts_fit(facts, traces, name)
     reviewed = sum(f.reviewed for f in facts)
     return FactSource(facts, f"taken from the facts file {name} ({reviewed} of {len(facts)} "

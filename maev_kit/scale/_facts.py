@@ -96,23 +96,16 @@ def _digest(data: bytes) -> str:
 
 
 def _plan_file(p: Path) -> FactPlan:
-    from maev_kit.errors import LabelValidationError
-    from maev_kit.expectations import read_expectations
-    from maev_kit.facts import load_facts
-    from maev_kit.facts._labeled_set import _peek_keys
+    from maev_kit.facts._labeled_set import read_facts_file
 
-    name = p.name
-    if p.is_dir():
-        raise InputError(f"{name}: is a folder; give a facts or expectations JSONL file")
+    facts, exps, lines = read_facts_file(p)
     plan = FactPlan(None, os.path.basename(p), _digest(p.read_bytes()))
-    if _peek_keys(p) & {"key_facts", "handoffs", "routing"}:
-        exps, problems, lines = read_expectations(p, name=name)
-        if problems:
-            raise LabelValidationError(problems)
-        plan.keep = {e.conversation_id: (f"{name}:{lines[e.conversation_id]}", e) for e in exps}
+    if facts is None:
+        plan.keep = {e.conversation_id: (f"{p.name}:{lines[e.conversation_id]}", e)
+                     for e in exps}
         return plan
-    for i, f in enumerate(load_facts(p)):
-        plan.proposed.setdefault(f.conversation_id, []).append((f"{name}:{i + 1}", f))
+    for i, f in enumerate(facts):
+        plan.proposed.setdefault(f.conversation_id, []).append((f"{p.name}:{i + 1}", f))
     return plan
 
 
@@ -130,6 +123,7 @@ def apply_facts(plan: FactPlan, traces: list[Any], given: dict[str, Any]
     """
     from maev_kit.errors import TraceWarning
     from maev_kit.evaluation._pipeline import _merge_facts, _with_facts
+    from maev_kit.facts._labeled_set import check_handoff_index
 
     if not plan.given:
         with warnings.catch_warnings(record=True) as caught:
@@ -144,9 +138,8 @@ def apply_facts(plan: FactPlan, traces: list[Any], given: dict[str, Any]
     for cid, facts in plan.proposed.items():
         t = by_id.get(cid)
         for where, f in facts:
-            if t is not None and not 0 <= f.handoff_index < len(t.handoffs):
-                raise InputError(f"{where} › handoff_index: handoff {f.handoff_index} does not "
-                                 f"exist ({cid!r} has {len(t.handoffs)} handoff(s))")
+            if t is not None:
+                check_handoff_index(where, f.handoff_index, t)
             proposed.append(f)
     keep = {}
     for cid, (where, e) in plan.keep.items():
@@ -154,10 +147,7 @@ def apply_facts(plan: FactPlan, traces: list[Any], given: dict[str, Any]
         if t is None:
             continue
         for i, kf in enumerate(e.key_facts):
-            if not 0 <= kf.handoff_index < len(t.handoffs):
-                raise InputError(f"{where} › key_facts[{i}] › handoff_index: handoff "
-                                 f"{kf.handoff_index} does not exist ({cid!r} has "
-                                 f"{len(t.handoffs)} handoff(s))")
+            check_handoff_index(f"{where} › key_facts[{i}]", kf.handoff_index, t)
         if e.key_facts:
             keep[cid] = e
     out, sources = _merge_facts(traces, given, keep, proposed)
