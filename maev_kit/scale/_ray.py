@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maev_kit._gc import paused_gc as _no_gc
+from maev_kit._gc import paused_gc
 from maev_kit.errors import InputError, MaevError
 
 if TYPE_CHECKING:
@@ -202,10 +202,10 @@ def evaluate_dataset(
             if row["stats"]:
                 _add_stats(stats, json.loads(row["stats"]))
             if row["result"] is not None:
-                with _no_gc():
+                with paused_gc():
                     units.append(_Unit(**pickle.loads(row["result"])))
     del warming
-    with _no_gc():
+    with paused_gc():
         return _collect(out, plan, judge, judge_obj, stats, failures, kw,
                         _read_old_parts(out, old_parts) + units, fact_plan)
 
@@ -527,7 +527,7 @@ class _ScoreBlock:
         return _Own(_get(job.expectations), _get(job.done), _get(job.facts))
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        with _no_gc():
+        with paused_gc():
             return self._call(batch)
 
     def _call(self, batch: pa.Table) -> pa.Table:
@@ -720,14 +720,9 @@ def _read_old_parts(out: Path, parts: list[Path]) -> list[_Unit]:
         block = table.column("_block")[0].as_py()
         scores, handoffs = [], []
         for r in _rows(table):
-            extra = pickle.loads(r["_extra"])
-            if len(extra) == 8:  # written before the cases were left out
-                loops, viols, cases, route, pair_ctx, by_cause, na, hf = extra
-            else:
-                loops, viols, route, pair_ctx, by_cause, na, hf = extra
-                cases = None
+            loops, viols, route, pair_ctx, by_cause, na, hf = pickle.loads(r["_extra"])
             scores.append(ConversationScore(**{c: r[c] for c in COLUMNS}, loops=loops,
-                                            violations=viols, cases=cases, route=route,
+                                            violations=viols, cases=None, route=route,
                                             pair_context=pair_ctx, errors_by_cause=by_cause,
                                             not_applicable=na))
             handoffs.append(hf)
