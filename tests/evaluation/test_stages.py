@@ -51,6 +51,20 @@ def test_score_conversation_is_typed_and_frozen(inputs):
     assert "loops" not in row and "errors_by_cause" not in row
 
 
+def test_score_conversation_builds_the_same_object_as_the_dataclass(inputs):
+    # score_conversation skips the frozen dataclass's __init__ (speed): the object must be the
+    # one the constructor makes, hash, repr and equality included
+    for trace in inputs.traces:
+        s = score_conversation(trace, inputs.expectations[trace.conversation_id],
+                               [Verdict(f"{trace.conversation_id}/h0/f1", "lost")])
+        values = {f.name: getattr(s, f.name) for f in dataclasses.fields(ConversationScore)}
+        made = ConversationScore(**values)
+        assert s == made and repr(s) == repr(made) and vars(s) == vars(made)
+        assert list(vars(s)) == list(vars(made))  # attribute order: pickles and dumps alike
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            s.split = "test"
+
+
 def test_score_conversation_without_expectations_or_verdicts(inputs):
     s = score_conversation(inputs.traces[1], None)
     assert math.isnan(s.composite) and s.composite_components == ""
