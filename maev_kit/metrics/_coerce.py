@@ -22,8 +22,12 @@ def as_records(value: Any, cls: type[T], arg: str, *, accepts: str | None = None
     ...
     TypeError: `test_cases` must be a list of RoutingTestCase objects, got str
     """
-    if type(value) is list and all(type(v) is cls for v in value):  # the fast, common case
-        return value
+    if type(value) is list:  # the fast, common case: a list of exact cls instances
+        for v in value:  # a loop, not all(<generator>): this runs per conversation
+            if type(v) is not cls:
+                break
+        else:
+            return value
     name = cls.__name__
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise TypeError(f"`{arg}` must be {accepts or f'a list of {name} objects'}, "

@@ -103,14 +103,17 @@ def score_handoff_accuracy(
             "unexpected_handoff_indices": list(range(n_act)),
         }
 
+    # Per conversation; written as plain loops, with lookups hoisted, for speed.
     if matching == "positional":
         pairs: list[int | None] = [i if i < n_act else None for i in range(n_exp)]
     else:
         pairs = _align([e.expected_target for e in exps], [h.to_agent for h in actual])
 
+    reason_value = _REASON_VALUE.get
     details = []
     n_target = n_reason = n_context = 0
-    for i, (exp, j) in enumerate(zip(exps, pairs)):
+    for i, exp in enumerate(exps):
+        j = pairs[i]
         want_reason = exp.expected_reason
         if j is None:
             h = None
@@ -121,7 +124,10 @@ def score_handoff_accuracy(
             target_ok = h.to_agent == exp.expected_target
             reason_ok = want_reason is None or h.reason == want_reason
             ctx = h.context_passed
-            missing_keys = [k for k in exp.required_context_keys if k not in ctx]
+            missing_keys = []
+            for k in exp.required_context_keys:  # a loop: cheaper than a comprehension here
+                if k not in ctx:
+                    missing_keys.append(k)
             context_ok = not missing_keys
         n_target += target_ok
         n_reason += reason_ok
@@ -129,28 +135,40 @@ def score_handoff_accuracy(
         details.append({
             "expected_index": i,
             "expected_target": exp.expected_target,
-            "expected_reason": _REASON_VALUE.get(want_reason, want_reason),
+            "expected_reason": reason_value(want_reason, want_reason),
             "actual_index": j,
             "actual_target": None if h is None else h.to_agent,
-            "actual_reason": None if h is None else _REASON_VALUE.get(h.reason, h.reason),
+            "actual_reason": None if h is None else reason_value(h.reason, h.reason),
             "target_correct": target_ok,
             "reason_correct": reason_ok,
             "context_complete": context_ok,
             "missing_context_keys": missing_keys,
         })
 
-    used = set(pairs)
-    unexpected = [j for j in range(n_act) if j not in used]
+    n_missing = pairs.count(None)
+    # Each actual handoff is paired at most once: the unpaired ones are the unexpected.
+    if n_act == n_exp - n_missing:
+        unexpected = []
+    else:
+        used = set(pairs)
+        unexpected = [j for j in range(n_act) if j not in used]
     return {
-        "target_accuracy": round(n_target / n_exp, 3),
-        "reason_accuracy": round(n_reason / n_exp, 3),
-        "context_completeness": round(n_context / n_exp, 3),
-        "missing_handoffs": pairs.count(None),
+        "target_accuracy": _share(n_target, n_exp),
+        "reason_accuracy": _share(n_reason, n_exp),
+        "context_completeness": _share(n_context, n_exp),
+        "missing_handoffs": n_missing,
         "unexpected_handoffs": len(unexpected),
         "matching": matching,
         "handoff_details": details,
         "unexpected_handoff_indices": unexpected,
     }
+
+
+def _share(k: int, n: int) -> float:
+    """``round(k / n, 3)``; the all and none cases (most of them) skip the slow ``round``."""
+    if k == n:
+        return 1.0
+    return round(k / n, 3) if k else 0.0
 
 
 def _align(expected: list[str], actual: list[str]) -> list[int | None]:
@@ -163,23 +181,19 @@ def _align(expected: list[str], actual: list[str]) -> list[int | None]:
     m, n = len(expected), len(actual)
     if m == n and expected == actual:  # the common, perfect case
         return list(range(m))
-    # cost[i][j] = (edits, -matches) for expected[i:] vs actual[j:]
-    cost = [[(0, 0)] * (n + 1) for _ in range(m + 1)]
-    for i in range(m, -1, -1):
-        row, below = cost[i], cost[i + 1] if i < m else None
-        for j in range(n, -1, -1):
-            if i == m:
-                row[j] = (n - j, 0)
-                continue
-            if j == n:
-                row[j] = (m - i, 0)
-                continue
-            assert below is not None
-            d = below[j + 1]
-            diag = (d[0], d[1] - 1) if expected[i] == actual[j] else (d[0] + 1, d[1])
-            ins = row[j + 1]
-            dele = below[j]
-            row[j] = min(diag, (ins[0] + 1, ins[1]), (dele[0] + 1, dele[1]))
+    # cost[i][j] = (edits, -matches) for expected[i:] vs actual[j:], held as the one int
+    # edits * k - matches (0 <= matches < k): ints compare as the pairs do, and cost less.
+    k = m + n + 1
+    cost = [[0] * (n + 1) for _ in range(m + 1)]
+    cost[m] = [(n - j) * k for j in range(n + 1)]
+    for i in range(m - 1, -1, -1):
+        row, below, target = cost[i], cost[i + 1], expected[i]
+        row[n] = (m - i) * k
+        for j in range(n - 1, -1, -1):
+            diag = below[j + 1] - 1 if target == actual[j] else below[j + 1] + k
+            ins = row[j + 1] + k
+            dele = below[j] + k
+            row[j] = min(diag, ins, dele)
     out: list[int | None] = []
     i = j = 0
     while i < m:
@@ -189,14 +203,12 @@ def _align(expected: list[str], actual: list[str]) -> list[int | None]:
             continue
         here = cost[i][j]
         d = cost[i + 1][j + 1]
-        diag = (d[0], d[1] - 1) if expected[i] == actual[j] else (d[0] + 1, d[1])
-        if diag == here:
+        if (d - 1 if expected[i] == actual[j] else d + k) == here:
             out.append(j)
             i += 1
             j += 1
             continue
-        ins = cost[i][j + 1]
-        if (ins[0] + 1, ins[1]) == here:  # actual[j] is unexpected
+        if cost[i][j + 1] + k == here:  # actual[j] is unexpected
             j += 1
             continue
         out.append(None)  # expected[i] is missing
