@@ -612,7 +612,8 @@ class _ScorePieces(_ScoreBlock):
         summaries: list[dict[str, Any]] = []
         for piece in batch.to_pylist():
             try:
-                traces = _read_piece(piece["path"], piece["row_groups"], piece["first_row"])
+                traces = _read_piece(piece["path"], piece["row_groups"], piece["first_row"],
+                                     turns=self.job.retention)
             except (MaevError, OSError, ValueError) as e:
                 summaries.append({"n": 0, "error_source": piece["path"],
                                   "error": _first_line(e)})
@@ -627,8 +628,10 @@ class _ScorePieces(_ScoreBlock):
         return _summary_table(summaries)
 
 
-def _read_piece(path: str, row_groups: str, first_row: int) -> list[Any]:
-    """The traces of a piece; a TraceValidationError naming the file, row and field."""
+def _read_piece(path: str, row_groups: str, first_row: int, turns: bool) -> list[Any]:
+    """The traces of a piece; a TraceValidationError naming the file, row and field.
+    ``turns=False`` (no judge): a Parquet piece is read without the turns' contents
+    (:func:`~maev_kit.traces._parquet.read_row_groups`), which no deterministic metric reads."""
     import warnings
 
     from maev_kit.errors import TraceValidationError
@@ -638,13 +641,10 @@ def _read_piece(path: str, row_groups: str, first_row: int) -> list[Any]:
         warnings.simplefilter("ignore")  # findings are load_traces' to show, not a run's
         if not row_groups:
             return load_traces(path)
-    import pyarrow.parquet as pq
+    from maev_kit.traces._parquet import read_row_groups
 
-    from maev_kit._jsonl import display_name
-    from maev_kit.traces._parquet import table_to_traces
-
-    table = pq.ParquetFile(path).read_row_groups([int(g) for g in row_groups.split(",")])
-    traces, problems = table_to_traces(table, file=display_name(path), first_row=first_row)
+    traces, problems = read_row_groups(path, [int(g) for g in row_groups.split(",")],
+                                       first_row=first_row, turns=turns)
     if problems:
         raise TraceValidationError(problems)
     return traces

@@ -250,6 +250,68 @@ def table_to_traces(table: pa.Table, *, file: str = "<table>", first_row: int = 
         return traces, problems
 
 
+class _UnreadTurn:
+    """What a trace read with ``turns=False`` holds in place of each turn: its count is
+    right (``len(trace.turns)``), reading anything of it is an error."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"this turn was not read (the traces were read with turns=False, "
+                             f"for the deterministic metrics): no {name!r}")
+
+    def __repr__(self) -> str:
+        return "<turn not read>"
+
+
+#: The placeholder of every turn of a trace read with ``turns=False``.
+UNREAD_TURN = _UnreadTurn()
+# the columns a read with turns=False reads: the ids, the handoffs and each turn's turn_index
+# (the number of turns)
+_SCORING_COLUMNS = ["conversation_id", "handoffs", "turns.list.element.turn_index"]
+
+
+def read_row_groups(path: str | os.PathLike[str], row_groups: Sequence[int], *,
+                    first_row: int = 1, turns: bool = True
+                    ) -> tuple[list[MultiAgentTrace], list[Problem]]:
+    """The traces of some row groups of a trace Parquet file, and the problems found (as
+    :func:`table_to_traces`, rows numbered from ``first_row``).
+
+    ``turns=False`` reads only what the deterministic metrics read (handoff accuracy, routing,
+    loops, contracts): the conversation ids, the handoffs and the number of turns. Each turn is
+    then :data:`UNREAD_TURN`, ``user_messages`` is empty and ``metadata`` is ``{}``; the turns'
+    contents are neither read nor checked. When anything read is off, the row groups are read
+    whole, so that the problems name every field as :func:`table_to_traces` does.
+    """
+    pa = _pa()
+    name = display_name(path)
+    groups = [int(g) for g in row_groups]
+    fast: Any = None
+    with paused_gc():
+        with pa.parquet.ParquetFile(path) as file:
+            metadata = file.metadata
+            schema_ok = not _check_schema(file.schema_arrow.empty_table(), name, True)
+            if not (schema_ok and not turns):
+                table = file.read_row_groups(groups)
+        if schema_ok and not turns:
+            # the schema is right: these columns can be read dictionary-encoded
+            traces: list[MultiAgentTrace] = []
+            with pa.parquet.ParquetFile(path, metadata=metadata,
+                                        read_dictionary=_READ_AS_DICTIONARY) as file:
+                for g in groups:  # dictionary-encoded, Arrow reads one group at a time
+                    fast = _fast_build(file.read_row_group(g, columns=_SCORING_COLUMNS),
+                                       turns=False)
+                    if fast is None:
+                        break
+                    traces.extend(fast[0])
+            if fast is not None and len({t.conversation_id for t in traces}) == len(traces):
+                return traces, []
+            with pa.parquet.ParquetFile(path, metadata=metadata) as file:
+                table = file.read_row_groups(groups)
+        traces, problems, _ = _table_to_traces(table, name, first_row, True)
+        return traces, problems
+
+
 def _problem(file: str, row: int, field: str, message: str) -> Problem:
     return Problem(file, None, f"row {row}" + (f" › {field}" if field else ""), message)
 
@@ -409,10 +471,13 @@ def _flat(table: pa.Table, column: str) -> tuple[list[int], Any] | None:
     return (offsets - base).tolist(), flat
 
 
-def _fast_build(table: pa.Table) -> tuple[list[MultiAgentTrace], list[int]] | None:
+def _fast_build(table: pa.Table, *, turns: bool = True
+                ) -> tuple[list[MultiAgentTrace], list[int]] | None:
     """Traces from a well-formed table, built column by column, and the rows that may deserve
     a :func:`~maev_kit.traces._io.check_trace` warning; None at the first thing that is off (a
-    null, an unknown reason or mode, bad JSON, a duplicate id).
+    null, an unknown reason or mode, bad JSON, a duplicate id). ``turns=False``: the table's
+    turns hold only ``turn_index`` (see :func:`read_row_groups`); each turn is
+    :data:`UNREAD_TURN` and no row is to check.
 
     The objects are made by the private builders of :mod:`maev_kit.traces._model`, which skip
     ``__init__``: the schema check and the checks here guarantee the final types.
@@ -437,6 +502,9 @@ def _fast_build(table: pa.Table) -> tuple[list[MultiAgentTrace], list[int]] | No
             rows[column] = [[] for _ in range(n)]
             continue
         offsets, flat = got
+        if column == "turns" and not turns:  # counted, not read
+            rows[column] = [[UNREAD_TURN] * (b - a) for a, b in zip(offsets, offsets[1:])]
+            continue
         flats[column] = got
         if any(flat.field(f).null_count for f in _FIELDS[column] if f not in _NULLABLE):
             return None
@@ -466,7 +534,7 @@ def _fast_build(table: pa.Table) -> tuple[list[MultiAgentTrace], list[int]] | No
         rows[column] = [objs[a:b] for a, b in zip(offsets, offsets[1:])]
         del objs
     traces = _traces(ids, rows["turns"], rows["handoffs"], rows["user_messages"], metas, n)
-    return traces, _rows_to_check(n, flats)
+    return traces, (_rows_to_check(n, flats) if turns else [])
 
 
 def _rows_to_check(n: int, flats: dict[str, tuple[list[int], Any]]) -> list[int]:

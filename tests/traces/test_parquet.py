@@ -289,3 +289,68 @@ def test_warnings_are_those_of_check_trace_on_every_row(tmp_path):
     text = str(record[0].message)
     assert text.startswith("4 warning(s)")
     assert [line.split(" › ", 1)[1] for line in text.splitlines()[1:]] == expected
+
+
+def test_read_row_groups_without_turns_reads_what_the_metrics_read(tmp_path):
+    """turns=False: ids, handoffs and the number of turns as a full read gives them, and
+    the same scores; the turns themselves are placeholders that refuse to be read."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_metrics import CONTRACTS
+
+    from maev_kit.evaluation import score_conversation
+
+    spec = importlib.util.spec_from_file_location("bench_scale",
+                                                  ROOT / "benchmarks" / "bench_scale.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    traces, exps = mod.make_corpus(120)
+    save_parquet(traces, tmp_path / "t.parquet", row_group_size=25)
+    full, no_problems = _parquet.read_row_groups(tmp_path / "t.parquet", [1, 2, 4],
+                                                 first_row=26)
+    thin, none = _parquet.read_row_groups(tmp_path / "t.parquet", [1, 2, 4], first_row=26,
+                                          turns=False)
+    assert no_problems == none == [] and full == traces[25:75] + traces[100:]
+    assert [t.conversation_id for t in thin] == [t.conversation_id for t in full]
+    assert [t.handoffs for t in thin] == [t.handoffs for t in full]
+    assert [len(t.turns) for t in thin] == [len(t.turns) for t in full]
+    assert all(t.user_messages == [] and t.metadata == {} for t in thin)
+    assert all(a is _parquet.UNREAD_TURN for t in thin for a in t.turns)
+    with pytest.raises(AttributeError, match="turn was not read.*'message'"):
+        thin[0].turns[0].message
+    exp = {e.conversation_id: e for e in exps}
+    for a, b in zip(full, thin):
+        for kw in ({}, {"not_applicable": "article"}):
+            assert repr(vars(score_conversation(a, exp[a.conversation_id], None, CONTRACTS,
+                                                **kw))) == \
+                repr(vars(score_conversation(b, exp[b.conversation_id], None, CONTRACTS, **kw)))
+
+
+def test_read_row_groups_without_turns_reports_problems_as_a_full_read(tmp_path):
+    good = [MultiAgentTrace(f"c{i}", turns=[AgentTurn("a", "r", "hi")],
+                            handoffs=[Handoff("a", "b", "escalation", {"k": i})])
+            for i in range(4)]
+    rows = traces_to_table(good).to_pylist()
+    rows[2]["handoffs"][0]["reason"] = "whim"
+    rows[3]["turns"][0]["tool_calls"] = "[{oops"  # a turn: named too, once a read falls back
+    with pq.ParquetWriter(tmp_path / "bad.parquet", _parquet.trace_schema()) as w:
+        for a, b in ((0, 2), (2, 4)):
+            w.write_table(pa.Table.from_pylist(rows[a:b], schema=_parquet.trace_schema()))
+    for turns in (True, False):
+        traces, problems = _parquet.read_row_groups(tmp_path / "bad.parquet", [1],
+                                                    first_row=3, turns=turns)
+        assert [str(p) for p in problems] == [
+            "bad.parquet › row 3 › handoffs[0] › reason: unknown reason 'whim'; expected one "
+            "of capability_match, escalation, specialization, fallback (or null when unknown)",
+            "bad.parquet › row 4 › turns[0] › tool_calls: not valid JSON (Expecting property "
+            "name enclosed in double quotes: line 1 column 3 (char 2))"]
+        assert traces == []
+    # a clean group of the same file reads without turns
+    thin, problems = _parquet.read_row_groups(tmp_path / "bad.parquet", [0], turns=False)
+    assert problems == [] and [t.conversation_id for t in thin] == ["c0", "c1"]
+    # a wrong schema is reported, not read around
+    pq.write_table(traces_to_table(good).set_column(1, "turns", pa.array(["x"] * 4)),
+                   tmp_path / "schema.parquet")
+    _, problems = _parquet.read_row_groups(tmp_path / "schema.parquet", [0], turns=False)
+    assert "turns: column has type string" in str(problems[0])
