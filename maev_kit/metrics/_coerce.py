@@ -1,4 +1,4 @@
-"""Input coercion shared by the metric functions."""
+"""Input coercion (and the rounding of shares) shared by the metric functions."""
 
 from __future__ import annotations
 
@@ -41,3 +41,14 @@ def as_records(value: Any, cls: type[T], arg: str, *, accepts: str | None = None
         else:
             raise TypeError(f"`{arg}[{i}]` must be a {name}, got {type(v).__name__}")
     return out
+
+
+def share(k: int, n: int) -> float:
+    """``round(k / n, 3)`` for counts ``k`` of ``n``: all or none (most shares of one
+    conversation) skip ``round``, the slow part, as ``k / n`` is then 1.0 or 0.0 already.
+
+    >>> share(2, 3), share(3, 3), share(0, 3)
+    (0.667, 1.0, 0.0)
+    """
+    q = k / n
+    return round(q, 3) if k and k != n else q

@@ -238,29 +238,46 @@ def check_handoff_contracts(
     cid = trace.conversation_id
     for hi, h in enumerate(trace.handoffs):
         ctx = h.context_passed
+        src, dst, reason = h.from_agent, h.to_agent, h.reason
         covered = False
         for ci, c in enumerate(rules):
-            if not ((c.from_agent == "*" or c.from_agent == h.from_agent)
-                    and (c.to_agent == "*" or c.to_agent == h.to_agent)
-                    and (c.reason is None or c.reason == h.reason)):
+            if not ((c.from_agent == "*" or c.from_agent == src)
+                    and (c.to_agent == "*" or c.to_agent == dst)
+                    and (c.reason is None or c.reason == reason)):
                 continue
             covered = True
             for key in c.required_context_keys:
                 if key not in ctx:
-                    out.append(ContractViolation(cid, hi, h.turn_index, h.from_agent, h.to_agent,
-                                                 ci, c, "missing_key", key))
+                    out.append(_violation(cid, hi, h.turn_index, src, dst, ci, c, "missing_key",
+                                          key, (), None))
             for key, names in c.value_types.items():
                 if key not in ctx:
                     continue
                 value = ctx[key]
                 if not _has_type(value, names):
-                    out.append(ContractViolation(cid, hi, h.turn_index, h.from_agent, h.to_agent,
-                                                 ci, c, "wrong_type", key, names,
-                                                 _json_type_name(value)))
+                    out.append(_violation(cid, hi, h.turn_index, src, dst, ci, c, "wrong_type",
+                                          key, names, _json_type_name(value)))
         if require_contract and not covered:
-            out.append(ContractViolation(cid, hi, h.turn_index, h.from_agent, h.to_agent,
-                                         None, None, "no_contract"))
+            out.append(_violation(cid, hi, h.turn_index, src, dst, None, None, "no_contract",
+                                  None, (), None))
     return out
+
+
+_new = object.__new__
+
+
+def _violation(conversation_id: str, handoff_index: int, turn_index: int, from_agent: str,
+               to_agent: str, contract_index: int | None, contract: HandoffContract | None,
+               kind: str, key: str | None, expected_types: tuple[str, ...],
+               actual_type: str | None) -> ContractViolation:
+    """``ContractViolation(...)`` (every field given), without the frozen dataclass's
+    ``__init__`` (one ``object.__setattr__`` call per field: ~3x slower); the same object."""
+    v = _new(ContractViolation)
+    v.__dict__.update(conversation_id=conversation_id, handoff_index=handoff_index,
+                      turn_index=turn_index, from_agent=from_agent, to_agent=to_agent,
+                      contract_index=contract_index, contract=contract, kind=kind, key=key,
+                      expected_types=expected_types, actual_type=actual_type)
+    return v
 
 
 def contract_violations_by_handoff(
@@ -313,8 +330,12 @@ def _json_type_name(value: Any) -> str:
 
 
 def _as_contracts(contracts: Any) -> list[HandoffContract]:
-    if type(contracts) is list and all(type(c) is HandoffContract for c in contracts):
-        return contracts
+    if type(contracts) is list:  # the fast, common case: a list of HandoffContract
+        for c in contracts:  # a loop, not all(<generator>): this runs per conversation
+            if type(c) is not HandoffContract:
+                break
+        else:
+            return contracts
     if isinstance(contracts, (str, os.PathLike)):
         return load_contracts(contracts)
     if isinstance(contracts, HandoffContract):

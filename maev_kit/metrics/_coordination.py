@@ -155,17 +155,23 @@ def combine(handoff_report: Mapping[str, Any] | None, retention_report: Mapping[
             "routing_quality": round(ro, 3),
             "composite_coordination": round(composite, 3),
         }
-    comps = dict(zip(_COMPONENTS, _na_components(handoff_report, retention_report,
-                                                 routing_report, penalty)))
-    used = tuple(c for c in _COMPONENTS if not math.isnan(comps[c]) and w[c] > 0)
-    total = sum(w[c] for c in used)
-    composite = (sum(w[c] * comps[c] for c in used) / total) if used else math.nan
+    comps = _na_components(handoff_report, retention_report, routing_report, penalty)
+    # the applicable components with a weight: a loop, not generators (this runs per
+    # conversation); sum() as before, so the float sums are the same
+    used, used_w, terms = [], [], []
+    isnan = math.isnan
+    for c, value in zip(_COMPONENTS, comps):
+        if not isnan(value) and w[c] > 0:
+            used.append(c)
+            used_w.append(w[c])
+            terms.append(w[c] * value)
+    composite = (sum(terms) / sum(used_w)) if used else math.nan
     return {
-        "handoff_quality": round(comps["handoff"], 3),
-        "information_retention": round(comps["retention"], 3),
-        "routing_quality": round(comps["routing"], 3),
+        "handoff_quality": round(comps[0], 3),
+        "information_retention": round(comps[1], 3),
+        "routing_quality": round(comps[2], 3),
         "composite_coordination": round(composite, 3),
-        "components_used": used,
+        "components_used": tuple(used),
     }
 
 
@@ -286,6 +292,8 @@ def _na_components(handoff_report: Mapping[str, Any] | None,
 def _value(report: Mapping[str, Any], key: str) -> float:
     """A needed value as a float, NaN when None or NaN (``"na"`` mode; presence is checked)."""
     value = report[key]
+    if type(value) is float:  # the common case; what _get returns for it
+        return value
     return math.nan if value is None else _get(report, key)
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from maev_kit.expectations import HandoffExpectation
-from maev_kit.metrics._coerce import as_records
+from maev_kit.metrics._coerce import as_records, share
 from maev_kit.traces._model import Handoff, HandoffReason, MultiAgentTrace
 
 __all__ = ["score_handoff_accuracy"]
@@ -153,22 +153,15 @@ def score_handoff_accuracy(
         used = set(pairs)
         unexpected = [j for j in range(n_act) if j not in used]
     return {
-        "target_accuracy": _share(n_target, n_exp),
-        "reason_accuracy": _share(n_reason, n_exp),
-        "context_completeness": _share(n_context, n_exp),
+        "target_accuracy": share(n_target, n_exp),
+        "reason_accuracy": share(n_reason, n_exp),
+        "context_completeness": share(n_context, n_exp),
         "missing_handoffs": n_missing,
         "unexpected_handoffs": len(unexpected),
         "matching": matching,
         "handoff_details": details,
         "unexpected_handoff_indices": unexpected,
     }
-
-
-def _share(k: int, n: int) -> float:
-    """``round(k / n, 3)``; the all and none cases (most of them) skip the slow ``round``."""
-    if k == n:
-        return 1.0
-    return round(k / n, 3) if k else 0.0
 
 
 def _align(expected: list[str], actual: list[str]) -> list[int | None]:

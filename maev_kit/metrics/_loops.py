@@ -66,10 +66,18 @@ def detect_circular_handoffs(trace: MultiAgentTrace, *, max_handoffs: int = 5) -
 
     # Ping-pong: handoffs grouped by unordered pair of agents.
     if n >= 3:
-        pairs: dict[frozenset[str], list[int]] = {}
+        # keyed by the pair's first direction: (a, b) and (b, a) are looked up (cheaper than
+        # a frozenset per handoff)
+        pairs: dict[tuple[str, str], list[int]] = {}
         for i, h in enumerate(handoffs):
-            if h.from_agent != h.to_agent:
-                pairs.setdefault(frozenset((h.from_agent, h.to_agent)), []).append(i)
+            a, b = h.from_agent, h.to_agent
+            if a != b:
+                idx = pairs.get((a, b))
+                if idx is None:
+                    idx = pairs.get((b, a))
+                    if idx is None:
+                        pairs[a, b] = idx = []
+                idx.append(i)
         for idx in pairs.values():
             if len(idx) < 3:
                 continue
@@ -108,10 +116,12 @@ def detect_circular_handoffs(trace: MultiAgentTrace, *, max_handoffs: int = 5) -
                 path, path_handoffs = [h.to_agent], []  # a closed chain starts afresh
             else:
                 path.append(h.to_agent)
-        found.extend((first_index[k], loop) for k, loop in cycles.items())
+        for k, loop in cycles.items():
+            found.append((first_index[k], loop))
 
-    found.sort(key=lambda item: item[0])
-    loops = [loop for _, loop in found]
+    if len(found) > 1:
+        found.sort(key=_first)
+    loops = [loop for _, loop in found] if found else []
     exceeds = n > max_handoffs
     return {
         "conversation_id": trace.conversation_id,
@@ -122,6 +132,10 @@ def detect_circular_handoffs(trace: MultiAgentTrace, *, max_handoffs: int = 5) -
         "exceeds_limit": exceeds,
         "should_escalate": bool(loops) or exceeds,
     }
+
+
+def _first(item: tuple[int, dict[str, Any]]) -> int:
+    return item[0]
 
 
 def _rotation_key(agents: list[str]) -> tuple[str, ...]:

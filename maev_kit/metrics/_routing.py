@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from maev_kit.errors import InputError, UndefinedMetricWarning
 from maev_kit.expectations import RoutingTestCase
-from maev_kit.metrics._coerce import as_records
+from maev_kit.metrics._coerce import as_records, share
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -107,8 +107,8 @@ def accuracies(cases: Sequence[RoutingTestCase], routes: Sequence[str | None]
         elif route in case.acceptable_agents:
             acceptable += 1
     return {
-        "exact_routing_accuracy": round(exact / n, 3),
-        "acceptable_routing_accuracy": round(acceptable / n, 3),
+        "exact_routing_accuracy": share(exact, n),
+        "acceptable_routing_accuracy": share(acceptable, n),
         "total_cases": n,
         "misrouted": n - acceptable,
     }
