@@ -64,8 +64,10 @@ def detect_circular_handoffs(trace: MultiAgentTrace, *, max_handoffs: int = 5) -
     n = len(handoffs)
     found: list[tuple[int, dict[str, Any]]] = []  # (first handoff index, loop)
 
-    # Ping-pong: handoffs grouped by unordered pair of agents.
-    if n >= 3:
+    # Ping-pong: handoffs grouped by unordered pair of agents. A pair's three or more handoffs
+    # all go to one of its two agents, so there is none unless some target repeats (checked
+    # first: cheaper than the grouping, and many conversations have no repeated target).
+    if n >= 3 and len({h.to_agent for h in handoffs}) < n:
         # keyed by the pair's first direction: (a, b) and (b, a) are looked up (cheaper than
         # a frozenset per handoff)
         pairs: dict[tuple[str, str], list[int]] = {}
