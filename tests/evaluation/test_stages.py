@@ -114,8 +114,9 @@ def test_score_conversation_not_judged(inputs):
 
 
 def test_bootstrap_is_chunked_with_the_same_draws(monkeypatch):
-    """Resampling in chunks gives the numbers one (n_resamples, n) array gives, and memory is
-    bounded by the chunk: 400 resamples of 100,000 rows would be 320 MB of indices at once."""
+    """Resampling in chunks gives the numbers one (n_resamples, n) array gives (summed as row
+    counts times the values), and memory is bounded by the chunk: 400 resamples of 100,000
+    rows would be 320 MB of indices at once."""
     import tracemalloc
 
     import numpy as np
