@@ -8,7 +8,7 @@ import os
 import warnings
 from collections import Counter
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -546,40 +546,134 @@ def aggregate_scores(scores: Sequence[ConversationScore], ledger: pd.DataFrame,
                      traces: Sequence[MultiAgentTrace] = (), n_resamples: int = 2000,
                      confidence: float = 0.95, seed: int = 0) -> EvaluationResult:
     """The aggregate stage from rows alone: every conversation's score (in order), the ledger
-    and the (from_agent, to_agent) of every handoff; ``maev_kit.scale`` calls it with rows read
-    back from Parquet."""
+    and the (from_agent, to_agent) of every handoff: :func:`summarize_scores` and the scores'
+    columns, then :func:`aggregate_summary` (``maev_kit.scale`` calls those two itself, with
+    the blocks' summaries added up and their columns read from Arrow)."""
     with paused_gc():  # a million scores are tens of millions of objects for each collection
-        return _aggregate_scores(scores, ledger, handoffs, labeled_set=labeled_set, split=split,
-                                 traces=traces, n_resamples=n_resamples, confidence=confidence,
-                                 seed=seed)
+        # Column by column, one C-level attribute fetch per score
+        columns = list(zip(*map(attrgetter(*COLUMNS), scores))) or [()] * len(COLUMNS)
+        per_conv = pd_frame(dict(zip(COLUMNS, map(list, columns))))
+        summary = summarize_scores(scores, [(i,) for i in range(len(scores))],
+                                   (((i,), pair) for i, pair in enumerate(handoffs)))
+        return aggregate_summary(per_conv, summary, ledger,
+                                 [c for s in scores for c in s.cases],
+                                 [s.route for s in scores for _ in s.cases],
+                                 labeled_set=labeled_set, split=split, traces=traces,
+                                 n_resamples=n_resamples, confidence=confidence, seed=seed)
 
 
-def _aggregate_scores(scores: Sequence[ConversationScore], ledger: pd.DataFrame,
-                      handoffs: Sequence[tuple[str, str]], *, labeled_set: LabeledSet | None,
-                      split: str | None, traces: Sequence[MultiAgentTrace], n_resamples: int,
-                      confidence: float, seed: int) -> EvaluationResult:
+def pd_frame(columns: dict[str, Any]) -> pd.DataFrame:
+    """The per-conversation frame from its columns (lists or arrays), in :data:`COLUMNS`
+    order."""
+    import pandas as pd
+
+    return pd.DataFrame(columns, columns=list(COLUMNS))
+
+
+@dataclass
+class ScoreSummary:
+    """What the aggregate stage needs from the scores besides their columns, in a form that
+    adds up block by block (:meth:`add`) to what all the scores at once give.
+
+    What is reported in order of first appearance carries the sort key of where it first
+    appeared (a conversation's key, a handoff's key), so the order of the sum does not depend
+    on the order the blocks are added in.
+    """
+
+    facts: int = 0
+    failed: int = 0
+    by_cause: Counter[str] = field(default_factory=Counter)
+    #: the not_applicable items of a conversation -> [conversations, first key]
+    na: dict[tuple[tuple[str, str], ...], list[Any]] = field(default_factory=dict)
+    #: (from_agent, to_agent) -> [handoffs, first key]
+    pairs: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
+    pair_context: Counter[tuple[str, str, bool]] = field(default_factory=Counter)
+    loops: list[tuple[Any, dict[str, Any]]] = field(default_factory=list)
+    violations: list[tuple[Any, dict[str, Any]]] = field(default_factory=list)
+
+    def add(self, other: ScoreSummary) -> None:
+        """Add another block's summary to this one."""
+        self.facts += other.facts
+        self.failed += other.failed
+        self.by_cause.update(other.by_cause)
+        for mine, theirs in ((self.na, other.na), (self.pairs, other.pairs)):
+            for k, (n, first) in theirs.items():
+                got = mine.get(k)
+                if got is None:
+                    mine[k] = [n, first]
+                else:
+                    got[0] += n
+                    got[1] = min(got[1], first)
+        self.pair_context.update(other.pair_context)
+        self.loops.extend(other.loops)
+        self.violations.extend(other.violations)
+
+
+def summarize_scores(scores: Sequence[ConversationScore], keys: Sequence[Any],
+                     handoffs: Any) -> ScoreSummary:
+    """The :class:`ScoreSummary` of some scores: ``keys`` sorts each score's conversation
+    among all of a run's, and ``handoffs`` yields ``(key, (from_agent, to_agent))`` for every
+    handoff of these conversations, its key sorting it among all of a run's handoffs."""
+    out = ScoreSummary()
+    out.failed = sum(map(attrgetter("judge_errors"), scores))
+    out.facts = sum(map(attrgetter("n_facts"), scores))
+    for d in filter(None, map(attrgetter("errors_by_cause"), scores)):
+        out.by_cause.update(d)
+    na = out.na
+    for key, s in zip(keys, scores):
+        items = tuple(s.not_applicable.items())
+        got = na.get(items)
+        if got is None:
+            na[items] = [1, key]
+        else:
+            got[0] += 1
+            if key < got[1]:  # a block's rows need not come in key order
+                got[1] = key
+        if s.loops:
+            out.loops.extend((key, lp) for lp in s.loops)
+        if s.violations:
+            out.violations.extend((key, v) for v in s.violations)
+    pairs = out.pairs
+    for key, pair in handoffs:
+        pair = tuple(pair)
+        got = pairs.get(pair)
+        if got is None:
+            pairs[pair] = [1, key]
+        else:
+            got[0] += 1
+            if key < got[1]:
+                got[1] = key
+    out.pair_context.update(chain.from_iterable(map(attrgetter("pair_context"), scores)))
+    return out
+
+
+def aggregate_summary(per_conv: pd.DataFrame, summary: ScoreSummary, ledger: pd.DataFrame,
+                      cases: Sequence[Any], routes: Sequence[str | None], *,
+                      labeled_set: LabeledSet | None = None, split: str | None = None,
+                      traces: Sequence[MultiAgentTrace] = (), n_resamples: int = 2000,
+                      confidence: float = 0.95, seed: int = 0) -> EvaluationResult:
+    """The result from the per-conversation frame (in order), the scores' summary, the ledger
+    and the routing cases with the route each took: aggregates with bootstrap CIs, pairs,
+    matrix, routing."""
     import pandas as pd
 
     from maev_kit import metrics
 
-    # Column by column, one C-level attribute fetch per score: the aggregate runs on the
-    # driver alone under maev_kit.scale, over every conversation.
-    columns = list(zip(*map(attrgetter(*COLUMNS), scores))) or [()] * len(COLUMNS)
-    per_conv = pd.DataFrame(dict(zip(COLUMNS, map(list, columns))), columns=list(COLUMNS))
-    judge_errors = _judge_error_summary(scores)
-    not_applicable = _not_applicable(scores)
+    n = len(per_conv)
+    judge_errors = JudgeErrorSummary(total=summary.facts, judged=summary.facts - summary.failed,
+                                     failed=summary.failed,
+                                     by_cause=dict(sorted(summary.by_cause.items())))
+    not_applicable = _not_applicable(summary.na)
     aggregates = _bootstrap_means(per_conv, AGGREGATED, n_resamples=n_resamples,
                                   confidence=confidence, seed=seed)
-    aggregates["note"] = [_note(m, n, len(scores), judge_errors, not_applicable)
-                          for m, n in zip(aggregates["metric"], aggregates["n"])]
-    pair_counts = _pair_counts(handoffs)
+    aggregates["note"] = [_note(m, k, n, judge_errors, not_applicable)
+                          for m, k in zip(aggregates["metric"], aggregates["n"])]
+    pair_counts = _pair_counts(summary.pairs)
     matrix = (pair_counts.unstack(fill_value=0).rename_axis(index="from_agent",
                                                             columns="to_agent")
               if len(pair_counts) else pd.DataFrame())
-    cases = [c for s in scores for c in s.cases]
-    routes = [s.route for s in scores for _ in s.cases]
     routing: dict[str, Any] = {}
-    if cases:
+    if len(cases):
         routing = dict(metrics.score_routing(cases, routes))
         routing["confusion"] = metrics.routing_confusion(cases, routes)
     provenance = {"maev_kit_version": __version__,
@@ -590,45 +684,37 @@ def _aggregate_scores(scores: Sequence[ConversationScore], ledger: pd.DataFrame,
                                    "labels_hash": labeled_set.labels_hash}
                                   if labeled_set else None),
                   "split": split, "confidence": confidence, "judge_card": None,
-                  "n_conversations": len(scores), "n_items": len(ledger)}
+                  "n_conversations": n, "n_items": len(ledger)}
+    by_key = itemgetter(0)
     return EvaluationResult(
         per_conversation=per_conv, aggregates=aggregates, handoff_matrix=matrix,
-        pair_stats=_pair_stats(pair_counts, ledger, scores), ledger=ledger,
-        loops=[lp for s in scores for lp in s.loops],
-        violations=[v for s in scores for v in s.violations], routing=routing,
+        pair_stats=_pair_stats(pair_counts, ledger, summary.pair_context), ledger=ledger,
+        loops=[lp for _, lp in sorted(summary.loops, key=by_key)],
+        violations=[v for _, v in sorted(summary.violations, key=by_key)], routing=routing,
         judge={}, provenance=provenance, traces=list(traces),
         judge_errors=judge_errors, not_applicable=not_applicable)
 
 
-def _pair_counts(handoffs: Sequence[tuple[str, str]]) -> pd.Series:
+def _pair_counts(pairs: dict[tuple[str, str], list[Any]]) -> pd.Series:
     """Handoffs per (from_agent, to_agent), most first, ties in order of first appearance
-    (what ``DataFrame.value_counts`` gives), counted by a Counter."""
+    (what ``DataFrame.value_counts`` gives)."""
     import pandas as pd
 
-    counts = Counter(map(tuple, handoffs))
-    if not counts:
+    if not pairs:
         return pd.Series([], dtype="int64")
-    index = pd.MultiIndex.from_tuples(list(counts), names=["from_agent", "to_agent"])
-    return pd.Series(list(counts.values()), index=index, dtype="int64",
+    ordered = sorted(pairs.items(), key=lambda kv: kv[1][1])  # first appearance
+    index = pd.MultiIndex.from_tuples([k for k, _ in ordered], names=["from_agent", "to_agent"])
+    return pd.Series([v[0] for _, v in ordered], index=index, dtype="int64",
                      name="count").sort_values(ascending=False, kind="stable")
 
 
-def _judge_error_summary(scores: Sequence[ConversationScore]) -> JudgeErrorSummary:
-    by_cause: Counter[str] = Counter()
-    for d in filter(None, map(attrgetter("errors_by_cause"), scores)):
-        by_cause.update(d)
-    failed = sum(map(attrgetter("judge_errors"), scores))
-    total = sum(map(attrgetter("n_facts"), scores))
-    return JudgeErrorSummary(total=total, judged=total - failed, failed=failed,
-                             by_cause=dict(sorted(by_cause.items())))
-
-
-def _not_applicable(scores: Sequence[ConversationScore]) -> dict[str, dict[str, Any]]:
-    """Component → how many conversations it was n/a for, and why."""
+def _not_applicable(groups: dict[tuple[tuple[str, str], ...], list[Any]]
+                    ) -> dict[str, dict[str, Any]]:
+    """Component → how many conversations it was n/a for, and why (``groups``: each
+    conversation's n/a items → [conversations, first key])."""
     reasons: dict[str, Counter[str]] = {}
-    # grouped first: a why's first conversation is its group's first, so order is kept
-    groups = Counter(tuple(s.not_applicable.items()) for s in scores)
-    for items, n in groups.items():
+    # a why's first conversation is its first group's first: groups in order of first one
+    for items, (n, _) in sorted(groups.items(), key=lambda kv: kv[1][1]):
         for comp, why in items:
             reasons.setdefault(comp, Counter())[why] += n
     out = {}
@@ -680,10 +766,9 @@ def _ledger(items: Sequence[RetentionItem], run: JudgeRun | None,
 
 
 def _pair_stats(pair_counts: pd.Series, ledger: pd.DataFrame,
-                scores: Sequence[ConversationScore]) -> pd.DataFrame:
+                ctx: Counter[tuple[str, str, bool]]) -> pd.DataFrame:
     import pandas as pd
 
-    ctx = Counter(chain.from_iterable(map(attrgetter("pair_context"), scores)))
     rows = []
     for (fa, ta), n in pair_counts.items():
         sub = ledger[(ledger["from_agent"] == fa) & (ledger["to_agent"] == ta)]

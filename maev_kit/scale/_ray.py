@@ -4,9 +4,11 @@ Layout of ``output_dir``::
 
     run.json                         what was run (checked on resume)
     conversations/part-<block>.parquet   one row per conversation: the per-conversation columns
-                                     of EvaluationResult, ``_order``, ``_block`` and ``_extra``
-                                     (what the aggregate stage needs beyond the columns); the
-                                     block's ``provenance["facts"]`` in the schema metadata
+                                     of EvaluationResult, ``_order``, ``_route`` (the route
+                                     taken) and ``_block``; in the schema metadata the
+                                     block's ScoreSummary (what the aggregate stage needs
+                                     beyond the columns: n/a reasons, handoff pairs, loops,
+                                     violations…) and its ``provenance["facts"]``
     ledger/part-<block>.parquet      the retention ledger rows of the same conversations
 
 A block's ledger part is written before its conversations part, each to a temporary name then
@@ -14,8 +16,10 @@ renamed, so a conversation is finished exactly when it is in a conversations par
 without its conversations part (a crash between the two) is ignored.
 
 The parts are what a resume reads. The run itself never reads its own parts back: each block
-also returns its scores and ledger rows (pickled) with its summary, and the driver gathers them
-as the blocks finish, while the others still run.
+also returns its table, summary and ledger rows (pickled) with its stats, and the driver
+gathers them as the blocks finish, while the others still run. Nothing crosses per
+conversation as a Python object: the driver's aggregate reads the columns from Arrow and adds
+the summaries up.
 """
 
 from __future__ import annotations
@@ -189,10 +193,23 @@ def evaluate_dataset(
     else:
         summaries = dataset.map_batches(_ScoreBlock(job), batch_size=batch_size,
                                         batch_format="pyarrow", zero_copy_batch=True)
+    # Paused for the gathering and the aggregate: each block's results are many small objects
+    # without cycles, and a collection after each block walked all of those gathered so far
+    # (40 s of a 1,000,000-trace run). They are freed when _gather returns, before the
+    # collector is back, so no collection has them to walk.
+    with paused_gc():
+        result = _gather(summaries, out, plan, judge, judge_obj, kw, old_parts, fact_plan)
+    del warming
+    return result
+
+
+def _gather(summaries: Any, out: Path, plan: _Plan, judge: Any, judge_obj: Any,
+            kw: dict[str, Any], old_parts: list[Path], fact_plan: Any) -> EvaluationResult:
+    """The blocks' summaries gathered as each block finishes, while the others still run;
+    then the aggregate over them and the parts of an earlier run."""
     failures: list[ShardFailure] = list(plan.failures)
     stats: dict[str, Any] = {}
     units: list[_Unit] = []
-    # gathered as each block finishes, while the others still run
     for batch in summaries.iter_batches(batch_format="pyarrow", batch_size=None):
         for row in batch.to_pylist():
             if row["fatal"] is not None:
@@ -202,12 +219,9 @@ def evaluate_dataset(
             if row["stats"]:
                 _add_stats(stats, json.loads(row["stats"]))
             if row["result"] is not None:
-                with paused_gc():
-                    units.append(_Unit(**pickle.loads(row["result"])))
-    del warming
-    with paused_gc():
-        return _collect(out, plan, judge, judge_obj, stats, failures, kw,
-                        _read_old_parts(out, old_parts) + units, fact_plan)
+                units.append(_Unit(**pickle.loads(row["result"])))
+    return _collect(out, plan, judge, judge_obj, stats, failures, kw,
+                    _read_old_parts(out, old_parts) + units, fact_plan)
 
 
 _WARM_UP_TASKS = 64  # at most: a big cluster's other workers warm up with their first block
@@ -264,7 +278,6 @@ class _Plan:
     labeled_set: Any = None
     split: str | None = None
     failures: list[ShardFailure] = field(default_factory=list)
-    by_id: bool = False  # results ordered by conversation_id (a Dataset source)
     pieces: bool = False  # rows are shard pieces (path, row groups), read where scored
 
 
@@ -302,7 +315,7 @@ def _plan(source: Any, *, expectations: Any, contracts: Any, split: str | None,
         return _Plan(_pieces(_shards(source), batch_size), exp,
                      list(contracts) if contracts else None, {}, pieces=True)
     if hasattr(source, "map_batches"):  # a ray.data.Dataset
-        return _Plan(source, exp, list(contracts) if contracts else None, {}, by_id=True)
+        return _Plan(source, exp, list(contracts) if contracts else None, {})
     raise InputError(f"`source` must be a ray.data.Dataset, a trace file, folder or glob, a "
                      f"labeled set or a list of traces; got {type(source).__name__}")
 
@@ -503,17 +516,24 @@ class _Own:
 
 @dataclass
 class _Unit:
-    """One block's results, as the driver gathers them: conversation order keys, scores
-    (ConversationScore), each conversation's (from_agent, to_agent) handoffs, the ledger
-    rows (a DataFrame, or None), ``provenance["facts"]`` and the facts warnings."""
+    """One block's results, as the driver gathers them: the per-conversation table (the
+    columns, ``_order`` and ``_route``, the route each took), the scores'
+    :class:`~maev_kit.evaluation._pipeline.ScoreSummary` (keyed by ``(_order,
+    conversation_id)``), the ledger rows (a DataFrame, or None), ``provenance["facts"]``
+    and the facts warnings. No object per conversation: the driver gathers a million
+    conversations as a few hundred tables."""
 
     block: str
-    orders: list[int]
-    scores: list[Any]
-    handoffs: list[list[tuple[str, str]]]
+    table: Any
+    summary: Any
     ledger: Any = None
     facts: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+
+    def first(self) -> tuple[int, str]:
+        """The sort key of the unit's first conversation."""
+        return min(zip(self.table.column("_order").to_pylist(),
+                       self.table.column("conversation_id").to_pylist()))
 
 
 class _ScoreBlock:
@@ -568,6 +588,7 @@ class _ScoreBlock:
             _ledger,
             _verdicts_by_conversation,
             score_traces,
+            summarize_scores,
         )
         from maev_kit.retention import build_retention_items
 
@@ -582,8 +603,11 @@ class _ScoreBlock:
         verdicts = _verdicts_by_conversation(items, run)
         scores = score_traces(traces, expectations, verdicts, job.contracts, job.splits,
                               retention=job.retention, **job.score_kwargs)
-        unit = _Unit(uuid.uuid4().hex, [order_of[s.conversation_id] for s in scores], scores,
-                     [[(h.from_agent, h.to_agent) for h in t.handoffs] for t in traces],
+        keys = [(order_of[t.conversation_id], t.conversation_id) for t in traces]
+        summary = summarize_scores(scores, keys, (((*key, j), (h.from_agent, h.to_agent))
+                                                  for key, t in zip(keys, traces)
+                                                  for j, h in enumerate(t.handoffs)))
+        unit = _Unit(uuid.uuid4().hex, _score_table(scores, [k[0] for k in keys]), summary,
                      _ledger(items, run, sources) if items else None, info, notes)
         _write_block(Path(job.out), unit)
         return (dict(run.stats) if run else {}), unit
@@ -650,36 +674,46 @@ def _read_piece(path: str, row_groups: str, first_row: int, turns: bool) -> list
     return traces
 
 
-def _write_block(out: Path, unit: _Unit) -> None:
-    """The block's ledger part, then its conversations part (each renamed into place)."""
+def _score_table(scores: list[Any], orders: list[int]) -> pa.Table:
+    """The per-conversation columns of some scores, their ``_order`` and ``_route``."""
     import pyarrow as pa
 
     from maev_kit.evaluation._score import COLUMNS
 
-    block, scores = unit.block, unit.scores
-    order_of = dict(zip((s.conversation_id for s in scores), unit.orders))
+    cols: dict[str, Any] = {c: [getattr(s, c) for s in scores] for c in COLUMNS}
+    cols["_order"] = pa.array(orders, pa.int64())
+    cols["_route"] = pa.array([s.route for s in scores], pa.string())
+    return pa.Table.from_pydict(cols)
+
+
+def _write_block(out: Path, unit: _Unit) -> None:
+    """The block's ledger part, then its conversations part (each renamed into place); the
+    conversations part's metadata holds the block's score summary and facts provenance."""
+    import base64
+
+    import pyarrow as pa
+
+    block, table = unit.block, unit.table
     if unit.ledger is not None and len(unit.ledger):
         ledger = unit.ledger
+        order_of = dict(zip(table.column("conversation_id").to_pylist(),
+                            table.column("_order").to_pylist()))
         led = pa.Table.from_pandas(ledger, preserve_index=False)
         led = led.append_column("_order", pa.array(
             [order_of[c] for c in ledger["conversation_id"]], pa.int64()))
         led = led.append_column("_block", pa.array([block] * len(ledger), pa.string()))
         _write_part(led, out / "ledger" / f"part-{block}.parquet")
-    cols: dict[str, list[Any]] = {c: [getattr(s, c) for s in scores] for c in COLUMNS}
-    cols["_order"] = list(unit.orders)
-    cols["_block"] = [block] * len(scores)
-    # the routing cases are the expectations' (the driver has them): not stored, as unpickling
-    # them was most of the driver's read-back
-    cols["_extra"] = [pickle.dumps((s.loops, s.violations, s.route, s.pair_context,
-                                    dict(s.errors_by_cause), dict(s.not_applicable), hf))
-                      for s, hf in zip(scores, unit.handoffs)]
-    table = pa.Table.from_pydict(cols)
+    meta = {_SUMMARY_KEY: base64.b64encode(pickle.dumps(unit.summary,
+                                                        protocol=pickle.HIGHEST_PROTOCOL))}
     if unit.facts is not None:
-        table = table.replace_schema_metadata(
-            {_FACTS_KEY: json.dumps({"facts": unit.facts, "notes": unit.notes})})
-    _write_part(table, out / "conversations" / f"part-{block}.parquet")
+        meta[_FACTS_KEY.encode()] = json.dumps({"facts": unit.facts,
+                                                "notes": unit.notes}).encode()
+    table = table.append_column("_block", pa.array([block] * table.num_rows, pa.string()))
+    _write_part(table.replace_schema_metadata(meta),
+                out / "conversations" / f"part-{block}.parquet")
 
 
+_SUMMARY_KEY = b"maev_summary"  # a conversations part's metadata: the block's ScoreSummary
 _FACTS_KEY = "maev_facts"  # a conversations part's metadata: the block's provenance["facts"]
 
 
@@ -706,102 +740,114 @@ def _read_parts(folder: Path, columns: list[str] | None = None) -> pa.Table | No
 
 def _read_old_parts(out: Path, parts: list[Path]) -> list[_Unit]:
     """The results of the blocks finished before this run (a resume), from their parts."""
+    import base64
+
     import pandas as pd
     import pyarrow.parquet as pq
 
     from maev_kit.evaluation._pipeline import _LEDGER
-    from maev_kit.evaluation._score import COLUMNS, ConversationScore
 
     units = []
     for path in parts:
         table = pq.read_table(path)
         if not table.num_rows:
             continue
+        meta = table.schema.metadata or {}
+        if _SUMMARY_KEY not in meta:
+            raise InputError(f"{path}: written by another version of maev-kit; pass "
+                             "resume=False to start over, or another output_dir")
         block = table.column("_block")[0].as_py()
-        scores, handoffs = [], []
-        for r in _rows(table):
-            loops, viols, route, pair_ctx, by_cause, na, hf = pickle.loads(r["_extra"])
-            scores.append(ConversationScore(**{c: r[c] for c in COLUMNS}, loops=loops,
-                                            violations=viols, cases=None, route=route,
-                                            pair_context=pair_ctx, errors_by_cause=by_cause,
-                                            not_applicable=na))
-            handoffs.append(hf)
+        summary = pickle.loads(base64.b64decode(meta[_SUMMARY_KEY]))
         ledger = None
         led_path = out / "ledger" / f"part-{block}.parquet"
         if led_path.exists():
             ledger = pd.DataFrame([tuple(r.get(c) for c in _LEDGER)
                                    for r in _rows(pq.read_table(led_path))],
                                   columns=list(_LEDGER))
-        meta = json.loads((table.schema.metadata or {}).get(_FACTS_KEY.encode(), b"{}"))
-        units.append(_Unit(block, table.column("_order").to_pylist(), scores, handoffs,
-                           ledger, meta.get("facts"), meta.get("notes") or []))
+        facts = json.loads(meta.get(_FACTS_KEY.encode(), b"{}"))
+        units.append(_Unit(block, table.drop_columns(["_block"]).replace_schema_metadata(None),
+                           summary, ledger, facts.get("facts"), facts.get("notes") or []))
     return units
 
 
-def _merge(units: list[_Unit], expectations: dict[str, Any], by_id: bool
-           ) -> tuple[list[Any], list[tuple[str, str]], pd.DataFrame, list[_Unit]]:
-    """The scores in input order (by conversation id for a Dataset source), each
-    conversation once (a block retried after it was written appears twice: one is kept);
-    the handoffs, the ledger in conversation order then item order, and the units kept."""
-    import dataclasses
-
+def _merge(units: list[_Unit], expectations: dict[str, Any]
+           ) -> tuple[pd.DataFrame, Any, list[Any], list[str | None], pd.DataFrame, list[_Unit]]:
+    """The per-conversation frame in input order (by conversation id for a Dataset source,
+    whose rows have no order), the summaries added up, the routing cases (the expectations')
+    with the route each took, the ledger in conversation order then item order, and the
+    units kept: a block retried after it was written appears twice, one copy is kept."""
     import numpy as np
     import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    from maev_kit.evaluation._pipeline import _ledger
+    from maev_kit.evaluation._pipeline import ScoreSummary, _ledger, pd_frame
+    from maev_kit.evaluation._score import COLUMNS
 
-    scores = [s for u in units for s in u.scores]
-    handoffs = [hf for u in units for hf in u.handoffs]
-    unit_of = np.repeat(np.arange(len(units)), [len(u.scores) for u in units])
-    if by_id:
-        order = sorted(range(len(scores)), key=lambda i: scores[i].conversation_id)
-    else:
-        order = np.argsort(np.array([o for u in units for o in u.orders], dtype=np.int64),
-                           kind="stable").tolist()
-    seen: dict[str, int] = {}  # conversation id -> its unit
-    kept: list[int] = []
-    for i in order:
-        cid = scores[i].conversation_id
-        if cid not in seen:
-            seen[cid] = int(unit_of[i])
-            kept.append(i)
-    out = [scores[i] for i in kept]
-    for k, s in enumerate(out):
-        if s.cases is None:  # read from a part: the routing cases are the expectations'
-            exp = expectations.get(s.conversation_id)
-            out[k] = dataclasses.replace(s, cases=tuple(exp.routing) if exp is not None
-                                         else ())
-    frames = []
-    for n, u in enumerate(units):
-        if u.ledger is not None and len(u.ledger):
-            mine = u.ledger["conversation_id"].map(seen) == n
-            frames.append(u.ledger[mine] if not mine.all() else u.ledger)
+    units = sorted((u for u in units if u.table.num_rows), key=_Unit.first)
+    ids = pa.chunked_array([u.table.column("conversation_id") for u in units])
+    if pc.count_distinct(ids).as_py() != len(ids):
+        units = _without_copies(units)
+    table = pa.concat_tables([u.table for u in units])
+    table = table.take(pc.sort_indices(table, [("_order", "ascending"),
+                                              ("conversation_id", "ascending")]))
+    per_conv = pd_frame({c: table.column(c).to_pandas() for c in COLUMNS})
+    summary = ScoreSummary()
+    for u in units:
+        summary.add(u.summary)
+    cases: list[Any] = []
+    routes: list[str | None] = []
+    for cid, route in zip(per_conv["conversation_id"], table.column("_route").to_pylist()):
+        exp = expectations.get(cid)
+        if exp is not None and exp.routing:
+            cases.extend(exp.routing)
+            routes.extend([route] * len(exp.routing))
+    frames = [u.ledger for u in units if u.ledger is not None and len(u.ledger)]
     if frames:
         ledger = pd.concat(frames, ignore_index=True)
-        position = {s.conversation_id: k for k, s in enumerate(out)}
+        position = dict(zip(per_conv["conversation_id"], range(len(per_conv))))
         at = ledger["conversation_id"].map(position).to_numpy()
         ledger = ledger.iloc[np.argsort(at, kind="stable")].reset_index(drop=True)
     else:
         ledger = _ledger([], None)
-    used = sorted(set(seen.values()))
-    return out, [h for i in kept for h in handoffs[i]], ledger, [units[n] for n in used]
+    return per_conv, summary, cases, routes, ledger, units
+
+
+def _without_copies(units: list[_Unit]) -> list[_Unit]:
+    """The units, each conversation in one: a unit whose conversations were all seen is a
+    copy (a block written again by a retried task) and left out."""
+    seen: set[str] = set()
+    kept = []
+    for u in units:
+        ids = u.table.column("conversation_id").to_pylist()
+        new = [c for c in ids if c not in seen]
+        if not new:
+            continue
+        if len(new) != len(ids):
+            raise MaevError(f"block {u.block} holds {len(ids) - len(new)} conversation(s) "
+                            "another block also holds: the output folder mixes runs; "
+                            "pass resume=False to start over")
+        seen.update(ids)
+        kept.append(u)
+    return kept
 
 
 def _collect(out: Path, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[str, Any],
              failures: list[ShardFailure], kw: dict[str, Any], units: list[_Unit],
              fact_plan: Any) -> EvaluationResult:
-    from maev_kit.evaluation._pipeline import _judge_info, _warn, aggregate_scores
+    from maev_kit.evaluation._pipeline import _judge_info, _warn, aggregate_summary
     from maev_kit.scale._facts import check_all_known, merge_fact_infos
 
-    if not any(u.scores for u in units):
+    if not any(u.table.num_rows for u in units):
         raise InputError("nothing to evaluate: no conversation could be scored"
                          + "".join(f"\n  {f}" for f in failures[:10]))
-    scores, handoffs, ledger, used = _merge(units, plan.expectations, plan.by_id)
+    per_conv, summary, cases, routes, ledger, used = _merge(units, plan.expectations)
     if not failures:  # else the conversations of a given fact may be in a failed shard
-        check_all_known(fact_plan, {s.conversation_id for s in scores})
-    result = aggregate_scores(scores, ledger, handoffs, labeled_set=plan.labeled_set,
-                              split=plan.split, n_resamples=kw.get("n_resamples", 2000),
-                              confidence=kw.get("confidence", 0.95), seed=kw.get("seed", 0))
+        check_all_known(fact_plan, set(per_conv["conversation_id"]))
+    result = aggregate_summary(per_conv, summary, ledger, cases, routes,
+                               labeled_set=plan.labeled_set, split=plan.split,
+                               n_resamples=kw.get("n_resamples", 2000),
+                               confidence=kw.get("confidence", 0.95), seed=kw.get("seed", 0))
     result.weights = kw.get("weights")
     info = _judge_info(judge_obj, judge, None)
     info["model"] = (kw.get("backend") if isinstance(kw.get("backend"), str)
@@ -810,8 +856,6 @@ def _collect(out: Path, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[str
     result.judge = info
     result.provenance.update(judge_card=None, not_applicable=kw.get("not_applicable", "na"),
                              engine="ray", output_dir=str(out), failed_shards=failures)
-    used.sort(key=lambda u: min(u.orders) if not plan.by_id else
-              min(s.conversation_id for s in u.scores))
     facts = merge_fact_infos([u.facts for u in used if u.facts is not None])
     if facts is not None:
         result.provenance["facts"] = facts

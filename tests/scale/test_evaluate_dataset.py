@@ -34,6 +34,10 @@ def _same(a, b):
     pdt.assert_frame_equal(a.handoff_matrix, b.handoff_matrix)
     assert a.judge_errors == b.judge_errors and a.not_applicable == b.not_applicable
     assert a.loops == b.loops and a.violations == b.violations
+    assert {k: v for k, v in a.routing.items() if k != "confusion"} == \
+        {k: v for k, v in b.routing.items() if k != "confusion"}
+    if a.routing or b.routing:
+        pdt.assert_frame_equal(a.routing["confusion"], b.routing["confusion"])
 
 
 def test_support_desk_equals_evaluate(ray_cluster, tmp_path):
@@ -66,6 +70,43 @@ def test_10k_generated_shards_equal_evaluate(ray_cluster, tmp_path):
     _same(got, want)
     assert got.not_applicable["retention"]["reason"] == "not judged (judge=None)"
     assert got.per_conversation["composite"].notna().all() and len(want.violations) > 100
+
+
+def test_a_ray_dataset_equals_evaluate_in_conversation_id_order(ray_cluster, tmp_path):
+    """A Dataset's rows have no order: results come by conversation id, and what is
+    reported in order of first appearance (pair ties, n/a reasons, loops) follows that order
+    whatever blocks the rows fall in."""
+    import ray.data
+
+    from maev_kit.scale import evaluate_dataset
+
+    bench = _bench()
+    exps = bench.write_shards(tmp_path / "in", 1_200, 300, seed=5)
+    traces, _ = bench.make_corpus(1_200, seed=5)
+    # shuffled ids, so id order is not the files' order; some conversations without
+    # expectations, so n/a reasons mix
+    import random
+
+    ids = [t.conversation_id for t in traces]
+    random.Random(1).shuffle(ids)
+    new_id = dict(zip([t.conversation_id for t in traces], ids))
+    for t in traces:
+        t.conversation_id = new_id[t.conversation_id]
+    for e in exps:
+        e.conversation_id = new_id[e.conversation_id]
+    exps = [e for i, e in enumerate(exps) if i % 7]
+    from maev_kit.traces import save_traces
+
+    for k in range(4):
+        save_traces(traces[k * 300:(k + 1) * 300], tmp_path / f"s{k}.parquet")
+    want = evaluate(sorted(traces, key=lambda t: t.conversation_id), judge=None,
+                    expectations=exps, contracts=bench.CONTRACTS, progress=False,
+                    n_resamples=100)
+    dataset = ray.data.read_parquet([str(tmp_path / f"s{k}.parquet") for k in range(4)])
+    got = evaluate_dataset(dataset, judge=None, expectations=exps, contracts=bench.CONTRACTS,
+                           n_resamples=100, batch_size=97, output_dir=tmp_path / "out")
+    _same(got, want)
+    assert len(got.not_applicable["handoff"]) and len(got.loops) > 10
 
 
 def test_worker_killed_mid_run_loses_nothing(ray_cluster, tmp_path):
