@@ -30,3 +30,31 @@ def paused_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[None]:
+    """The objects alive at entry are left out of the collections inside the block.
+
+    A driver that holds a big heap (a notebook with a million expectations loaded) pays for
+    it in every full collection the work inside triggers: importing Ray Data under such a heap
+    took 16 s instead of 3. ``gc.freeze`` moves what is alive into the permanent generation,
+    which collections skip; new objects are collected as usual; ``gc.unfreeze`` puts them back
+    after. When something already froze objects, the freeze is theirs to manage: nothing is
+    done.
+
+    >>> import gc
+    >>> with frozen_heap():
+    ...     gc.get_freeze_count() > 0
+    True
+    >>> gc.get_freeze_count()
+    0
+    """
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

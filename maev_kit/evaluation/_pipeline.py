@@ -555,10 +555,7 @@ def aggregate_scores(scores: Sequence[ConversationScore], ledger: pd.DataFrame,
         per_conv = pd_frame(dict(zip(COLUMNS, map(list, columns))))
         summary = summarize_scores(scores, [(i,) for i in range(len(scores))],
                                    (((i,), pair) for i, pair in enumerate(handoffs)))
-        return aggregate_summary(per_conv, summary, ledger,
-                                 [c for s in scores for c in s.cases],
-                                 [s.route for s in scores for _ in s.cases],
-                                 labeled_set=labeled_set, split=split, traces=traces,
+        return aggregate_summary(per_conv, summary, ledger, labeled_set=labeled_set, split=split, traces=traces,
                                  n_resamples=n_resamples, confidence=confidence, seed=seed)
 
 
@@ -590,6 +587,8 @@ class ScoreSummary:
     pair_context: Counter[tuple[str, str, bool]] = field(default_factory=Counter)
     loops: list[tuple[Any, dict[str, Any]]] = field(default_factory=list)
     violations: list[tuple[Any, dict[str, Any]]] = field(default_factory=list)
+    #: routing cases counted with the route each took (``metrics._routing.count_routes``)
+    routes: dict[Any, int] = field(default_factory=dict)
 
     def add(self, other: ScoreSummary) -> None:
         """Add another block's summary to this one."""
@@ -607,6 +606,8 @@ class ScoreSummary:
         self.pair_context.update(other.pair_context)
         self.loops.extend(other.loops)
         self.violations.extend(other.violations)
+        for k, n in other.routes.items():
+            self.routes[k] = self.routes.get(k, 0) + n
 
 
 def summarize_scores(scores: Sequence[ConversationScore], keys: Sequence[Any],
@@ -644,20 +645,22 @@ def summarize_scores(scores: Sequence[ConversationScore], keys: Sequence[Any],
             if key < got[1]:
                 got[1] = key
     out.pair_context.update(chain.from_iterable(map(attrgetter("pair_context"), scores)))
+    from maev_kit.metrics._routing import count_routes
+
+    out.routes = count_routes([c for s in scores for c in s.cases],
+                              [s.route for s in scores for _ in s.cases])
     return out
 
 
-def aggregate_summary(per_conv: pd.DataFrame, summary: ScoreSummary, ledger: pd.DataFrame,
-                      cases: Sequence[Any], routes: Sequence[str | None], *,
+def aggregate_summary(per_conv: pd.DataFrame, summary: ScoreSummary, ledger: pd.DataFrame, *,
                       labeled_set: LabeledSet | None = None, split: str | None = None,
                       traces: Sequence[MultiAgentTrace] = (), n_resamples: int = 2000,
                       confidence: float = 0.95, seed: int = 0) -> EvaluationResult:
-    """The result from the per-conversation frame (in order), the scores' summary, the ledger
-    and the routing cases with the route each took: aggregates with bootstrap CIs, pairs,
-    matrix, routing."""
+    """The result from the per-conversation frame (in order), the scores' summary and the
+    ledger: aggregates with bootstrap CIs, pairs, matrix, routing."""
     import pandas as pd
 
-    from maev_kit import metrics
+    from maev_kit.metrics._routing import confusion_from_counts, routing_report
 
     n = len(per_conv)
     judge_errors = JudgeErrorSummary(total=summary.facts, judged=summary.facts - summary.failed,
@@ -673,9 +676,9 @@ def aggregate_summary(per_conv: pd.DataFrame, summary: ScoreSummary, ledger: pd.
                                                             columns="to_agent")
               if len(pair_counts) else pd.DataFrame())
     routing: dict[str, Any] = {}
-    if len(cases):
-        routing = dict(metrics.score_routing(cases, routes))
-        routing["confusion"] = metrics.routing_confusion(cases, routes)
+    if summary.routes:  # score_routing and routing_confusion over every case
+        routing = routing_report(summary.routes)
+        routing["confusion"] = confusion_from_counts(summary.routes)
     provenance = {"maev_kit_version": __version__,
                   "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                   "labeled_set": ({"name": labeled_set.name,

@@ -84,10 +84,52 @@ def score_routing(
         return {"exact_routing_accuracy": zero_division,
                 "acceptable_routing_accuracy": zero_division, "total_cases": 0, "misrouted": 0}
 
-    report = accuracies(cases, routes)
-    if any(c.category is not None for c in cases):
-        report.update(_category_report(cases, routes, categories))
+    if categories is None and any(c.category is not None for c in cases):
+        _categories_from(cases)  # a conflict named by the case that makes it
+    return routing_report(count_routes(cases, routes), categories=categories)
+
+
+#: ``(correct_agent, acceptable_agents, category, route)``: what routing reads of a case and
+#: the route it took.
+RouteKey = tuple[str, tuple[str, ...], "str | None", "str | None"]
+
+
+def count_routes(cases: Sequence[RoutingTestCase], routes: Sequence[str | None]
+                 ) -> dict[RouteKey, int]:
+    """How many (checked) cases there are of each ``(correct_agent, acceptable_agents,
+    category, route)``: all :func:`score_routing` and :func:`routing_confusion` read, and a
+    form that adds up over blocks of conversations (``maev_kit.scale``)."""
+    counts: dict[RouteKey, int] = {}
+    for case, route in zip(cases, routes):
+        key = (case.correct_agent, tuple(case.acceptable_agents), case.category, route)
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def routing_report(counts: Mapping[RouteKey, int], *,
+                   categories: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """:func:`score_routing`'s report from :func:`count_routes` counts (at least one case)."""
+    n = sum(counts.values())
+    exact = acceptable = 0
+    for (correct, accepted, _, route), k in counts.items():
+        got = _grade(correct, accepted, route)
+        exact += k * (got == 2)
+        acceptable += k * (got > 0)
+    report = {"exact_routing_accuracy": share(exact, n),
+              "acceptable_routing_accuracy": share(acceptable, n),
+              "total_cases": n, "misrouted": n - acceptable}
+    if any(key[2] is not None for key in counts):
+        report.update(_category_report(counts, categories))
     return report
+
+
+def _grade(correct: str, accepted: Sequence[str], route: str | None) -> int:
+    """2: the exact agent; 1: an acceptable one; 0: wrong or routed nowhere."""
+    if route is None:
+        return 0
+    if route == correct:
+        return 2
+    return 1 if route in accepted else 0
 
 
 def accuracies(cases: Sequence[RoutingTestCase], routes: Sequence[str | None]
@@ -99,13 +141,10 @@ def accuracies(cases: Sequence[RoutingTestCase], routes: Sequence[str | None]
     n = len(cases)
     exact = acceptable = 0
     for case, route in zip(cases, routes):
-        if route is None:
-            continue
-        if route == case.correct_agent:
-            exact += 1
+        got = _grade(case.correct_agent, case.acceptable_agents, route)
+        if got:
             acceptable += 1
-        elif route in case.acceptable_agents:
-            acceptable += 1
+            exact += got == 2
     return {
         "exact_routing_accuracy": share(exact, n),
         "acceptable_routing_accuracy": share(acceptable, n),
@@ -114,23 +153,21 @@ def accuracies(cases: Sequence[RoutingTestCase], routes: Sequence[str | None]
     }
 
 
-def _category_report(cases: list[RoutingTestCase], routes: list[str | None],
+def _category_report(counts: Mapping[RouteKey, int],
                      categories: Mapping[str, str] | None) -> dict[str, Any]:
-    agent_category = dict(categories) if categories is not None else _categories_from(cases)
+    agent_category = (dict(categories) if categories is not None
+                      else _categories_of(counts))
     per: dict[str, list[int]] = {}  # category -> [cases, exact, acceptable, category-correct]
-    for case, route in zip(cases, routes):
-        if case.category is None:
+    for (correct, accepted, category, route), k in counts.items():
+        if category is None:
             continue
-        c = per.setdefault(case.category, [0, 0, 0, 0])
-        c[0] += 1
-        if route is None:
-            continue
-        if route == case.correct_agent:
-            c[1] += 1
-        if route == case.correct_agent or route in case.acceptable_agents:
-            c[2] += 1
-        if agent_category.get(route) == case.category:
-            c[3] += 1
+        c = per.setdefault(category, [0, 0, 0, 0])
+        c[0] += k
+        got = _grade(correct, accepted, route)
+        c[1] += k * (got == 2)
+        c[2] += k * (got > 0)
+        if route is not None and agent_category.get(route) == category:
+            c[3] += k
     total = sum(c[0] for c in per.values())
     return {
         "category_routing_accuracy": round(sum(c[3] for c in per.values()) / total, 3),
@@ -142,6 +179,22 @@ def _category_report(cases: list[RoutingTestCase], routes: list[str | None],
                    "total_cases": c[0], "misrouted": c[0] - c[2]}
             for name, c in sorted(per.items())},
     }
+
+
+def _categories_of(counts: Mapping[RouteKey, int]) -> dict[str, str]:
+    """Each correct agent's category, from the cases counted (:func:`_categories_from`'s rule;
+    a conflict is named by the two categories)."""
+    found: dict[str, str] = {}
+    for correct, _, category, _ in counts:
+        if category is None:
+            continue
+        seen = found.setdefault(correct, category)
+        if seen != category:
+            raise InputError(
+                f"routing cases put agent {correct!r} in categories {seen!r} and "
+                f"{category!r}; give each agent one category, or pass "
+                "`categories={agent: category}`")
+    return found
 
 
 def _categories_from(cases: list[RoutingTestCase]) -> dict[str, str]:
@@ -182,10 +235,19 @@ def routing_confusion(
     billing         1     1
     tech            0     1
     """
+    cases, routes = _cases_and_routes(test_cases, actual_routes)
+    return confusion_from_counts(count_routes(cases, routes), labels=labels)
+
+
+def confusion_from_counts(counts: Mapping[RouteKey, int], *,
+                          labels: Sequence[str] | None = None) -> pd.DataFrame:
+    """:func:`routing_confusion` from :func:`count_routes` counts."""
     import pandas as pd
 
-    cases, routes = _cases_and_routes(test_cases, actual_routes)
-    pairs = [(c.correct_agent, UNROUTED if r is None else r) for c, r in zip(cases, routes)]
+    pairs: dict[tuple[str, str], int] = {}
+    for (correct, _, _, route), k in counts.items():
+        pair = (correct, UNROUTED if route is None else route)
+        pairs[pair] = pairs.get(pair, 0) + k
     if labels is None:
         seen = {a for p in pairs for a in p}
         order = sorted(seen - {UNROUTED}) + ([UNROUTED] if UNROUTED in seen else [])
@@ -196,11 +258,11 @@ def routing_confusion(
         if len(set(order)) != len(order):
             raise ValueError("`labels` contains duplicates; list each agent once")
     pos = {a: i for i, a in enumerate(order)}
-    counts = [[0] * len(order) for _ in order]
-    for e, a in pairs:
+    table = [[0] * len(order) for _ in order]
+    for (e, a), k in pairs.items():
         if e in pos and a in pos:
-            counts[pos[e]][pos[a]] += 1
-    return pd.DataFrame(counts, index=pd.Index(order, name="expected"),
+            table[pos[e]][pos[a]] += k
+    return pd.DataFrame(table, index=pd.Index(order, name="expected"),
                         columns=pd.Index(order, name="actual"))
 
 

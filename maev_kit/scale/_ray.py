@@ -4,11 +4,11 @@ Layout of ``output_dir``::
 
     run.json                         what was run (checked on resume)
     conversations/part-<block>.parquet   one row per conversation: the per-conversation columns
-                                     of EvaluationResult, ``_order``, ``_route`` (the route
-                                     taken) and ``_block``; in the schema metadata the
-                                     block's ScoreSummary (what the aggregate stage needs
-                                     beyond the columns: n/a reasons, handoff pairs, loops,
-                                     violations…) and its ``provenance["facts"]``
+                                     of EvaluationResult, ``_order`` and ``_block``; in the
+                                     schema metadata the block's ScoreSummary (what the
+                                     aggregate stage needs beyond the columns: n/a reasons,
+                                     handoff pairs, loops, violations, routing counts) and
+                                     its ``provenance["facts"]``
     ledger/part-<block>.parquet      the retention ledger rows of the same conversations
 
 A block's ledger part is written before its conversations part, each to a temporary name then
@@ -33,10 +33,11 @@ import tempfile
 import uuid
 import warnings
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maev_kit._gc import paused_gc
+from maev_kit._gc import frozen_heap, paused_gc
 from maev_kit.errors import InputError, MaevError
 
 if TYPE_CHECKING:
@@ -159,6 +160,17 @@ def evaluate_dataset(
     if judge is None and not_applicable == "article":
         raise InputError("judge=None scores no retention, which the article's composite needs: "
                          "pass not_applicable='na' or name a judge")
+    with frozen_heap():  # the caller's heap (a million expectations?) out of the collections
+        return _evaluate_dataset(source, judge=judge, facts=facts, expectations=expectations,
+                                 contracts=contracts, output_dir=output_dir, resume=resume,
+                                 num_cpus=num_cpus, address=address, batch_size=batch_size,
+                                 kw=kw)
+
+
+def _evaluate_dataset(source: Any, *, judge: Any, facts: Any, expectations: Any,
+                      contracts: Any, output_dir: str | os.PathLike[str] | None, resume: bool,
+                      num_cpus: int | None, address: str | None, batch_size: int,
+                      kw: dict[str, Any]) -> EvaluationResult:
     ray = _start_ray(num_cpus=num_cpus, address=address, progress=kw.get("progress", False))
     warming = _warm_up(ray)  # the workers import while the driver plans
 
@@ -517,7 +529,7 @@ class _Own:
 @dataclass
 class _Unit:
     """One block's results, as the driver gathers them: the per-conversation table (the
-    columns, ``_order`` and ``_route``, the route each took), the scores'
+    columns and ``_order``), the scores'
     :class:`~maev_kit.evaluation._pipeline.ScoreSummary` (keyed by ``(_order,
     conversation_id)``), the ledger rows (a DataFrame, or None), ``provenance["facts"]``
     and the facts warnings. No object per conversation: the driver gathers a million
@@ -675,14 +687,14 @@ def _read_piece(path: str, row_groups: str, first_row: int, turns: bool) -> list
 
 
 def _score_table(scores: list[Any], orders: list[int]) -> pa.Table:
-    """The per-conversation columns of some scores, their ``_order`` and ``_route``."""
+    """The per-conversation columns of some scores and their ``_order``."""
     import pyarrow as pa
 
     from maev_kit.evaluation._score import COLUMNS
 
-    cols: dict[str, Any] = {c: [getattr(s, c) for s in scores] for c in COLUMNS}
+    # column by column, one C-level attribute fetch per score (as the aggregate stage)
+    cols: dict[str, Any] = dict(zip(COLUMNS, map(list, zip(*map(attrgetter(*COLUMNS), scores)))))
     cols["_order"] = pa.array(orders, pa.int64())
-    cols["_route"] = pa.array([s.route for s in scores], pa.string())
     return pa.Table.from_pydict(cols)
 
 
@@ -770,12 +782,11 @@ def _read_old_parts(out: Path, parts: list[Path]) -> list[_Unit]:
     return units
 
 
-def _merge(units: list[_Unit], expectations: dict[str, Any]
-           ) -> tuple[pd.DataFrame, Any, list[Any], list[str | None], pd.DataFrame, list[_Unit]]:
+def _merge(units: list[_Unit]) -> tuple[pd.DataFrame, Any, pd.DataFrame, list[_Unit]]:
     """The per-conversation frame in input order (by conversation id for a Dataset source,
-    whose rows have no order), the summaries added up, the routing cases (the expectations')
-    with the route each took, the ledger in conversation order then item order, and the
-    units kept: a block retried after it was written appears twice, one copy is kept."""
+    whose rows have no order), the summaries added up, the ledger in conversation order then
+    item order, and the units kept: a block retried after it was written appears twice, one
+    copy is kept."""
     import numpy as np
     import pandas as pd
     import pyarrow as pa
@@ -795,13 +806,6 @@ def _merge(units: list[_Unit], expectations: dict[str, Any]
     summary = ScoreSummary()
     for u in units:
         summary.add(u.summary)
-    cases: list[Any] = []
-    routes: list[str | None] = []
-    for cid, route in zip(per_conv["conversation_id"], table.column("_route").to_pylist()):
-        exp = expectations.get(cid)
-        if exp is not None and exp.routing:
-            cases.extend(exp.routing)
-            routes.extend([route] * len(exp.routing))
     frames = [u.ledger for u in units if u.ledger is not None and len(u.ledger)]
     if frames:
         ledger = pd.concat(frames, ignore_index=True)
@@ -810,7 +814,7 @@ def _merge(units: list[_Unit], expectations: dict[str, Any]
         ledger = ledger.iloc[np.argsort(at, kind="stable")].reset_index(drop=True)
     else:
         ledger = _ledger([], None)
-    return per_conv, summary, cases, routes, ledger, units
+    return per_conv, summary, ledger, units
 
 
 def _without_copies(units: list[_Unit]) -> list[_Unit]:
@@ -841,11 +845,10 @@ def _collect(out: Path, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[str
     if not any(u.table.num_rows for u in units):
         raise InputError("nothing to evaluate: no conversation could be scored"
                          + "".join(f"\n  {f}" for f in failures[:10]))
-    per_conv, summary, cases, routes, ledger, used = _merge(units, plan.expectations)
+    per_conv, summary, ledger, used = _merge(units)
     if not failures:  # else the conversations of a given fact may be in a failed shard
         check_all_known(fact_plan, set(per_conv["conversation_id"]))
-    result = aggregate_summary(per_conv, summary, ledger, cases, routes,
-                               labeled_set=plan.labeled_set, split=plan.split,
+    result = aggregate_summary(per_conv, summary, ledger, labeled_set=plan.labeled_set, split=plan.split,
                                n_resamples=kw.get("n_resamples", 2000),
                                confidence=kw.get("confidence", 0.95), seed=kw.get("seed", 0))
     result.weights = kw.get("weights")
