@@ -799,7 +799,8 @@ def _merge(units: list[_Unit]) -> tuple[pd.DataFrame, Any, pd.DataFrame, list[_U
     ids = pa.chunked_array([u.table.column("conversation_id") for u in units])
     if pc.count_distinct(ids).as_py() != len(ids):
         units = _without_copies(units)
-    table = pa.concat_tables([u.table for u in units])
+    # permissive: a block whose conversations have no split holds a column of nulls
+    table = pa.concat_tables([u.table for u in units], promote_options="permissive")
     table = table.take(pc.sort_indices(table, [("_order", "ascending"),
                                               ("conversation_id", "ascending")]))
     per_conv = pd_frame({c: table.column(c).to_pandas() for c in COLUMNS})

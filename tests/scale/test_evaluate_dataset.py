@@ -56,6 +56,29 @@ def test_support_desk_equals_evaluate(ray_cluster, tmp_path):
     assert again.judge["stats"] == {}
 
 
+def test_blocks_with_and_without_splits_equal_evaluate(ray_cluster, tmp_path):
+    """Only the last conversations are in a split: the first blocks' split column is all
+    null, the last ones' strings, and the frame is evaluate's."""
+    import json
+    import shutil
+
+    from maev_kit.datasets import load_labeled_set
+    from maev_kit.scale import evaluate_dataset
+
+    folder = tmp_path / "set"
+    shutil.copytree(load_labeled_set("support_desk").path, folder)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    ids = [json.loads(line)["conversation_id"]
+           for line in (folder / "traces.jsonl").read_text().splitlines() if line.strip()]
+    manifest["splits"] = {"test": ids[-5:]}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    want = evaluate(str(folder), judge=None, progress=False, n_resamples=100)
+    got = evaluate_dataset(str(folder), judge=None, batch_size=8, n_resamples=100,
+                           output_dir=tmp_path / "out")
+    _same(got, want)
+    assert got.per_conversation["split"].notna().sum() == 5
+
+
 def test_10k_generated_shards_equal_evaluate(ray_cluster, tmp_path):
     from maev_kit.scale import evaluate_dataset
 
