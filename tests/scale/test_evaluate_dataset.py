@@ -207,6 +207,13 @@ def test_resume_refuses_a_different_run(ray_cluster, tmp_path):
     got = evaluate_dataset("support_desk", judge="heuristic", output_dir=tmp_path,
                            resume=False, cache=False)
     assert got.judge_errors.total > 300
+    # a part without the block's summary (written by another version) is refused, by name
+    import pyarrow.parquet as pq
+
+    part = sorted((tmp_path / "conversations").glob("part-*.parquet"))[0]
+    pq.write_table(pq.read_table(part).replace_schema_metadata(None), part)
+    with pytest.raises(InputError, match=f"{part.name}: written by another version"):
+        evaluate_dataset("support_desk", judge="heuristic", output_dir=tmp_path, cache=False)
 
 
 def test_bad_arguments(ray_cluster):
