@@ -555,8 +555,9 @@ def aggregate_scores(scores: Sequence[ConversationScore], ledger: pd.DataFrame,
         per_conv = pd_frame(dict(zip(COLUMNS, map(list, columns))))
         summary = summarize_scores(scores, [(i,) for i in range(len(scores))],
                                    (((i,), pair) for i, pair in enumerate(handoffs)))
-        return aggregate_summary(per_conv, summary, ledger, labeled_set=labeled_set, split=split, traces=traces,
-                                 n_resamples=n_resamples, confidence=confidence, seed=seed)
+        return aggregate_summary(per_conv, summary, ledger, labeled_set=labeled_set,
+                                 split=split, traces=traces, n_resamples=n_resamples,
+                                 confidence=confidence, seed=seed)
 
 
 def pd_frame(columns: dict[str, Any]) -> pd.DataFrame:

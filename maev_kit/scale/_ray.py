@@ -849,8 +849,8 @@ def _collect(out: Path, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[str
     per_conv, summary, ledger, used = _merge(units)
     if not failures:  # else the conversations of a given fact may be in a failed shard
         check_all_known(fact_plan, set(per_conv["conversation_id"]))
-    result = aggregate_summary(per_conv, summary, ledger, labeled_set=plan.labeled_set, split=plan.split,
-                               n_resamples=kw.get("n_resamples", 2000),
+    result = aggregate_summary(per_conv, summary, ledger, labeled_set=plan.labeled_set,
+                               split=plan.split, n_resamples=kw.get("n_resamples", 2000),
                                confidence=kw.get("confidence", 0.95), seed=kw.get("seed", 0))
     result.weights = kw.get("weights")
     info = _judge_info(judge_obj, judge, None)
