@@ -174,23 +174,26 @@ def load_parquet(path: str | os.PathLike[str]) -> list[MultiAgentTrace]:
 _BATCH_ROWS = 4096
 
 
-def _batches(file: Any) -> Iterator[pa.Table]:
-    """A ParquetFile as tables of about ``_BATCH_ROWS`` rows: small row groups read one by one
-    and put together, a large one read in batches (with dictionary-encoded columns, Arrow
-    reads no nested column across row groups)."""
+def _batches(file: Any, row_groups: Iterable[int] | None = None,
+             columns: list[str] | None = None) -> Iterator[pa.Table]:
+    """A ParquetFile's row groups (all, or ``row_groups``) as tables of about ``_BATCH_ROWS``
+    rows: small row groups read one by one and put together, a large one read in batches
+    (with dictionary-encoded columns, Arrow reads no nested column across row groups)."""
     pa = _pa()
     group: list[pa.Table] = []
     rows = 0
-    for i in range(file.metadata.num_row_groups):
+    groups = range(file.metadata.num_row_groups) if row_groups is None else row_groups
+    for i in groups:
         size = file.metadata.row_group(i).num_rows
         if size > _BATCH_ROWS:
             if group:
                 yield pa.concat_tables(group)
                 group, rows = [], 0
-            for batch in file.iter_batches(batch_size=_BATCH_ROWS, row_groups=[i]):
+            for batch in file.iter_batches(batch_size=_BATCH_ROWS, row_groups=[i],
+                                           columns=columns):
                 yield pa.Table.from_batches([batch])
             continue
-        group.append(file.read_row_group(i))
+        group.append(file.read_row_group(i, columns=columns))
         rows += size
         if rows >= _BATCH_ROWS:
             yield pa.concat_tables(group)
@@ -199,15 +202,18 @@ def _batches(file: Any) -> Iterator[pa.Table]:
         yield pa.concat_tables(group)
 
 
-def _fast_batches(file: Any) -> tuple[list[MultiAgentTrace], list[int]] | None:
-    """:func:`_fast_build` over a ParquetFile's batches; None when a batch has anything off,
-    Arrow cannot read it so, or a conversation_id repeats across batches (or no rows)."""
+def _fast_batches(file: Any, row_groups: Iterable[int] | None = None,
+                  columns: list[str] | None = None, turns: bool = True
+                  ) -> tuple[list[MultiAgentTrace], list[int]] | None:
+    """:func:`_fast_build` over a ParquetFile's batches (see :func:`_batches`); None when a
+    batch has anything off, Arrow cannot read it so, or a conversation_id repeats across
+    batches (or no rows)."""
     pa = _pa()
     traces: list[MultiAgentTrace] = []
     to_check: list[int] = []
     try:
-        for table in _batches(file):
-            fast = _fast_build(table)
+        for table in _batches(file, row_groups, columns):
+            fast = _fast_build(table, turns=turns)
             if fast is None:
                 return None
             to_check.extend(len(traces) + r for r in fast[1])
@@ -286,28 +292,19 @@ def read_row_groups(path: str | os.PathLike[str], row_groups: Sequence[int], *,
     pa = _pa()
     name = display_name(path)
     groups = [int(g) for g in row_groups]
-    fast: Any = None
     with paused_gc():
         with pa.parquet.ParquetFile(path) as file:
             metadata = file.metadata
             schema_ok = not _check_schema(file.schema_arrow.empty_table(), name, True)
-            if not (schema_ok and not turns):
-                table = file.read_row_groups(groups)
         if schema_ok and not turns:
             # the schema is right: these columns can be read dictionary-encoded
-            traces: list[MultiAgentTrace] = []
             with pa.parquet.ParquetFile(path, metadata=metadata,
                                         read_dictionary=_READ_AS_DICTIONARY) as file:
-                for g in groups:  # dictionary-encoded, Arrow reads one group at a time
-                    fast = _fast_build(file.read_row_group(g, columns=_SCORING_COLUMNS),
-                                       turns=False)
-                    if fast is None:
-                        break
-                    traces.extend(fast[0])
-            if fast is not None and len({t.conversation_id for t in traces}) == len(traces):
-                return traces, []
-            with pa.parquet.ParquetFile(path, metadata=metadata) as file:
-                table = file.read_row_groups(groups)
+                fast = _fast_batches(file, groups, _SCORING_COLUMNS, turns=False)
+            if fast is not None:
+                return fast[0], []
+        with pa.parquet.ParquetFile(path, metadata=metadata) as file:
+            table = file.read_row_groups(groups)
         traces, problems, _ = _table_to_traces(table, name, first_row, True)
         return traces, problems
 
