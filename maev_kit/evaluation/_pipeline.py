@@ -18,6 +18,7 @@ from maev_kit._gc import paused_gc
 from maev_kit.errors import InputError, JudgeErrorWarning, NotApplicableWarning
 from maev_kit.evaluation._result import METRIC_COMPONENT, EvaluationResult, JudgeErrorSummary
 from maev_kit.evaluation._score import COLUMNS, ConversationScore, NotApplicable, score_conversation
+from maev_kit.metrics._routing import confusion_from_counts, count_routes, routing_report
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -550,14 +551,19 @@ def aggregate_scores(scores: Sequence[ConversationScore], ledger: pd.DataFrame,
     columns, then :func:`aggregate_summary` (``maev_kit.scale`` calls those two itself, with
     the blocks' summaries added up and their columns read from Arrow)."""
     with paused_gc():  # a million scores are tens of millions of objects for each collection
-        # Column by column, one C-level attribute fetch per score
-        columns = list(zip(*map(attrgetter(*COLUMNS), scores))) or [()] * len(COLUMNS)
-        per_conv = pd_frame(dict(zip(COLUMNS, map(list, columns))))
+        per_conv = pd_frame(score_columns(scores))
         summary = summarize_scores(scores, [(i,) for i in range(len(scores))],
                                    (((i,), pair) for i, pair in enumerate(handoffs)))
         return aggregate_summary(per_conv, summary, ledger, labeled_set=labeled_set,
                                  split=split, traces=traces, n_resamples=n_resamples,
                                  confidence=confidence, seed=seed)
+
+
+def score_columns(scores: Sequence[ConversationScore]) -> dict[str, list[Any]]:
+    """The per-conversation columns (:data:`COLUMNS`) of some scores, as lists: column by
+    column, one C-level attribute fetch per score."""
+    columns = list(zip(*map(attrgetter(*COLUMNS), scores))) or [()] * len(COLUMNS)
+    return dict(zip(COLUMNS, map(list, columns)))
 
 
 def pd_frame(columns: dict[str, Any]) -> pd.DataFrame:
@@ -646,8 +652,6 @@ def summarize_scores(scores: Sequence[ConversationScore], keys: Sequence[Any],
             if key < got[1]:
                 got[1] = key
     out.pair_context.update(chain.from_iterable(map(attrgetter("pair_context"), scores)))
-    from maev_kit.metrics._routing import count_routes
-
     out.routes = count_routes([c for s in scores for c in s.cases],
                               [s.route for s in scores for _ in s.cases])
     return out
@@ -661,7 +665,6 @@ def aggregate_summary(per_conv: pd.DataFrame, summary: ScoreSummary, ledger: pd.
     ledger: aggregates with bootstrap CIs, pairs, matrix, routing."""
     import pandas as pd
 
-    from maev_kit.metrics._routing import confusion_from_counts, routing_report
 
     n = len(per_conv)
     judge_errors = JudgeErrorSummary(total=summary.facts, judged=summary.facts - summary.failed,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 from maev_kit.traces._model import MultiAgentTrace
@@ -118,12 +119,10 @@ def detect_circular_handoffs(trace: MultiAgentTrace, *, max_handoffs: int = 5) -
                 path, path_handoffs = [h.to_agent], []  # a closed chain starts afresh
             else:
                 path.append(h.to_agent)
-        for k, loop in cycles.items():
-            found.append((first_index[k], loop))
+        found.extend((first_index[k], loop) for k, loop in cycles.items())
 
-    if len(found) > 1:
-        found.sort(key=_first)
-    loops = [loop for _, loop in found] if found else []
+    found.sort(key=itemgetter(0))
+    loops = [loop for _, loop in found]
     exceeds = n > max_handoffs
     return {
         "conversation_id": trace.conversation_id,
@@ -134,10 +133,6 @@ def detect_circular_handoffs(trace: MultiAgentTrace, *, max_handoffs: int = 5) -
         "exceeds_limit": exceeds,
         "should_escalate": bool(loops) or exceeds,
     }
-
-
-def _first(item: tuple[int, dict[str, Any]]) -> int:
-    return item[0]
 
 
 def _rotation_key(agents: list[str]) -> tuple[str, ...]:

@@ -33,7 +33,6 @@ import tempfile
 import uuid
 import warnings
 from dataclasses import dataclass, field
-from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -205,10 +204,10 @@ def _evaluate_dataset(source: Any, *, judge: Any, facts: Any, expectations: Any,
     else:
         summaries = dataset.map_batches(_ScoreBlock(job), batch_size=batch_size,
                                         batch_format="pyarrow", zero_copy_batch=True)
-    # Paused for the gathering and the aggregate: each block's results are many small objects
-    # without cycles, and a collection after each block walked all of those gathered so far
-    # (40 s of a 1,000,000-trace run). They are freed when _gather returns, before the
-    # collector is back, so no collection has them to walk.
+    # Paused for the gathering and the aggregate: the blocks' summaries hold small objects
+    # without cycles (a dict per loop and per contract violation: hundreds of thousands at a
+    # million conversations), and collections while gathering would walk all of them. They
+    # are freed when _gather returns, before the collector is back.
     with paused_gc():
         result = _gather(summaries, out, plan, judge, judge_obj, kw, old_parts, fact_plan)
     del warming
@@ -690,10 +689,9 @@ def _score_table(scores: list[Any], orders: list[int]) -> pa.Table:
     """The per-conversation columns of some scores and their ``_order``."""
     import pyarrow as pa
 
-    from maev_kit.evaluation._score import COLUMNS
+    from maev_kit.evaluation._pipeline import score_columns
 
-    # column by column, one C-level attribute fetch per score (as the aggregate stage)
-    cols: dict[str, Any] = dict(zip(COLUMNS, map(list, zip(*map(attrgetter(*COLUMNS), scores)))))
+    cols: dict[str, Any] = score_columns(scores)
     cols["_order"] = pa.array(orders, pa.int64())
     return pa.Table.from_pydict(cols)
 
