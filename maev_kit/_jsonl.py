@@ -37,6 +37,7 @@ class JsonLine:
     value: dict[str, Any] | None
     raw: bytes | None
     problem: Problem | None = None
+    offset: int = -1  # where the line starts in its file (-1: unknown)
 
 
 def display_name(path: str | os.PathLike[str]) -> str:
@@ -74,13 +75,25 @@ def iter_json_lines(path: str | os.PathLike[str], *, max_line_bytes: int = MAX_L
     truncated last line and over-long lines each become a located :class:`Problem`.
     """
     name = name or display_name(path)
+    for jl in iter_raw_lines(path, max_line_bytes=max_line_bytes, name=name):
+        yield jl if jl.problem is not None else parse_json_line(jl, name)
+
+
+def iter_raw_lines(path: str | os.PathLike[str], *, max_line_bytes: int = MAX_LINE_BYTES,
+                   name: str | None = None) -> Iterator[JsonLine]:
+    """Each non-blank line of a file, unparsed: a :class:`JsonLine` with ``raw`` and
+    ``offset`` (where the line starts in the file), or the problem of a line too long to hold
+    (skipped in bounded memory) or of a binary file (the last line yielded).
+    :func:`parse_json_line` parses one."""
+    name = name or display_name(path)
     with open(path, "rb") as f:
-        lineno = 0
+        lineno = offset = 0
         while True:
             chunk = f.readline(max_line_bytes + 1)
             if not chunk:
                 return
             lineno += 1
+            start, offset = offset, offset + len(chunk)
             if len(chunk) > max_line_bytes and not chunk.endswith(b"\n"):
                 size = len(chunk)
                 while True:  # skip the rest of the line without holding it
@@ -88,42 +101,47 @@ def iter_json_lines(path: str | os.PathLike[str], *, max_line_bytes: int = MAX_L
                     size += len(more)
                     if not more or more.endswith(b"\n"):
                         break
+                offset = start + size
                 yield JsonLine(lineno, None, None, Problem(
                     name, lineno, "", f"line too long: {size:,} bytes, over the limit of "
                     f"{max_line_bytes:,} bytes per record; split the record (a trace "
-                    "usually needs well under 1 MB)"))
+                    "usually needs well under 1 MB)"), start)
                 continue
-            last_unterminated = not chunk.endswith(b"\n")
             if not chunk.strip():
                 continue
             if b"\x00" in chunk:  # never in JSON text: a binary file, not worth reading on
                 column = chunk.index(b"\x00") + 1
                 yield JsonLine(lineno, None, chunk, Problem(
                     name, lineno, "", f"binary data (a NUL byte at column {column}): not a "
-                    "JSONL text file"))
+                    "JSONL text file"), start)
                 return
-            try:
-                text = chunk.decode("utf-8")
-            except UnicodeDecodeError as e:
-                yield JsonLine(lineno, None, chunk, Problem(
-                    name, lineno, "", f"not valid UTF-8 (byte 0x{chunk[e.start]:02x} at column "
-                    f"{e.start + 1}); save the file as UTF-8"))
-                continue
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError as e:
-                hint = " (the last line looks truncated)" if last_unterminated else ""
-                yield JsonLine(lineno, None, chunk, Problem(
-                    name, lineno, "", f"not valid JSON: {e.msg} at column {e.colno}{hint}"))
-                continue
-            except RecursionError:
-                yield JsonLine(lineno, None, chunk, Problem(name, lineno, "", NESTING_TOO_DEEP))
-                continue
-            if not isinstance(value, dict):
-                yield JsonLine(lineno, None, chunk, Problem(
-                    name, lineno, "", f"expected a JSON object, got {_json_type(value)}"))
-                continue
-            yield JsonLine(lineno, value, chunk)
+            yield JsonLine(lineno, None, chunk, None, start)
+
+
+def parse_json_line(jl: JsonLine, name: str) -> JsonLine:
+    """The line ``jl.raw`` (as :func:`iter_raw_lines` yields it) parsed: ``value`` set, or
+    the located problem of a line that is not UTF-8, not JSON or not a JSON object."""
+    chunk, lineno = jl.raw, jl.line
+    assert chunk is not None
+    try:
+        text = chunk.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return JsonLine(lineno, None, chunk, Problem(
+            name, lineno, "", f"not valid UTF-8 (byte 0x{chunk[e.start]:02x} at column "
+            f"{e.start + 1}); save the file as UTF-8"), jl.offset)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        hint = " (the last line looks truncated)" if not chunk.endswith(b"\n") else ""
+        return JsonLine(lineno, None, chunk, Problem(
+            name, lineno, "", f"not valid JSON: {e.msg} at column {e.colno}{hint}"), jl.offset)
+    except RecursionError:
+        return JsonLine(lineno, None, chunk, Problem(name, lineno, "", NESTING_TOO_DEEP),
+                        jl.offset)
+    if not isinstance(value, dict):
+        return JsonLine(lineno, None, chunk, Problem(
+            name, lineno, "", f"expected a JSON object, got {_json_type(value)}"), jl.offset)
+    return JsonLine(lineno, value, chunk, None, jl.offset)
 
 
 def _json_type(value: Any) -> str:

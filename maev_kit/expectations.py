@@ -7,15 +7,17 @@ per conversation.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import re
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from maev_kit._jsonl import (display_name, iter_json_lines, pydantic_problems, validated_lines,
-                             write_jsonl)
+from maev_kit._jsonl import (JsonLine, display_name, iter_json_lines, iter_raw_lines,
+                             parse_json_line, pydantic_problems, validated_lines, write_jsonl)
 from maev_kit.errors import LabelValidationError, Problem
 from maev_kit.traces._model import HandoffReason
 
@@ -100,15 +102,19 @@ def read_expectations(path: str | os.PathLike[str], *, name: str | None = None
                       ) -> tuple[list[ConversationExpectations], list[Problem], dict[str, int]]:
     """Read ``expectations.jsonl``: ``(records, problems, line_of_conversation)``; never raises."""
     name = name or display_name(path)
+    return _records(iter_json_lines(path, name=name), name)
+
+
+def _records(lines: Iterable[JsonLine], name: str
+             ) -> tuple[list[ConversationExpectations], list[Problem], dict[str, int]]:
     out: list[ConversationExpectations] = []
     problems: list[Problem] = []
-    lines: dict[str, int] = {}
-    for line, rec in validated_lines(iter_json_lines(path, name=name), _ADAPTER.validate_python,
-                                     name, problems):
-        if rec.conversation_id in lines:
+    lines_of: dict[str, int] = {}
+    for line, rec in validated_lines(lines, _ADAPTER.validate_python, name, problems):
+        if rec.conversation_id in lines_of:
             problems.append(Problem(name, line, "conversation_id",
                                     f"duplicate conversation_id {rec.conversation_id!r} "
-                                    f"(first on line {lines[rec.conversation_id]})"))
+                                    f"(first on line {lines_of[rec.conversation_id]})"))
             continue
         # A fact is identified by its handoff and its id (item ids are
         # <conversation_id>/h<handoff_index>/<fact_id>): the same id may recur at a later
@@ -118,9 +124,74 @@ def read_expectations(path: str | os.PathLike[str], *, name: str | None = None
             if (hi, fid) in ids[:i]:
                 problems.append(Problem(name, line, f"key_facts[{i}] › fact_id",
                                         f"duplicate fact_id {fid!r} at handoff {hi}"))
-        lines[rec.conversation_id] = line
+        lines_of[rec.conversation_id] = line
         out.append(rec)
-    return out, problems, lines
+    return out, problems, lines_of
+
+
+# A line's conversation id without parsing it: one match, in a line without \u escapes, is
+# the top-level key (with a nested one there are two; an id with escapes matches nothing; a
+# key spelled with \u escapes is read by parsing the line). When a line has no top-level id
+# and one nested, validation reports it wherever it goes.
+_ID = re.compile(rb'"conversation_id"\s*:\s*"([^"\\]*)"')
+
+
+def route_expectation_lines(path: str | os.PathLike[str], where: Mapping[str, int], *,
+                            name: str | None = None
+                            ) -> tuple[dict[int, array], list[JsonLine], list[Problem]]:
+    """Where each line of an expectations file goes, without building its record: for each
+    destination ``where[conversation_id]``, the flat ``array`` of ``(offset, length, line)``
+    of its lines (:func:`read_expectation_spans` reads them); the lines whose id is not in
+    ``where`` (or that have none), unparsed; the problems of lines that cannot be held (too
+    long, binary). About 2 µs a line, in bounded memory: the records are built and validated
+    where the spans are read."""
+    name = name or display_name(path)
+    spans: dict[int, array] = {}
+    rest: list[JsonLine] = []
+    problems: list[Problem] = []
+    search = _ID.findall
+    for jl in iter_raw_lines(path, name=name):
+        if jl.problem is not None:
+            problems.append(jl.problem)
+            continue
+        raw = jl.raw
+        assert raw is not None
+        found = search(raw)
+        if len(found) == 1 and b"\\u" not in raw:  # a \u escape can spell the key too
+            cid: Any = found[0].decode("utf-8", "replace")
+        else:
+            value = parse_json_line(jl, name).value
+            cid = value.get("conversation_id") if value is not None else None
+        dest = where.get(cid) if isinstance(cid, str) else None
+        if dest is None:
+            rest.append(jl)
+            continue
+        if dest not in spans:
+            spans[dest] = array("q")
+        spans[dest].extend((jl.offset, len(raw), jl.line))
+    return spans, rest, problems
+
+
+def read_expectation_spans(path: str | os.PathLike[str], spans: array, *, name: str,
+                           ) -> tuple[list[ConversationExpectations], list[Problem],
+                                      dict[str, int]]:
+    """The records of some lines of an expectations file, by :func:`route_expectation_lines`'
+    spans: as :func:`read_expectations` reads them (problems named ``name:line › field``),
+    only these lines."""
+    def lines() -> Iterator[JsonLine]:
+        with open(path, "rb") as f:
+            for i in range(0, len(spans), 3):
+                f.seek(spans[i])
+                yield parse_json_line(JsonLine(spans[i + 2], None, f.read(spans[i + 1]), None,
+                                               spans[i]), name)
+    return _records(lines(), name)
+
+
+def read_expectation_lines(lines: Iterable[JsonLine], *, name: str
+                           ) -> tuple[list[ConversationExpectations], list[Problem],
+                                      dict[str, int]]:
+    """The records of unparsed lines (the rest of :func:`route_expectation_lines`)."""
+    return _records((parse_json_line(jl, name) for jl in lines), name)
 
 
 def load_expectations(source: str | os.PathLike[str] | Iterable[Any]

@@ -80,19 +80,30 @@ def test_blocks_with_and_without_splits_equal_evaluate(ray_cluster, tmp_path):
 
 
 def test_10k_generated_shards_equal_evaluate(ray_cluster, tmp_path):
+    """The expectations as a file, shuffled, some missing, some of no conversation: each
+    piece is shipped its own lines, and the numbers are evaluate's."""
+    import random
+
+    from maev_kit.expectations import ConversationExpectations, save_expectations
     from maev_kit.scale import evaluate_dataset
 
     bench = _bench()
     exps = bench.write_shards(tmp_path / "in", 10_000, 2_500, seed=3)
     traces, _ = bench.make_corpus(10_000, seed=3)
-    want = evaluate(traces, judge=None, expectations=exps, contracts=bench.CONTRACTS,
-                    progress=False, n_resamples=300)
+    exps = [e for i, e in enumerate(exps) if i % 50] + [ConversationExpectations("elsewhere")]
+    random.Random(2).shuffle(exps)
+    save_expectations(exps, tmp_path / "expectations.jsonl")
+    want = evaluate(traces, judge=None, expectations=tmp_path / "expectations.jsonl",
+                    contracts=bench.CONTRACTS, progress=False, n_resamples=300)
     got = evaluate_dataset(str(tmp_path / "in" / "parquet" / "*.parquet"), judge=None,
-                           expectations=exps, contracts=bench.CONTRACTS, n_resamples=300,
+                           expectations=tmp_path / "expectations.jsonl",
+                           contracts=bench.CONTRACTS, n_resamples=300,
                            batch_size=2_500, output_dir=tmp_path / "out")
     _same(got, want)
+    assert len(got.not_applicable["handoff"])
     assert got.not_applicable["retention"]["reason"] == "not judged (judge=None)"
-    assert got.per_conversation["composite"].notna().all() and len(want.violations) > 100
+    assert got.per_conversation["composite"].notna().sum() == 9_800
+    assert len(want.violations) > 100
 
 
 def test_a_ray_dataset_equals_evaluate_in_conversation_id_order(ray_cluster, tmp_path):
@@ -198,6 +209,46 @@ def test_corrupt_shard_is_listed_and_the_rest_scored(ray_cluster, tmp_path):
     assert f.source.endswith("shard-00002.parquet") and "not a readable Parquet" in f.message
 
 
+def test_bad_expectation_lines_are_named_wherever_they_are_read(ray_cluster, tmp_path):
+    """A bad line of a conversation in a shard is found by the worker that reads it; a bad
+    line of no conversation (or with no id) by the driver, before the run; both by file, line
+    and field, as evaluate names them."""
+    from maev_kit.errors import LabelValidationError
+    from maev_kit.scale import evaluate_dataset
+
+    bench = _bench()
+    bench.write_shards(tmp_path, 300, 100, seed=1)
+    _, exps = bench.make_corpus(300, seed=1)
+    from maev_kit.expectations import load_expectations, save_expectations
+
+    path = tmp_path / "expectations.jsonl"
+    save_expectations(exps, path)
+    lines = path.read_text().splitlines()
+    good = list(lines)
+    lines[150] = lines[150].replace('"expected_target"', '"expected_targt"', 1)
+    path.write_text("\n".join(lines) + "\n")
+    shards = str(tmp_path / "parquet" / "*.parquet")
+    with pytest.raises(LabelValidationError) as want:  # what evaluate reports
+        load_expectations(path)
+    with pytest.raises(InputError) as got:
+        evaluate_dataset(shards, judge=None, expectations=path, output_dir=tmp_path / "o1")
+    assert [str(p) for p in want.value.problems] == [
+        "expectations.jsonl:151 › handoffs[0] › expected_target: field required",
+        "expectations.jsonl:151 › handoffs[0] › expected_targt: unknown field (remove it, or "
+        "put it under `metadata`)"]
+    assert str(got.value) == f"{want.value.problems[0]} (and 1 more)"
+    # the driver's lines: not JSON; of no conversation
+    good[20] = "oops"
+    good.append('{"conversation_id": "nobody", "routing": "no"}')
+    path.write_text("\n".join(good) + "\n")
+    with pytest.raises(LabelValidationError) as got:
+        evaluate_dataset(shards, judge=None, expectations=path, output_dir=tmp_path / "o2")
+    assert [str(p) for p in got.value.problems] == [
+        "expectations.jsonl:21: not valid JSON: Expecting value at column 1",
+        "expectations.jsonl:301 › routing: Input should be a valid list"]
+    assert not list((tmp_path / "o2" / "conversations").glob("part-*"))  # nothing ran
+
+
 def test_resume_refuses_a_different_run(ray_cluster, tmp_path):
     from maev_kit.scale import evaluate_dataset
 
@@ -225,3 +276,32 @@ def test_bad_arguments(ray_cluster):
         evaluate_dataset("support_desk", judge=None, not_applicable="article")
     with pytest.raises(InputError, match="no trace file"):
         evaluate_dataset("/nonexistent/*.parquet", judge=None)
+
+
+def test_a_line_changed_after_the_driver_routed_it_is_refused(tmp_path):
+    """A worker builds only the records of its piece: a line that now names another
+    conversation than when it was routed is a located problem, never another's expectations."""
+    from types import SimpleNamespace
+
+    from maev_kit.errors import LabelValidationError
+    from maev_kit.expectations import (ConversationExpectations, route_expectation_lines,
+                                       save_expectations)
+    from maev_kit.scale._ray import _Job, _ScorePieces
+
+    path = tmp_path / "e.jsonl"
+    save_expectations([ConversationExpectations("c-1"), ConversationExpectations("c-2")], path)
+    spans, _, _ = route_expectation_lines(path, {"c-1": 0, "c-2": 1})
+    job = _Job(out=str(tmp_path), judge=None, backend=None, expectations=None, contracts=None,
+               splits={}, done=None, retention=False, expectation_file=(str(path), "e.jsonl"))
+    pieces = _ScorePieces(job, 10)
+    own = pieces._own({"expectations": spans[0], "done": None, "facts": None},
+                      [SimpleNamespace(conversation_id="c-1")])
+    assert list(own.expectations) == ["c-1"]
+    path.write_text(path.read_text().replace("c-1", "c-3"))  # same offsets
+    with pytest.raises(LabelValidationError, match="e.jsonl:1 › conversation_id: 'c-3' is not "
+                                                   "the id this line had"):
+        pieces._own({"expectations": spans[0], "done": None, "facts": None},
+                    [SimpleNamespace(conversation_id="c-1")])
+    path.unlink()
+    with pytest.raises(InputError, match="e.jsonl: cannot be read where the shards are scored"):
+        pieces._own({"expectations": spans[0], "done": None, "facts": None}, [])

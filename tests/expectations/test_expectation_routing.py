@@ -1,0 +1,127 @@
+"""An expectations file routed line by line (route_expectation_lines) and read back by spans
+(read_expectation_spans) gives read_expectations' records and problems, line for line."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from maev_kit.expectations import (
+    ConversationExpectations,
+    HandoffExpectation,
+    read_expectation_lines,
+    read_expectation_spans,
+    read_expectations,
+    route_expectation_lines,
+    save_expectations,
+)
+
+
+def _records(n: int) -> list[ConversationExpectations]:
+    return [ConversationExpectations(f"c-{i}", handoffs=[HandoffExpectation(
+        "billing", "escalation", ["account_number"])]) for i in range(n)]
+
+
+def _routed(path, where):
+    """route, then read each destination's spans and the rest: records and problems."""
+    spans, rest, problems = route_expectation_lines(path, where, name="e.jsonl")
+    recs = {}
+    for dest, s in spans.items():
+        got, more, _ = read_expectation_spans(path, s, name="e.jsonl")
+        assert all(where[r.conversation_id] == dest for r in got)
+        recs.update((r.conversation_id, r) for r in got)
+        problems += more
+    got, more, _ = read_expectation_lines(rest, name="e.jsonl")
+    recs.update((r.conversation_id, r) for r in got)
+    return recs, sorted(map(str, problems + more))
+
+
+def test_each_line_reaches_the_destination_of_its_id(tmp_path):
+    path = tmp_path / "e.jsonl"
+    save_expectations(_records(50), path)
+    where = {f"c-{i}": i // 2 % 4 for i in range(0, 50, 2)}  # odd ids belong nowhere
+    spans, rest, problems = route_expectation_lines(path, where)
+    assert problems == [] and sorted(spans) == [0, 1, 2, 3]
+    assert [json.loads(jl.raw)["conversation_id"] for jl in rest] == \
+        [f"c-{i}" for i in range(1, 50, 2)]
+    got, problems, lines = read_expectation_spans(path, spans[2], name="e.jsonl")
+    assert [r.conversation_id for r in got] == [f"c-{i}" for i in range(4, 50, 8)]
+    assert lines == {f"c-{i}": i + 1 for i in range(4, 50, 8)} and problems == []
+    assert got == [r for r in _records(50) if r.conversation_id in lines]
+
+
+def test_ids_the_pattern_cannot_read_are_parsed(tmp_path):
+    """An escaped id, a nested conversation_id, spaces around the colon: each line still goes
+    where its top-level id says."""
+    path = tmp_path / "e.jsonl"
+    lines = [
+        '{"conversation_id": "a\\"b", "handoffs": []}',
+        '{"metadata": {"conversation_id": "c-1"}, "conversation_id": "c-2"}',
+        '{"conversation_id" :  "c-3"}',
+        '{"handoffs": [], "conversation_id":"c-\\u0034"}',
+        '{"conversation\\u005fid": "c-5", "metadata": {"conversation_id": "c-1"}}',
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    where = {'a"b': 0, "c-1": 1, "c-2": 2, "c-3": 3, "c-4": 4, "c-5": 5}
+    spans, rest, problems = route_expectation_lines(path, where)
+    assert rest == [] and problems == []
+    assert {d: list(s[2::3]) for d, s in spans.items()} == {0: [1], 2: [2], 3: [3], 4: [4], 5: [5]}
+
+
+def test_problems_are_read_expectations_problems(tmp_path):
+    path = tmp_path / "e.jsonl"
+    good = [json.dumps({"conversation_id": f"c-{i}"}) for i in range(6)]
+    lines = [good[0], '{"conversation_id": "c-1", "handoffs": [{"expected_target": 5}]}',
+             "not json", good[2], '["c-3"]', good[2], "", good[4],
+             '{"conversation_id": "c-5", "extra": 1}', '{"conversation_id": "c-6"']
+    path.write_text("\n".join(lines))  # the last line unterminated: looks truncated
+    _, want, _ = read_expectations(path, name="e.jsonl")
+    assert len(want) == 6
+    recs, got = _routed(path, {f"c-{i}": i % 2 for i in range(7)})
+    assert got == sorted(map(str, want))
+    assert sorted(recs) == ["c-0", "c-2", "c-4"]
+
+
+def test_a_binary_file_is_reported_by_the_router(tmp_path):
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(b'{"conversation_id": "c-0"}\n{"conversation_id": "c\x00"}\n')
+    _, _, problems = route_expectation_lines(path, {"c-0": 0}, name="e.jsonl")
+    assert [str(p) for p in problems] == ["e.jsonl:2: binary data (a NUL byte at column 23): "
+                                          "not a JSONL text file"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["good", "dup", "bad_json", "bad_field", "blank", "nested"]),
+                max_size=25), st.integers(1, 4), st.randoms())
+def test_routing_then_reading_equals_reading_the_file(tmp_path_factory, kinds, dests, rnd):
+    """Whatever the lines and the destinations, routed reading keeps exactly the records and
+    problems of read_expectations (problems compared as a set: they come by destination)."""
+    path = tmp_path_factory.mktemp("e") / "e.jsonl"
+    lines = []
+    for i, kind in enumerate(kinds):
+        cid = f"c-{i}" if kind != "dup" or i == 0 else "c-0"
+        rec = {"conversation_id": cid, "handoffs": [{"expected_target": "billing"}]}
+        lines.append({"good": json.dumps(rec), "dup": json.dumps(rec), "bad_json": "{" + cid,
+                      "bad_field": json.dumps({**rec, "handoffs": [{"target": 1}]}),
+                      "blank": "  ",
+                      "nested": json.dumps({"metadata": {"conversation_id": "x"}, **rec})}[kind])
+    path.write_text("\n".join(lines) + "\n")
+    want_recs, want, _ = read_expectations(path, name="e.jsonl")
+    where = {f"c-{i}": rnd.randrange(dests) for i in range(len(kinds)) if rnd.random() < 0.8}
+    recs, got = _routed(path, where)
+    assert got == sorted(map(str, want))
+    assert recs == {r.conversation_id: r for r in want_recs}
+
+
+def test_spans_come_in_file_order(tmp_path):
+    """Spans come in file order within a destination, so a worker reads forward."""
+    path = tmp_path / "e.jsonl"
+    recs = _records(200)
+    random.Random(0).shuffle(recs)
+    save_expectations(recs, path)
+    spans, _, _ = route_expectation_lines(path, {r.conversation_id: 0 for r in recs})
+    offsets = list(spans[0][0::3])
+    assert offsets == sorted(offsets) and len(offsets) == 200
