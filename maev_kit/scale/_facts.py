@@ -16,6 +16,7 @@ import hashlib
 import os
 import warnings
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,10 +159,12 @@ def apply_facts(plan: FactPlan, traces: list[Any], given: dict[str, Any]
     return out, sources, info, []
 
 
-def check_all_known(plan: FactPlan | None, scored: set[str]) -> None:
-    """Raise, as ``evaluate`` does, when a given fact names a conversation not scored."""
+def check_all_known(plan: FactPlan | None, scored: Iterable[str]) -> None:
+    """Raise, as ``evaluate`` does, when a given fact names a conversation not scored (the
+    ``scored`` ids are read only when facts were given)."""
     if plan is None or not plan.given:
         return
+    scored = set(scored)
     unknown = [(where, cid) for cid, facts in plan.proposed.items() if cid not in scored
                for where, _ in facts[:1]]
     unknown += [(where, cid) for cid, (where, _) in plan.keep.items() if cid not in scored]

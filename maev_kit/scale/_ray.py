@@ -279,6 +279,7 @@ def _start_ray(*, num_cpus: int | None, address: str | None, progress: bool) -> 
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = bool(progress)
     ctx.print_on_execution_start = False
+    ctx.memory_usage_poll_interval_s = None  # a task's memory, read each second: unused here
     logging.getLogger("ray.data").setLevel(logging.WARNING)
     return ray
 
@@ -873,8 +874,10 @@ def _merge(units: list[_Unit]) -> tuple[pd.DataFrame, Any, pd.DataFrame, list[_U
         units = _without_copies(units)
     # permissive: a block whose conversations have no split holds a column of nulls
     table = pa.concat_tables([u.table for u in units], promote_options="permissive")
-    table = table.take(pc.sort_indices(table, [("_order", "ascending"),
-                                              ("conversation_id", "ascending")]))
+    order = table.column("_order").to_numpy()
+    if not (order[1:] > order[:-1]).all():  # pieces come whole and in order; Dataset rows not
+        table = table.take(pc.sort_indices(table, [("_order", "ascending"),
+                                                  ("conversation_id", "ascending")]))
     per_conv = pd_frame({c: table.column(c).to_pandas() for c in COLUMNS})
     summary = ScoreSummary()
     for u in units:
@@ -920,7 +923,7 @@ def _collect(out: Path, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[str
                          + "".join(f"\n  {f}" for f in failures[:10]))
     per_conv, summary, ledger, used = _merge(units)
     if not failures:  # else the conversations of a given fact may be in a failed shard
-        check_all_known(fact_plan, set(per_conv["conversation_id"]))
+        check_all_known(fact_plan, per_conv["conversation_id"])
     result = aggregate_summary(per_conv, summary, ledger, labeled_set=plan.labeled_set,
                                split=plan.split, n_resamples=kw.get("n_resamples", 2000),
                                confidence=kw.get("confidence", 0.95), seed=kw.get("seed", 0))
