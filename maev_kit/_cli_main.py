@@ -569,11 +569,15 @@ FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
                                                 "start a local Ray).")
 @click.option("--output-dir", type=click.Path(file_okay=False), default=None,
               help="--engine ray: where the Parquet results go; a rerun resumes from them.")
+@click.option("--expectations", "expectations", type=click.Path(dir_okay=False), default=None,
+              help="Expectations JSONL for the traces (expected handoffs, routing cases, key "
+                   "facts); a labeled set brings its own.")
 @facts_options
 @judge_options()
 def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: str | None,
           out: str | None, ledger: str | None, as_json: bool, engine: str, address: str | None,
-          output_dir: str | None, facts: str, format: str, flags: JudgeFlags) -> None:
+          output_dir: str | None, expectations: str | None, facts: str, format: str,
+          flags: JudgeFlags) -> None:
     """Score every conversation of SOURCE: a labeled set, a trace file or a framework export.
     `--judge none` scores the deterministic metrics only."""
     from maev_kit.evaluation import evaluate
@@ -603,11 +607,11 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
             raise InputError("--batch runs with the local engine; drop --engine ray or --batch")
         result = score_on_ray(set_path, judge=judge, backend=backend, split=split,
                               address=address, output_dir=output_dir, facts=facts,
-                              **_run_params(flags, as_json))
+                              expectations=expectations, **_run_params(flags, as_json))
     else:
         result = evaluate(source, judge=judge, backend=backend, judge_card=card, split=split,
                           allow_mismatch=allow_mismatch, facts=facts,
-                          **_run_params(flags, as_json))
+                          expectations=expectations, **_run_params(flags, as_json))
     result.raise_for_judge_errors(flags.max_judge_errors)  # exit 1 before anything is written
     written = [p for p, df in ((out, result.per_conversation), (ledger, result.ledger))
                if p and _write_frame(df, p)]

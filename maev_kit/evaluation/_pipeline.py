@@ -219,6 +219,10 @@ def _load(source: Any, *, expectations: Any = None, contracts: Any = None,
     else:
         traces = list(source)
     if labeled_set is not None:
+        if expectations is not None:
+            raise InputError(f"labeled set {labeled_set.name!r} brings its own expectations "
+                             "(its expectations.jsonl): drop `expectations`, or pass its "
+                             "traces with the expectations to use")
         traces = labeled_set.traces_in(split)
         exp_by_conv = labeled_set.expectations
         if contracts is None:

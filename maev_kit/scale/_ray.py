@@ -450,7 +450,7 @@ def _route_expectations(plan: _Plan) -> dict[int, Any] | None:
     """An expectations file's lines by the piece whose conversation they expect (as
     :func:`~maev_kit.expectations.route_expectation_lines` spans), so each worker builds and
     validates the records of its own conversations: the driver reads the file without
-    building a record (about 2 µs a line against 10 to build, 10 to pickle and 7 to unpickle
+    building a record (about 3 µs a line against 10 to build, 10 to pickle and 7 to unpickle
     each). The lines of no piece are validated here. Their problems, and those of lines too
     long or binary, are one LabelValidationError before the run. None when the expectations
     are not such a file, or some piece's ids are unknown (a JSONL shard): the file is then

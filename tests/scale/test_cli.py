@@ -76,3 +76,36 @@ def test_score_on_ray_lists_a_corrupt_shard_and_exits_1(ray_cluster, tmp_path, _
     assert "1 shard(s) could not be read" in r.output and "c.jsonl:1 › handoffs" in r.output
     assert len(out.read_text().splitlines()) == 1 + 85
     assert "n/a: not judged (judge=None)" in r.output
+
+
+def test_score_with_an_expectations_file_local_and_on_ray(ray_cluster, tmp_path, capsys):
+    """--expectations gives trace files and shards their expected handoffs and routing
+    cases: both engines score them as evaluate scores the labeled set; a labeled set, which
+    brings its own, refuses them (exit 2)."""
+    from maev_kit import evaluate
+    from maev_kit.datasets import load_labeled_set
+    from maev_kit.traces import save_traces
+
+    ls = load_labeled_set("support_desk")
+    (tmp_path / "s").mkdir()
+    save_traces(ls.traces[:40], tmp_path / "s" / "a.parquet")
+    save_traces(ls.traces[40:], tmp_path / "s" / "b.parquet")
+    exps = str(ls.path / "expectations.jsonl")
+
+    def aggregates(*args):
+        assert (main(["score", *args, "--judge", "none", "--no-progress", "--expectations",
+                      exps, "--json"]) or 0) == 0
+        rows = json.loads(capsys.readouterr().out)["aggregates"]
+        return {r["metric"]: r["mean"] for r in rows}
+
+    local = aggregates(str(ls.path / "traces.jsonl"))
+    on_ray = aggregates(str(tmp_path / "s"), "--engine", "ray", "--output-dir",
+                        str(tmp_path / "out"))
+    want = evaluate(ls, judge=None, progress=False).aggregates.set_index("metric")["mean"]
+    for metric in ("target_accuracy", "reason_accuracy", "context_completeness",
+                   "routing_exact", "routing_acceptable"):
+        assert local[metric] == on_ray[metric] == want[metric], metric
+    with pytest.raises(SystemExit) as e:
+        main(["score", str(ls.path), "--judge", "none", "--expectations", exps])
+    assert e.value.code == 2
+    assert "brings its own expectations" in capsys.readouterr().err
