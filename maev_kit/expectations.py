@@ -143,8 +143,9 @@ def route_expectation_lines(path: str | os.PathLike[str], where: Mapping[str, in
     destination ``where[conversation_id]``, the flat ``array`` of ``(offset, length, line)``
     of its lines (:func:`read_expectation_spans` reads them); the lines whose id is not in
     ``where`` (or that have none), unparsed; the problems of lines that cannot be held (too
-    long, binary). About 3 µs a line, in bounded memory: the records are built and validated
-    where the spans are read."""
+    long, binary). About 3 µs a line; what is held is 24 bytes a routed line (and the lines
+    of no destination, whole): the records are built and validated where the spans are
+    read."""
     name = name or display_name(path)
     spans: dict[int, array] = {}
     rest: list[JsonLine] = []
