@@ -504,14 +504,25 @@ def _judge_for(judge: Any, plan: _Plan, kw: dict[str, Any]) -> tuple[Any, Any]:
 
 def _fingerprint(judge: Any, judge_obj: Any, kw: dict[str, Any], plan: _Plan,
                  fact_plan: Any) -> dict[str, Any]:
-    """What must not change between a run and its resume (the key facts when judged: their
-    mode, or a digest of the file or list)."""
+    """What must not change between a run and its resume: the judge and scoring options, the
+    labeled set's content, the contracts, a digest of an expectations file (expectations
+    given as objects are not compared: digesting a million would cost seconds) and the key
+    facts when judged (their mode, or a digest of the file or list)."""
+    import hashlib
+
     ls = plan.labeled_set
     out = {"judge": None if judge is None else [getattr(judge_obj, "name", str(judge)),
                                                 getattr(judge_obj, "version", "")],
            "model": None if kw.get("backend") is None else str(kw["backend"]),
            "prompt": kw.get("prompt"), "labeled_set": ls.content_hash if ls else None,
-           "split": plan.split, **{k: kw.get(k) for k in _SCORE_KWARGS}}
+           "split": plan.split, **{k: kw.get(k) for k in _SCORE_KWARGS},
+           "contracts": hashlib.sha256(repr(plan.contracts).encode()).hexdigest()[:16]}
+    if plan.expectation_file is not None:  # ~0.8 s for a million lines
+        digest = hashlib.sha256()
+        with open(plan.expectation_file[0], "rb") as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
+        out["expectations"] = digest.hexdigest()[:16]
     if fact_plan is not None:
         out["facts"] = fact_plan.fingerprint
     return out

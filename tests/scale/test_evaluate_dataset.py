@@ -249,6 +249,29 @@ def test_bad_expectation_lines_are_named_wherever_they_are_read(ray_cluster, tmp
     assert not list((tmp_path / "o2" / "conversations").glob("part-*"))  # nothing ran
 
 
+def test_resume_refuses_changed_expectations_or_contracts(ray_cluster, tmp_path):
+    """The parts of a run scored against other expectations (a file) or other contracts are
+    not mixed into a resume: the rerun is refused, naming what changed."""
+    from maev_kit.expectations import save_expectations
+    from maev_kit.scale import evaluate_dataset
+
+    bench = _bench()
+    exps = bench.write_shards(tmp_path, 300, 100, seed=2)
+    path = tmp_path / "expectations.jsonl"
+    save_expectations(exps, path)
+    shards = str(tmp_path / "parquet")
+    kw = {"judge": None, "expectations": path, "n_resamples": 50, "output_dir": tmp_path / "o"}
+    first = evaluate_dataset(shards, contracts=bench.CONTRACTS, **kw)
+    again = evaluate_dataset(shards, contracts=bench.CONTRACTS, **kw)  # the same: resumed
+    _same(again, first)
+    save_expectations(exps[:-1], path)
+    with pytest.raises(InputError, match=r"different run \(changed: expectations\)"):
+        evaluate_dataset(shards, contracts=bench.CONTRACTS, **kw)
+    save_expectations(exps, path)
+    with pytest.raises(InputError, match=r"different run \(changed: contracts\)"):
+        evaluate_dataset(shards, contracts=bench.CONTRACTS[:1], **kw)
+
+
 def test_resume_refuses_a_different_run(ray_cluster, tmp_path):
     from maev_kit.scale import evaluate_dataset
 
