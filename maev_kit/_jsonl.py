@@ -119,29 +119,28 @@ def iter_raw_lines(path: str | os.PathLike[str], *, max_line_bytes: int = MAX_LI
 
 
 def parse_json_line(jl: JsonLine, name: str) -> JsonLine:
-    """The line ``jl.raw`` (as :func:`iter_raw_lines` yields it) parsed: ``value`` set, or
-    the located problem of a line that is not UTF-8, not JSON or not a JSON object."""
-    chunk, lineno = jl.raw, jl.line
+    """Parse the line ``jl.raw`` (as :func:`iter_raw_lines` yields it), in place: ``value``
+    set, or the located ``problem`` of a line that is not UTF-8, not JSON or not a JSON
+    object. Returns ``jl``."""
+    chunk = jl.raw
     assert chunk is not None
     try:
-        text = chunk.decode("utf-8")
+        value = json.loads(chunk.decode("utf-8"))
     except UnicodeDecodeError as e:
-        return JsonLine(lineno, None, chunk, Problem(
-            name, lineno, "", f"not valid UTF-8 (byte 0x{chunk[e.start]:02x} at column "
-            f"{e.start + 1}); save the file as UTF-8"), jl.offset)
-    try:
-        value = json.loads(text)
+        message = (f"not valid UTF-8 (byte 0x{chunk[e.start]:02x} at column {e.start + 1}); "
+                   "save the file as UTF-8")
     except json.JSONDecodeError as e:
         hint = " (the last line looks truncated)" if not chunk.endswith(b"\n") else ""
-        return JsonLine(lineno, None, chunk, Problem(
-            name, lineno, "", f"not valid JSON: {e.msg} at column {e.colno}{hint}"), jl.offset)
+        message = f"not valid JSON: {e.msg} at column {e.colno}{hint}"
     except RecursionError:
-        return JsonLine(lineno, None, chunk, Problem(name, lineno, "", NESTING_TOO_DEEP),
-                        jl.offset)
-    if not isinstance(value, dict):
-        return JsonLine(lineno, None, chunk, Problem(
-            name, lineno, "", f"expected a JSON object, got {_json_type(value)}"), jl.offset)
-    return JsonLine(lineno, value, chunk, None, jl.offset)
+        message = NESTING_TOO_DEEP
+    else:
+        if isinstance(value, dict):
+            jl.value = value
+            return jl
+        message = f"expected a JSON object, got {_json_type(value)}"
+    jl.problem = Problem(name, jl.line, "", message)
+    return jl
 
 
 def _json_type(value: Any) -> str:

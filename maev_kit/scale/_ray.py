@@ -298,11 +298,12 @@ class _Plan:
     pieces: bool = False  # rows are shard pieces (path, row groups), read where scored
     # (path, name): an expectations file read where its lines are scored (see _ship)
     expectation_file: tuple[str, str] | None = None
+    expectations_digest: str | None = None  # of an expectations file, compared on resume
 
 
 def _plan(source: Any, *, expectations: Any, contracts: Any, split: str | None,
           batch_size: int, ray: Any) -> _Plan:
-    from maev_kit.datasets import LabeledSet, load_labeled_set
+    from maev_kit.datasets import LabeledSet, _sha256, load_labeled_set
     from maev_kit.evaluation._pipeline import _load
     from maev_kit.expectations import load_expectations
     from maev_kit.traces._parquet import traces_to_table
@@ -323,28 +324,32 @@ def _plan(source: Any, *, expectations: Any, contracts: Any, split: str | None,
                      inputs.labeled_set, inputs.split)
     if split is not None:
         raise InputError("`split` needs a labeled set; got traces")
-    if isinstance(source, (str, os.PathLike)) and isinstance(expectations, (str, os.PathLike)):
-        if not Path(expectations).is_file():  # the message load_expectations gives
-            load_expectations(expectations)
-        file = (os.path.abspath(expectations), display_name(expectations))
-        expectations = None
-    else:
-        file = None
-    exp = dict(load_expectations(expectations)) if expectations is not None else {}
     from maev_kit import metrics
 
     if contracts is not None and not isinstance(contracts, (list, tuple)):
         contracts = metrics.load_contracts(contracts)
     elif contracts:
         contracts = metrics.parse_contracts(contracts)
-    if isinstance(source, (str, os.PathLike)):
-        return _Plan(_pieces(_shards(source), batch_size), exp,
-                     list(contracts) if contracts else None, {}, pieces=True,
-                     expectation_file=file)
-    if hasattr(source, "map_batches"):  # a ray.data.Dataset
-        return _Plan(source, exp, list(contracts) if contracts else None, {})
-    raise InputError(f"`source` must be a ray.data.Dataset, a trace file, folder or glob, a "
-                     f"labeled set or a list of traces; got {type(source).__name__}")
+    contracts = list(contracts) if contracts else None
+    if not isinstance(source, (str, os.PathLike)):
+        if not hasattr(source, "map_batches"):  # a ray.data.Dataset
+            raise InputError(f"`source` must be a ray.data.Dataset, a trace file, folder or "
+                             f"glob, a labeled set or a list of traces; got "
+                             f"{type(source).__name__}")
+        exp = dict(load_expectations(expectations)) if expectations is not None else {}
+        return _Plan(source, exp, contracts, {})
+    pieces = _pieces(_shards(source), batch_size)
+    # an expectations file is compared on resume by its digest (~0.8 s for a million lines;
+    # expectations given as objects are not compared)
+    digest = (_sha256(Path(expectations))[:16] if isinstance(expectations, (str, os.PathLike))
+              and Path(expectations).is_file() else None)
+    file = None
+    if digest is not None and all(piece["ids"] is not None for piece in pieces):
+        # routed to the pieces by _ship; else (a JSONL shard) loaded here, whole
+        file, expectations = (os.path.abspath(expectations), display_name(expectations)), None
+    exp = dict(load_expectations(expectations)) if expectations is not None else {}
+    return _Plan(pieces, exp, contracts, {}, pieces=True, expectation_file=file,
+                 expectations_digest=digest)
 
 
 def _is_shards(source: str | os.PathLike[str]) -> bool:
@@ -453,18 +458,12 @@ def _route_expectations(plan: _Plan) -> dict[int, Any] | None:
     building a record (about 3 µs a line against 10 to build, 10 to pickle and 7 to unpickle
     each). The lines of no piece are validated here. Their problems, and those of lines too
     long or binary, are one LabelValidationError before the run. None when the expectations
-    are not such a file, or some piece's ids are unknown (a JSONL shard): the file is then
-    loaded here, whole, and shipped as objects."""
-    from maev_kit.expectations import (load_expectations, read_expectation_lines,
-                                       route_expectation_lines)
+    are not such a file (objects, or a file :func:`_plan` loaded whole)."""
+    from maev_kit.expectations import read_expectation_lines, route_expectation_lines
 
     if plan.expectation_file is None:
         return None
     path, name = plan.expectation_file
-    if any(piece["ids"] is None for piece in plan.dataset):
-        plan.expectations = dict(load_expectations(path))
-        plan.expectation_file = None
-        return None
     where = {c: k for k, piece in enumerate(plan.dataset) for c in piece["ids"]}
     spans, rest, problems = route_expectation_lines(path, where, name=name)
     del where
@@ -505,7 +504,7 @@ def _judge_for(judge: Any, plan: _Plan, kw: dict[str, Any]) -> tuple[Any, Any]:
 def _fingerprint(judge: Any, judge_obj: Any, kw: dict[str, Any], plan: _Plan,
                  fact_plan: Any) -> dict[str, Any]:
     """What must not change between a run and its resume: the judge and scoring options, the
-    labeled set's content, the contracts, a digest of an expectations file (expectations
+    labeled set's content, the contracts, the digest of an expectations file (expectations
     given as objects are not compared: digesting a million would cost seconds) and the key
     facts when judged (their mode, or a digest of the file or list)."""
     import hashlib
@@ -517,12 +516,8 @@ def _fingerprint(judge: Any, judge_obj: Any, kw: dict[str, Any], plan: _Plan,
            "prompt": kw.get("prompt"), "labeled_set": ls.content_hash if ls else None,
            "split": plan.split, **{k: kw.get(k) for k in _SCORE_KWARGS},
            "contracts": hashlib.sha256(repr(plan.contracts).encode()).hexdigest()[:16]}
-    if plan.expectation_file is not None:  # ~0.8 s for a million lines
-        digest = hashlib.sha256()
-        with open(plan.expectation_file[0], "rb") as f:
-            while chunk := f.read(1 << 20):
-                digest.update(chunk)
-        out["expectations"] = digest.hexdigest()[:16]
+    if plan.expectations_digest is not None:
+        out["expectations"] = plan.expectations_digest
     if fact_plan is not None:
         out["facts"] = fact_plan.fingerprint
     return out
