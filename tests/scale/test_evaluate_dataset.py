@@ -328,3 +328,21 @@ def test_a_line_changed_after_the_driver_routed_it_is_refused(tmp_path):
     path.unlink()
     with pytest.raises(InputError, match="e.jsonl: cannot be read where the shards are scored"):
         pieces._own({"expectations": spans[0], "done": None, "facts": None}, [])
+
+
+def test_ray_data_notices_finished_tasks_promptly_during_a_run_only():
+    """Ray Data's wait for finished tasks (0.1 s) left each of two workers idle ~170 ms per
+    piece; a run shortens it and puts it back, also when the run fails. Fails when a Ray
+    upgrade renames the setting, which would silently bring the idle time back."""
+    from ray.data._internal.execution import streaming_executor_state as state
+
+    from maev_kit.scale._ray import _WAIT_TIMEOUT_S, _prompt_scheduling
+
+    before = state.WAIT_FOR_TASK_COMPLETION_TIMEOUT_S
+    assert isinstance(before, float) and before > _WAIT_TIMEOUT_S
+    with _prompt_scheduling():
+        assert state.WAIT_FOR_TASK_COMPLETION_TIMEOUT_S == _WAIT_TIMEOUT_S
+    assert state.WAIT_FOR_TASK_COMPLETION_TIMEOUT_S == before
+    with pytest.raises(RuntimeError), _prompt_scheduling():
+        raise RuntimeError("a run that failed")
+    assert state.WAIT_FOR_TASK_COMPLETION_TIMEOUT_S == before
