@@ -24,13 +24,13 @@ the summaries up.
 
 from __future__ import annotations
 
-import contextlib
 import glob as _glob
 import json
 import logging
 import os
 import pickle
 import tempfile
+import threading
 import uuid
 import warnings
 from array import array
@@ -176,7 +176,7 @@ def _evaluate_dataset(source: Any, *, judge: Any, facts: Any, expectations: Any,
                       num_cpus: int | None, address: str | None, batch_size: int,
                       kw: dict[str, Any]) -> EvaluationResult:
     ray = _start_ray(num_cpus=num_cpus, address=address, progress=kw.get("progress", False))
-    warming = _warm_up(ray)  # the workers import while the driver plans
+    warming = _warm_up(ray)  # the workers and Ray Data start while the driver plans
 
     from maev_kit.scale._facts import plan_facts
 
@@ -204,6 +204,8 @@ def _evaluate_dataset(source: Any, *, judge: Any, facts: Any, expectations: Any,
                expectation_file=plan.expectation_file,
                run_kwargs=run_kwargs,
                score_kwargs={k: kw[k] for k in _SCORE_KWARGS if k in kw})
+    # its own execution, done before this one starts (bounded: a busy cluster may hold it)
+    warming.ray_data.join(timeout=_WARM_UP_WAIT_S)
     if plan.pieces:  # each task reads its piece and scores the traces it built
         summaries = dataset.map_batches(_ScorePieces(job, batch_size), batch_size=1,
                                         batch_format="pyarrow")
@@ -214,7 +216,7 @@ def _evaluate_dataset(source: Any, *, judge: Any, facts: Any, expectations: Any,
     # without cycles (a dict per loop and per contract violation: hundreds of thousands at a
     # million conversations), and collections while gathering would walk all of them. They
     # are freed when _gather returns, before the collector is back.
-    with paused_gc(), _prompt_scheduling():
+    with paused_gc():
         result = _gather(summaries, out, plan, judge, judge_obj, kw, old_parts, fact_plan)
     del warming
     return result
@@ -242,21 +244,58 @@ def _gather(summaries: Any, out: Path, plan: _Plan, judge: Any, judge_obj: Any,
 
 
 _WARM_UP_TASKS = 64  # at most: a big cluster's other workers warm up with their first block
+_WARM_UP_WAIT_S = 30.0
 
 
-def _warm_up(ray: Any) -> list[Any]:
-    """One task per CPU (up to :data:`_WARM_UP_TASKS`) that imports what a block needs, so
-    the workers pay their imports (about 2 s each) while the driver plans and ships the
-    pieces, instead of in their first block. Not waited for."""
+@dataclass
+class _Warming:
+    tasks: list[Any]  # the import tasks, kept referenced until the run ends
+    ray_data: threading.Thread  # a one-row Ray Data execution
+
+
+def _warm_up(ray: Any) -> _Warming:
+    """Start what a run waits for, so it starts while the driver plans and ships the pieces
+    instead of after (measured on 2 cores, a million traces: the first piece started 2.6 s
+    after the pieces were shipped, the second worker's 4.4 s):
+
+    - one task per CPU (up to :data:`_WARM_UP_TASKS`) that imports what a block needs (about
+      2 s each), not waited for;
+    - a one-row Ray Data execution in a thread, which starts the actors Ray Data runs beside
+      any execution (its stats actor and autoscaling coordinator: new processes that import
+      pandas and Ray Data, ~2.3 s of CPU each, which took both cores at the run's start).
+    """
     cpus = int(ray.cluster_resources().get("CPU", 1))
     task = ray.remote(num_cpus=1, max_retries=0)(_imports)
-    return [task.remote() for _ in range(max(1, min(cpus, _WARM_UP_TASKS)))]
+    tasks = [task.remote() for _ in range(max(1, min(cpus, _WARM_UP_TASKS)))]
+    thread = threading.Thread(target=_start_ray_data, args=(ray,), name="maev-warm-up",
+                              daemon=True)
+    thread.start()
+    return _Warming(tasks, thread)
+
+
+def _start_ray_data(ray: Any) -> None:
+    try:
+        ray.data.from_items([{"x": 0}]).map_batches(_same_batch, batch_format="pyarrow"
+                                                    ).take_all()
+    except Exception:  # noqa: BLE001 - a warm-up only: the run itself reports what fails
+        logging.getLogger(__name__).debug("Ray Data warm-up failed", exc_info=True)
+
+
+def _same_batch(batch: pa.Table) -> pa.Table:
+    return batch
 
 
 def _imports() -> None:
-    import maev_kit.evaluation._pipeline  # noqa: F401  (pandas, the metrics)
+    # the package imports pandas and pyarrow where they are used, and Ray Data's map task
+    # imports ray.data (pandas, pyarrow) when a worker first runs one: ~2 s of imports that
+    # each worker otherwise paid in its first piece, after the driver had shipped the pieces
+    import pandas  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
+    import ray.data  # noqa: F401
+
+    import maev_kit.evaluation._pipeline  # noqa: F401  (the metrics)
     import maev_kit.retention  # noqa: F401
-    import maev_kit.traces._parquet  # noqa: F401  (pyarrow)
+    import maev_kit.traces._parquet  # noqa: F401
 
 
 # -- ray --------------------------------------------------------------------------------------
@@ -283,35 +322,6 @@ def _start_ray(*, num_cpus: int | None, address: str | None, progress: bool) -> 
     ctx.memory_usage_poll_interval_s = None  # a task's memory, read each second: unused here
     logging.getLogger("ray.data").setLevel(logging.WARNING)
     return ray
-
-
-# Ray Data's executor waits for its running tasks with ``ray.wait(all of them, timeout=0.1)``:
-# a task that finishes while another still runs is seen, and the next one started on its CPU,
-# only when the 0.1 s are up. With two workers each piece then waited ~170 ms for the next
-# (measured: 9 s of each worker's ~59 s at a million traces, pieces of 10,000); at 0.01 s,
-# ~40 ms, for no driver CPU that could be measured. One worker never waits: ray.wait returns
-# when its only task does.
-_WAIT_TIMEOUT_S = 0.01
-
-
-@contextlib.contextmanager
-def _prompt_scheduling() -> Any:
-    """Ray Data's wait for finished tasks shortened to :data:`_WAIT_TIMEOUT_S` while a run's
-    results are gathered, and restored after. The setting is a module constant of Ray Data's
-    executor (read at each wait); a Ray without it runs as before, only slower."""
-    try:
-        from ray.data._internal.execution import streaming_executor_state as state
-    except ImportError:  # pragma: no cover - another Ray layout: nothing to shorten
-        state = None
-    old = getattr(state, "WAIT_FOR_TASK_COMPLETION_TIMEOUT_S", None)
-    if not isinstance(old, (int, float)):
-        yield
-        return
-    state.WAIT_FOR_TASK_COMPLETION_TIMEOUT_S = min(old, _WAIT_TIMEOUT_S)
-    try:
-        yield
-    finally:
-        state.WAIT_FOR_TASK_COMPLETION_TIMEOUT_S = old
 
 
 # -- plan: where the traces come from and what they are scored against ----------------------
@@ -349,7 +359,8 @@ def _plan(source: Any, *, expectations: Any, contracts: Any, split: str | None,
                        retention=False)
         table = _with_order(traces_to_table(inputs.traces), 0)
         chunks = [table.slice(i, batch_size) for i in range(0, table.num_rows, batch_size)]
-        return _Plan(ray.data.from_arrow(chunks), dict(inputs.expectations), inputs.contracts,
+        return _Plan(_scheduled(ray.data.from_arrow(chunks)), dict(inputs.expectations),
+                     inputs.contracts,
                      inputs.splits,
                      inputs.labeled_set, inputs.split)
     if split is not None:
@@ -478,7 +489,22 @@ def _ship(plan: _Plan, fact_plan: Any, done: set[str], ray: Any
                "done": frozenset(c for c in ids if c in done) if done else None,
                "facts": fact_plan.subset(ids) if fact_plan is not None else None}
         rows.append({**piece, "own": pickle.dumps(own, protocol=pickle.HIGHEST_PROTOCOL)})
-    return ray.data.from_items(rows, override_num_blocks=len(rows)), shared
+    return _scheduled(ray.data.from_items(rows, override_num_blocks=len(rows))), shared
+
+
+def _scheduled(dataset: Any) -> Any:
+    """A Dataset this module made, set to start its blocks' tasks without Ray Data's
+    per-operator resource reservation. The reservation holds an operator to one task until
+    the first one finished, then to as many tasks as CPUs, each next one started by the
+    driver's executor loop after it saw one finish (it polls every 0.1 s). Measured on 2 CPUs
+    (200,000 traces, pieces of 10,000): the second worker started ~1.2 s after the first, and
+    each worker waited ~170 ms between pieces (9 s of each worker's time at a million
+    traces). Without it, tasks queue in Ray past the CPUs, and a worker starts the next piece
+    as it finishes one: ~10 ms. This run is one operator reading small input rows and
+    returning small tables, which is what the reservation does not protect. A Dataset passed
+    in by the caller is left as it is."""
+    dataset.context.op_resource_reservation_enabled = False
+    return dataset
 
 
 def _route_expectations(plan: _Plan) -> dict[int, Any] | None:
