@@ -353,6 +353,11 @@ def _plan(source: Any, *, expectations: Any, contracts: Any, split: str | None,
         labeled_set = source
     elif isinstance(source, (str, os.PathLike)) and not _is_shards(source):
         labeled_set = load_labeled_set(source)
+    # an expectations file is compared on resume by its digest (~0.8 s for a million lines;
+    # expectations given as objects are not compared)
+    digest = (_sha256(Path(expectations))[:16] if labeled_set is None
+              and isinstance(expectations, (str, os.PathLike)) and Path(expectations).is_file()
+              else None)
     if labeled_set is not None or isinstance(source, (list, tuple)):
         inputs = _load(labeled_set if labeled_set is not None else source,
                        expectations=expectations, contracts=contracts, split=split,
@@ -360,9 +365,8 @@ def _plan(source: Any, *, expectations: Any, contracts: Any, split: str | None,
         table = _with_order(traces_to_table(inputs.traces), 0)
         chunks = [table.slice(i, batch_size) for i in range(0, table.num_rows, batch_size)]
         return _Plan(_scheduled(ray.data.from_arrow(chunks)), dict(inputs.expectations),
-                     inputs.contracts,
-                     inputs.splits,
-                     inputs.labeled_set, inputs.split)
+                     inputs.contracts, inputs.splits, inputs.labeled_set, inputs.split,
+                     expectations_digest=digest)
     if split is not None:
         raise InputError("`split` needs a labeled set; got traces")
     from maev_kit import metrics
@@ -378,12 +382,8 @@ def _plan(source: Any, *, expectations: Any, contracts: Any, split: str | None,
                              f"glob, a labeled set or a list of traces; got "
                              f"{type(source).__name__}")
         exp = dict(load_expectations(expectations)) if expectations is not None else {}
-        return _Plan(source, exp, contracts, {})
+        return _Plan(source, exp, contracts, {}, expectations_digest=digest)
     pieces = _pieces(_shards(source), batch_size)
-    # an expectations file is compared on resume by its digest (~0.8 s for a million lines;
-    # expectations given as objects are not compared)
-    digest = (_sha256(Path(expectations))[:16] if isinstance(expectations, (str, os.PathLike))
-              and Path(expectations).is_file() else None)
     file = None
     if digest is not None and all(piece["ids"] is not None for piece in pieces):
         # routed to the pieces by _ship; else (a JSONL shard) loaded here, whole

@@ -276,6 +276,19 @@ def test_resume_refuses_changed_expectations_or_contracts(ray_cluster, tmp_path)
     save_expectations(exps, path)
     with pytest.raises(InputError, match=r"different run \(changed: contracts\)"):
         evaluate_dataset(shards, contracts=bench.CONTRACTS[:1], **kw)
+    # the same for the sources whose expectations file is loaded on the driver, not routed:
+    # JSONL shards and a ray.data.Dataset
+    import ray.data
+
+    for name, source in [("jsonl", str(tmp_path / "jsonl")),
+                         ("dataset", ray.data.read_parquet(shards))]:
+        save_expectations(exps, path)
+        kw["output_dir"] = tmp_path / f"o-{name}"
+        first = evaluate_dataset(source, contracts=bench.CONTRACTS, **kw)
+        _same(evaluate_dataset(source, contracts=bench.CONTRACTS, **kw), first)
+        save_expectations(exps[1:], path)
+        with pytest.raises(InputError, match=r"different run \(changed: expectations\)"):
+            evaluate_dataset(source, contracts=bench.CONTRACTS, **kw)
 
 
 def test_resume_refuses_a_different_run(ray_cluster, tmp_path):
