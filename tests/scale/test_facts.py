@@ -158,3 +158,38 @@ def test_cli_ray_facts_file_writes_evaluates_ledger(ray_cluster, shards, tmp_pat
     code, out, err = run_cli(["score", str(d / "shards"), "--engine", "ray", "--format", "otel",
                               "--no-progress"], capsys)
     assert code == 2 and "--format" in err
+
+
+def _answer(body):
+    """The fake model: a fact extraction prompt answered by the offline extractor, a
+    retention prompt by the reference heuristic."""
+    from maev_kit.facts._llm import answer_extraction_prompt
+    from maev_kit.judges import answer_retention_prompt
+
+    messages = list(body.get("messages") or [])
+    if "You propose the key facts" in str(messages[0].get("content")):
+        return answer_extraction_prompt(messages)
+    return answer_retention_prompt(messages)
+
+
+def test_a_model_judge_and_llm_facts_over_http_equal_evaluate(ray_cluster, shards, tmp_path):
+    """The llm proposer's and the judge's requests, sent from the Ray workers through litellm
+    over HTTP to the kit's fake server: the same facts, verdicts and numbers as evaluate, each
+    request sent once per run."""
+    from maev_kit.backends import LiteLLMBackend
+    from maev_kit.scale import evaluate_dataset
+    from maev_kit.testing import FakeOpenAIServer
+
+    d, traces = shards
+    with FakeOpenAIServer(responder=_answer) as srv:
+        backend = LiteLLMBackend("openai/judge", api_base=srv.base_url, api_key="sk-test")
+        kw = {"judge": "openai/judge", "backend": backend, "facts": "llm", "cache": False,
+              "expectations": d / "expectations.jsonl"}
+        want = evaluate(traces, progress=False, **kw)
+        local = len(srv.requests)
+        got = evaluate_dataset(str(d / "shards"), batch_size=8, output_dir=tmp_path / "o", **kw)
+        assert len(srv.requests) == 2 * local
+    _same(got, want)
+    assert set(got.ledger["fact_source"]) == {"llm:openai/judge"}
+    assert got.judge_errors.failed == 0 and {"retained", "lost"} <= set(got.ledger["label"])
+    assert got.provenance["facts"]["mode"] == "llm"
