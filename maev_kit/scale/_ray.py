@@ -244,7 +244,7 @@ def _gather(summaries: Any, out: Path, plan: _Plan, judge: Any, judge_obj: Any,
 
 
 _WARM_UP_TASKS = 64  # at most: a big cluster's other workers warm up with their first block
-_WARM_UP_WAIT_S = 30.0
+_WARM_UP_WAIT_S = 30.0  # for the one-row Ray Data execution; seconds on an idle cluster
 
 
 @dataclass
