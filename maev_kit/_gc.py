@@ -16,18 +16,30 @@ def paused_gc() -> Iterator[None]:
     10,000 traces 3.4 s → 1.3 s CPU; a Ray block's scoring 2.6x, unpickling its results 8x).
     What is built inside is freed by reference counting as usual.
 
+    What is built inside and still alive at the end is moved to the oldest generation
+    (``gc.freeze`` then ``gc.unfreeze``, which only relink lists). Left young, it was walked by
+    the first collection after the block (the loader's own next allocation) and again by the
+    next one up: loading 10,000 traces spent ~0.3 s of its ~0.85 s (JSONL) and ~0.1 s of its
+    ~0.4 s (Parquet) there. The oldest generation is walked only by full collections, which
+    walk the whole heap anyway. The few young objects of the caller are moved with them. When
+    something already froze objects, the freeze is theirs: nothing is moved.
+
     >>> import gc
     >>> with paused_gc():
     ...     gc.isenabled()
+    ...     built = [[] for _ in range(1000)]
     False
-    >>> gc.isenabled()
-    True
+    >>> gc.isenabled(), gc.get_count()[0] < 100
+    (True, True)
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if not gc.get_freeze_count():
+            gc.freeze()
+            gc.unfreeze()
         if enabled:
             gc.enable()
 
