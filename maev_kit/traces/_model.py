@@ -2,7 +2,8 @@
 
 The names and positional constructors are the article's (``AgentTurn(agent_id, agent_role,
 message, tool_calls=[], turn_index=0)`` and so on) so code written against it keeps working.
-They are plain dataclasses: fast to build, easy to read. Validation of data from files goes
+They are plain dataclasses with ``__slots__``: fast to build, small in memory, easy to read
+(an instance takes no attributes beyond its fields). Validation of data from files goes
 through pydantic (see :mod:`maev_kit.traces._io`), which builds these same classes.
 
 Turn indices share one sequence across user messages, agent turns and handoffs: a handoff with
@@ -48,7 +49,7 @@ class HandoffReason(str, enum.Enum):
         return self.value
 
 
-@dataclass
+@dataclass(slots=True)
 class AgentTurn:
     """One message by one agent.
 
@@ -65,7 +66,7 @@ class AgentTurn:
     turn_index: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Handoff:
     """Control (``mode="transfer"``) or a task (``mode="delegate"``) passing between agents.
 
@@ -90,7 +91,7 @@ class Handoff:
             self.reason = HandoffReason(self.reason)
 
 
-@dataclass
+@dataclass(slots=True)
 class UserMessage:
     """A message from the user (the person the agents serve)."""
 
@@ -117,7 +118,7 @@ class Message:
                 "turn_index": self.turn_index, "is_user": self.is_user}
 
 
-@dataclass
+@dataclass(slots=True)
 class MultiAgentTrace:
     """One conversation: agent turns, handoffs between agents and the user's messages.
 
@@ -184,20 +185,14 @@ class MultiAgentTrace:
 
 # Fast construction for readers whose input already has the final types (the Parquet reader,
 # after its schema check): each object is made without ``__init__``/``__post_init__`` (which
-# only convert strings: a reason, plain-string user messages) and its attributes are set one by
-# one, as ``__init__`` does, so they live in the instance's compact per-class layout. Objects
-# built here equal, print and mutate like those built by the constructors
+# only convert strings: a reason, plain-string user messages) and its slots are set one by one.
+# Objects built here equal, print and mutate like those built by the constructors
 # (tests/traces/test_parquet.py checks that every dataclass field is set). Not public: no checks.
-#
-# Each builder first makes one object with the constructor: CPython (3.11) sizes the compact
-# layout from the attribute names its class has seen, and objects allocated in bulk before their
-# class has seen any get a dict each instead (2x slower to fill, more memory).
 
 def _agent_turns(agent_id: Iterable[str], agent_role: Iterable[str], message: Iterable[str],
                  tool_calls: Iterable[list[dict[str, Any]]], turn_index: Iterable[int],
                  count: int) -> list[AgentTurn]:
     """``count`` :class:`AgentTurn` from columns (iterables of at least ``count`` values)."""
-    AgentTurn("", "", "")  # the class sees its attribute names (see above)
     out = list(map(object.__new__, itertools.repeat(AgentTurn, count)))
     for t, a, r, m, c, i in zip(out, agent_id, agent_role, message, tool_calls, turn_index):
         t.agent_id = a
@@ -212,7 +207,6 @@ def _handoffs(from_agent: Iterable[str], to_agent: Iterable[str],
               reason: Iterable[HandoffReason | None], context_passed: Iterable[dict[str, Any]],
               turn_index: Iterable[int], mode: Iterable[str], count: int) -> list[Handoff]:
     """``count`` :class:`Handoff` from columns; ``reason`` already a HandoffReason or None."""
-    Handoff("", "")  # the class sees its attribute names (see above)
     out = list(map(object.__new__, itertools.repeat(Handoff, count)))
     for h, f, t, r, c, i, m in zip(out, from_agent, to_agent, reason, context_passed,
                                    turn_index, mode):
@@ -228,7 +222,6 @@ def _handoffs(from_agent: Iterable[str], to_agent: Iterable[str],
 def _user_messages(content: Iterable[str], turn_index: Iterable[int], count: int
                    ) -> list[UserMessage]:
     """``count`` :class:`UserMessage` from columns."""
-    UserMessage("")  # the class sees its attribute names (see above)
     out = list(map(object.__new__, itertools.repeat(UserMessage, count)))
     for u, c, i in zip(out, content, turn_index):
         u.content = c
@@ -240,7 +233,6 @@ def _traces(conversation_id: Iterable[str], turns: Iterable[list[AgentTurn]],
             handoffs: Iterable[list[Handoff]], user_messages: Iterable[list[UserMessage]],
             metadata: Iterable[dict[str, Any]], count: int) -> list[MultiAgentTrace]:
     """``count`` :class:`MultiAgentTrace` from columns (user messages already UserMessage)."""
-    MultiAgentTrace("")  # the class sees its attribute names (see above)
     out = list(map(object.__new__, itertools.repeat(MultiAgentTrace, count)))
     for t, c, tu, h, u, m in zip(out, conversation_id, turns, handoffs, user_messages, metadata):
         t.conversation_id = c

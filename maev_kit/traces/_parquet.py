@@ -108,7 +108,11 @@ def traces_to_table(traces: Iterable[MultiAgentTrace]) -> pa.Table:
 
 def save_parquet(traces: Iterable[MultiAgentTrace], path: str | os.PathLike[str], *,
                  row_group_size: int = 10_000) -> None:
-    """Write traces as Parquet (zstd); :func:`load_parquet` reads back equal objects.
+    """Write traces as Parquet (LZ4-compressed); :func:`load_parquet` reads back equal objects.
+
+    LZ4 rather than zstd: on the benchmark's 10,000 traces the file is ~1.6x bigger (14 vs
+    8.8 MB; the JSONL is 60 MB) and Arrow decodes it in half the time, which makes loading
+    ~15 % faster. Files written with any codec are read.
 
     The file is written beside its destination and renamed into place, so a reader never sees
     half a file.
@@ -117,7 +121,7 @@ def save_parquet(traces: Iterable[MultiAgentTrace], path: str | os.PathLike[str]
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        pa.parquet.write_table(traces_to_table(traces), tmp, compression="zstd",
+        pa.parquet.write_table(traces_to_table(traces), tmp, compression="lz4",
                                row_group_size=row_group_size)
         os.replace(tmp, path)
     finally:
