@@ -113,10 +113,10 @@ def test_score_conversation_not_judged(inputs):
     assert s.composite_components == "handoff+routing"
 
 
-def test_bootstrap_is_chunked_with_the_same_draws(monkeypatch):
-    """Resampling in chunks gives the numbers one (n_resamples, n) array gives (summed as row
-    counts times the values), and memory is bounded by the chunk: 400 resamples of 100,000
-    rows would be 320 MB of indices at once."""
+def test_bootstrap_of_mostly_distinct_rows_draws_rows_in_chunks(monkeypatch):
+    """Most rows distinct: row indices are drawn, in chunks that give the numbers one
+    (n_resamples, n) array gives (summed as row counts times the values), and memory is
+    bounded by the chunk: 400 resamples of 100,000 rows would be 320 MB of indices at once."""
     import tracemalloc
 
     import numpy as np
@@ -145,6 +145,51 @@ def test_bootstrap_is_chunked_with_the_same_draws(monkeypatch):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 120 * 2**20, f"peak {peak / 2**20:.0f} MB"
+
+
+def _few_distinct(n, seed):
+    """Per-conversation-like columns: few distinct values, some NaN (n/a)."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"a": rng.choice([0.0, 0.5, 1.0], n, p=[0.2, 0.3, 0.5]),
+                         "b": np.where(rng.random(n) < 0.4, np.nan,
+                                       rng.choice([0.0, 1.0], n, p=[0.7, 0.3])),
+                         "c": np.full(n, np.nan)})
+
+
+def test_bootstrap_of_few_distinct_rows_is_the_row_bootstrap_as_a_multinomial(monkeypatch):
+    """Few distinct rows: a multinomial over them is the row bootstrap's distribution (the
+    intervals agree with row resampling's up to Monte Carlo error); row order does not change a number; chunks draw the same numbers as one array."""
+    import numpy as np
+
+    from maev_kit.evaluation import _pipeline
+
+    frame = _few_distinct(400, 3)
+    assert _pipeline._distinct_rows(frame[["a", "b"]].to_numpy(), 100) is not None
+    got = _pipeline._bootstrap_means(frame, ["a", "b", "c"], n_resamples=20_000,
+                                     confidence=0.9, seed=3).set_index("metric")
+    idx = np.random.default_rng(5).integers(0, 400, size=(20_000, 400))
+    for col in ("a", "b"):
+        values = frame[col].to_numpy()
+        with np.errstate(invalid="ignore"):
+            boot = np.nanmean(values[idx], axis=1)
+        lo, hi = np.quantile(boot, [0.05, 0.95])
+        half = (hi - lo) / 2  # a wrong draw (e.g. of n/2 rows: 1.4x wider) is far outside
+        assert abs(got.loc[col, "ci_low"] - lo) < 0.06 * half + 1e-4, col
+        assert abs(got.loc[col, "ci_high"] - hi) < 0.06 * half + 1e-4, col
+        assert got.loc[col, "mean"] == round(float(np.nanmean(values)), 4)
+    assert got.loc["c"].isna()[["mean", "ci_low", "ci_high"]].all() and got.loc["c", "n"] == 0
+
+    base = _pipeline._bootstrap_means(frame, ["a", "b"], n_resamples=300, confidence=0.95,
+                                      seed=1)
+    shuffled = frame.sample(frac=1.0, random_state=0).reset_index(drop=True)
+    assert _pipeline._bootstrap_means(shuffled, ["a", "b"], n_resamples=300,
+                                      confidence=0.95, seed=1).equals(base)
+    monkeypatch.setattr(_pipeline, "_BOOTSTRAP_CHUNK", 20)  # 3 resamples per chunk of 6 rows
+    assert _pipeline._bootstrap_means(frame, ["a", "b"], n_resamples=300, confidence=0.95,
+                                      seed=1).equals(base)
 
 
 def test_pair_counts_are_value_counts_and_the_matrix_a_crosstab():
