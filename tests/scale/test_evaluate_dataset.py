@@ -289,6 +289,17 @@ def test_resume_refuses_changed_expectations_or_contracts(ray_cluster, tmp_path)
         save_expectations(exps[1:], path)
         with pytest.raises(InputError, match=r"different run \(changed: expectations\)"):
             evaluate_dataset(source, contracts=bench.CONTRACTS, **kw)
+    # expectations given as objects: compared by their content, not their order
+    import copy
+
+    kw.update(expectations=exps, output_dir=tmp_path / "o-objects")
+    first = evaluate_dataset(shards, contracts=bench.CONTRACTS, **kw)
+    _same(evaluate_dataset(shards, contracts=bench.CONTRACTS,
+                           **{**kw, "expectations": exps[::-1]}), first)
+    changed = copy.deepcopy(exps)
+    changed[150].routing[0].correct_agent = "somebody-else"
+    with pytest.raises(InputError, match=r"different run \(changed: expectations\)"):
+        evaluate_dataset(shards, contracts=bench.CONTRACTS, **{**kw, "expectations": changed})
 
 
 def test_resume_refuses_a_different_run(ray_cluster, tmp_path):
