@@ -796,24 +796,24 @@ def _pair_stats(pair_counts: pd.Series, ledger: pd.DataFrame,
 _BOOTSTRAP_CHUNK = 4_000_000  # draws held at once (32 MB)
 
 
-def _distinct_rows(table: Any, limit: int) -> tuple[Any, Any] | None:
-    """The distinct rows of a 2-D float array (NaN equal to NaN): ``(first, counts)``, the
-    index of each one's first row and how many rows it has, in lexicographic order of the
-    rows (so that they do not depend on the order of the rows); None when there are more
-    than ``limit``."""
+def _distinct_rows(columns: Sequence[Any], limit: int) -> tuple[Any, Any] | None:
+    """The distinct rows of equal-length float arrays (NaN equal to NaN): ``(first,
+    counts)``, the index of each one's first row and how many rows it has, in lexicographic
+    order of the rows (so that they do not depend on the order of the rows); None when there
+    are more than ``limit``."""
     import numpy as np
     import pandas as pd
 
-    key = np.zeros(len(table), dtype=np.int64)
-    for j in range(table.shape[1]):  # one code per distinct row, column by column
-        codes, uniques = pd.factorize(table[:, j], use_na_sentinel=False)
+    key = np.zeros(len(columns[0]), dtype=np.int64)
+    for column in columns:  # one code per distinct row, column by column
+        codes, uniques = pd.factorize(column, use_na_sentinel=False)
         if len(uniques) > limit:
             return None
         key, distinct = pd.factorize(key * len(uniques) + codes)  # < n**2: fits in int64
         if len(distinct) > limit:
             return None
     _, first, counts = np.unique(key, return_index=True, return_counts=True)
-    order = np.lexsort(table[first].T[::-1])
+    order = np.lexsort([column[first] for column in reversed(columns)])
     return first[order], counts[order]
 
 
@@ -842,11 +842,12 @@ def _bootstrap_means(frame: pd.DataFrame, columns: Sequence[str], *, n_resamples
     live = [col for col in columns if (~np.isnan(table[col])).any()]
     k = len(live)
     sums_counts = np.empty((n_resamples, 2 * k))
-    values = np.column_stack([table[col] for col in live]) if live else np.empty((n, 0))
-    distinct = _distinct_rows(values, n // 4) if live else None
+    distinct = _distinct_rows([table[col] for col in live], n // 4) if live else None
     if distinct is not None:  # a multinomial draw over the distinct rows
         first, counts = distinct
-        values = values[first]
+        values = np.column_stack([table[col][first] for col in live])
+    else:
+        values = np.column_stack([table[col] for col in live]) if live else np.empty((n, 0))
     # the values (NaN as 0) and presence (1/0) of each row, or distinct row, side by side:
     # one resample's sums are how often it drew each row times this matrix
     matrix = np.column_stack([np.nan_to_num(values, nan=0.0),

@@ -161,13 +161,16 @@ def _few_distinct(n, seed):
 
 def test_bootstrap_of_few_distinct_rows_is_the_row_bootstrap_as_a_multinomial(monkeypatch):
     """Few distinct rows: a multinomial over them is the row bootstrap's distribution (the
-    intervals agree with row resampling's up to Monte Carlo error); row order does not change a number; chunks draw the same numbers as one array."""
+    intervals agree with row resampling's up to Monte Carlo error); row order does not
+    change a number; chunks draw the same numbers as one array."""
     import numpy as np
 
     from maev_kit.evaluation import _pipeline
 
     frame = _few_distinct(400, 3)
-    assert _pipeline._distinct_rows(frame[["a", "b"]].to_numpy(), 100) is not None
+    columns = [frame["a"].to_numpy(), frame["b"].to_numpy()]
+    first, counts = _pipeline._distinct_rows(columns, 100)  # a, b: 3 x 3 values
+    assert len(first) == 9 and counts.sum() == 400
     got = _pipeline._bootstrap_means(frame, ["a", "b", "c"], n_resamples=20_000,
                                      confidence=0.9, seed=3).set_index("metric")
     idx = np.random.default_rng(5).integers(0, 400, size=(20_000, 400))
