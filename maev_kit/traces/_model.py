@@ -49,8 +49,21 @@ class HandoffReason(str, enum.Enum):
         return self.value
 
 
+class _Slotted:
+    """Base of the slotted trace classes: loads their pickles, and those of maev-kit
+    versions whose trace classes had no ``__slots__`` (a dict of fields)."""
+
+    __slots__ = ()
+
+    def __setstate__(self, state: Any) -> None:
+        if isinstance(state, tuple):  # (instance dict, slots), as pickle gives for slots
+            state = {**(state[0] or {}), **(state[1] or {})}
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
+
 @dataclass(slots=True)
-class AgentTurn:
+class AgentTurn(_Slotted):
     """One message by one agent.
 
     >>> AgentTurn("triage", "router", "Let me route you.", turn_index=1).agent_id
@@ -67,7 +80,7 @@ class AgentTurn:
 
 
 @dataclass(slots=True)
-class Handoff:
+class Handoff(_Slotted):
     """Control (``mode="transfer"``) or a task (``mode="delegate"``) passing between agents.
 
     ``reason`` may be None: most frameworks record no reason.
@@ -92,7 +105,7 @@ class Handoff:
 
 
 @dataclass(slots=True)
-class UserMessage:
+class UserMessage(_Slotted):
     """A message from the user (the person the agents serve)."""
 
     __pydantic_config__ = _FORBID
@@ -119,7 +132,7 @@ class Message:
 
 
 @dataclass(slots=True)
-class MultiAgentTrace:
+class MultiAgentTrace(_Slotted):
     """One conversation: agent turns, handoffs between agents and the user's messages.
 
     >>> t = MultiAgentTrace("c-1",

@@ -1,3 +1,5 @@
+import pytest
+
 from maev_kit import AgentTurn, Handoff, HandoffReason, MultiAgentTrace
 from maev_kit.traces import UserMessage
 
@@ -41,3 +43,44 @@ def test_timeline_orders_by_turn_index_user_turn_handoff_on_ties():
     kinds = [type(e).__name__ for e in t.timeline()]
     assert kinds == ["UserMessage", "AgentTurn", "Handoff"]
     assert [m.speaker for m in t.messages()] == ["user", "a"]
+
+
+def test_traces_are_slotted_and_pickles_of_dict_based_versions_still_load():
+    """The trace classes have ``__slots__`` (no per-object dict, no stray attributes); a
+    pickle from a version whose classes kept their fields in a dict loads into equal
+    objects, and the slotted objects pickle and copy as themselves."""
+    import copy
+    import copyreg
+    import pickle
+
+    turn = AgentTurn("a", "router", "Hi", [{"name": "f"}], 1)
+    trace = MultiAgentTrace("c-1", [turn], [Handoff("a", "b", "escalation", {"k": 1}, 2)],
+                            [UserMessage("help", 0)], {"source": "x"})
+    for obj in (trace, turn, trace.handoffs[0], trace.user_messages[0]):
+        assert not hasattr(obj, "__dict__")
+    with pytest.raises(AttributeError):
+        trace.notes = "no such field"
+
+    class DictBased:  # pickles as a dict-based instance of ``cls`` did: NEWOBJ, then a dict
+        def __init__(self, cls, fields):
+            self.cls, self.fields = cls, fields
+
+        @property
+        def __class__(self):  # what pickle checks NEWOBJ's class against
+            return self.cls
+
+        def __reduce_ex__(self, protocol):
+            return copyreg.__newobj__, (self.cls,), self.fields
+
+    def old(obj):
+        fields = {f: getattr(obj, f) for f in obj.__dataclass_fields__}
+        for name, value in fields.items():
+            if isinstance(value, list):
+                fields[name] = [old(v) if hasattr(v, "__dataclass_fields__") else v
+                                for v in value]
+        return DictBased(type(obj), fields)
+
+    loaded = pickle.loads(pickle.dumps(old(trace)))
+    assert loaded == trace and type(loaded.turns[0]) is AgentTurn
+    assert loaded.handoffs[0].reason is HandoffReason.ESCALATION
+    assert pickle.loads(pickle.dumps(trace)) == trace == copy.deepcopy(trace)
