@@ -842,31 +842,24 @@ def _bootstrap_means(frame: pd.DataFrame, columns: Sequence[str], *, n_resamples
     live = [col for col in columns if (~np.isnan(table[col])).any()]
     k = len(live)
     sums_counts = np.empty((n_resamples, 2 * k))
-    distinct = _distinct_rows([table[col] for col in live], n // 4) if live else None
-    if distinct is not None:  # a multinomial draw over the distinct rows
-        first, counts = distinct
-        values = np.column_stack([table[col][first] for col in live])
-    else:
-        values = np.column_stack([table[col] for col in live]) if live else np.empty((n, 0))
-    # the values (NaN as 0) and presence (1/0) of each row, or distinct row, side by side:
-    # one resample's sums are how often it drew each row times this matrix
-    matrix = np.column_stack([np.nan_to_num(values, nan=0.0),
-                              (~np.isnan(values)).astype(float)])
-    del values
-    if distinct is not None:
-        p = counts / n
-        step = max(1, _BOOTSTRAP_CHUNK // len(p))
-        for start in range(0, n_resamples, step):
-            draws = rng.multinomial(n, p, size=min(step, n_resamples - start))
-            sums_counts[start:start + len(draws)] = draws.astype(float) @ matrix
-    elif live:  # most rows distinct: draw rows (one BLAS product per chunk, not a gather)
-        step = max(1, _BOOTSTRAP_CHUNK // n)
+    if live:
+        distinct = _distinct_rows([table[col] for col in live], n // 4)
+        drawn = distinct[0] if distinct is not None else slice(None)  # distinct rows, or all
+        values = np.column_stack([table[col][drawn] for col in live])
+        # the values (NaN as 0) and presence (1/0) of what is drawn, side by side: one
+        # resample's sums are how often it drew each row times this matrix
+        matrix = np.column_stack([np.nan_to_num(values, nan=0.0),
+                                  (~np.isnan(values)).astype(float)])
+        step = max(1, _BOOTSTRAP_CHUNK // len(values))
         for start in range(0, n_resamples, step):
             m = min(step, n_resamples - start)
-            idx = rng.integers(0, n, size=(m, n))
-            idx += np.arange(m)[:, None] * n  # resample r's draws counted in row r
-            draws = np.bincount(idx.ravel(), minlength=m * n).reshape(m, n)
-            del idx
+            if distinct is not None:  # a multinomial draw over the distinct rows
+                draws = rng.multinomial(n, distinct[1] / n, size=m)
+            else:  # most rows distinct: draw rows, counted (a BLAS product, not a gather)
+                idx = rng.integers(0, n, size=(m, n))
+                idx += np.arange(m)[:, None] * n  # resample r's draws counted in row r
+                draws = np.bincount(idx.ravel(), minlength=m * n).reshape(m, n)
+                del idx
             sums_counts[start:start + m] = draws.astype(float) @ matrix
     sums = {col: sums_counts[:, j] for j, col in enumerate(live)}
     counts_of = {col: sums_counts[:, k + j] for j, col in enumerate(live)}

@@ -183,8 +183,6 @@ def _evaluate_dataset(source: Any, *, judge: Any, facts: Any, expectations: Any,
     plan = _plan(source, expectations=expectations, contracts=contracts,
                  split=kw.get("split"), batch_size=batch_size, ray=ray)
     judge_obj, backend = _judge_for(judge, plan, kw)
-    if output_dir is not None and expectations is not None and plan.expectations_digest is None:
-        plan.expectations_digest = _objects_digest(plan.expectations)
     out = Path(output_dir) if output_dir is not None else Path(tempfile.mkdtemp(prefix="maev-"))
     cache = kw.get("cache")
     if cache is None:
@@ -194,7 +192,8 @@ def _evaluate_dataset(source: Any, *, judge: Any, facts: Any, expectations: Any,
     fact_plan = (plan_facts(facts, judge=judge, backend=kw.get("backend"),
                             options={**run_kwargs, "progress": False})
                  if judge is not None else None)  # as evaluate: no judge, no facts
-    fingerprint = _fingerprint(judge, judge_obj, kw, plan, fact_plan)
+    fingerprint = _fingerprint(judge, judge_obj, kw, plan, fact_plan,
+                               objects=output_dir is not None and expectations is not None)
     done, old_parts = _prepare_output(out, fingerprint, resume=resume)
 
     dataset, shared = _ship(plan, fact_plan, done, ray)
@@ -356,8 +355,7 @@ def _plan(source: Any, *, expectations: Any, contracts: Any, split: str | None,
     elif isinstance(source, (str, os.PathLike)) and not _is_shards(source):
         labeled_set = load_labeled_set(source)
     # an expectations file is compared on resume by its digest (~0.8 s for a million lines;
-    # expectations given as objects are digested by _evaluate_dataset, when there is an
-    # output_dir to resume)
+    # expectations given as objects are digested by _fingerprint)
     digest = (_sha256(Path(expectations))[:16] if isinstance(expectations, (str, os.PathLike))
               and Path(expectations).is_file() else None)
     if labeled_set is not None or isinstance(source, (list, tuple)):
@@ -559,30 +557,14 @@ def _judge_for(judge: Any, plan: _Plan, kw: dict[str, Any]) -> tuple[Any, Any]:
     return _resolve(judge, kw.get("backend"), kw.get("prompt"), None, inputs)
 
 
-def _objects_digest(expectations: dict[str, Any]) -> str:
-    """A digest of expectations given as objects: their JSON form (keys sorted), by
-    conversation id. About 15-25 µs a conversation (15-25 s at a million: an expectations
-    file is hashed as bytes instead, ~1 s)."""
-    import hashlib
-
-    from maev_kit.expectations import expectations_to_dict
-
-    h = hashlib.sha256()
-    with paused_gc():
-        for cid in sorted(expectations):
-            h.update(json.dumps(expectations_to_dict(expectations[cid]), sort_keys=True,
-                                ensure_ascii=False, default=str).encode())
-            h.update(b"\n")
-    return h.hexdigest()[:16]
-
-
 def _fingerprint(judge: Any, judge_obj: Any, kw: dict[str, Any], plan: _Plan,
-                 fact_plan: Any) -> dict[str, Any]:
+                 fact_plan: Any, *, objects: bool) -> dict[str, Any]:
     """What must not change between a run and its resume: the judge and scoring options, the
     labeled set's content, the contracts, the expectations given (a digest of the file's
-    bytes, or of the objects' JSON form) and the key facts when judged (their mode, or a
-    digest of the file or list)."""
-    import hashlib
+    bytes; with ``objects``, given as objects and resumable, of their ``repr`` in
+    conversation id order: ~10 µs a conversation) and the key facts when judged (their mode,
+    or a digest of the file or list)."""
+    from maev_kit.scale._facts import _digest
 
     ls = plan.labeled_set
     out = {"judge": None if judge is None else [getattr(judge_obj, "name", str(judge)),
@@ -590,9 +572,13 @@ def _fingerprint(judge: Any, judge_obj: Any, kw: dict[str, Any], plan: _Plan,
            "model": None if kw.get("backend") is None else str(kw["backend"]),
            "prompt": kw.get("prompt"), "labeled_set": ls.content_hash if ls else None,
            "split": plan.split, **{k: kw.get(k) for k in _SCORE_KWARGS},
-           "contracts": hashlib.sha256(repr(plan.contracts).encode()).hexdigest()[:16]}
+           "contracts": _digest(repr(plan.contracts).encode())}
     if plan.expectations_digest is not None:
         out["expectations"] = plan.expectations_digest
+    elif objects:
+        exp = plan.expectations
+        with paused_gc():
+            out["expectations"] = _digest(repr([exp[c] for c in sorted(exp)]).encode())
     if fact_plan is not None:
         out["facts"] = fact_plan.fingerprint
     return out

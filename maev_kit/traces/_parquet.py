@@ -112,7 +112,7 @@ def save_parquet(traces: Iterable[MultiAgentTrace], path: str | os.PathLike[str]
 
     LZ4 rather than zstd: on the benchmark's 10,000 traces the file is ~1.6x bigger (14 vs
     8.8 MB; the JSONL is 60 MB) and Arrow decodes it in half the time, which makes loading
-    ~15 % faster. Files written with any codec are read.
+    ~12 % faster. Files written with any codec are read.
 
     The file is written beside its destination and renamed into place, so a reader never sees
     half a file.
