@@ -80,14 +80,17 @@ def iter_json_lines(path: str | os.PathLike[str], *, max_line_bytes: int = MAX_L
 
 
 def iter_raw_lines(path: str | os.PathLike[str], *, max_line_bytes: int = MAX_LINE_BYTES,
-                   name: str | None = None) -> Iterator[JsonLine]:
+                   name: str | None = None, start: int = 0, lines_before: int = 0
+                   ) -> Iterator[JsonLine]:
     """Each non-blank line of a file, unparsed: a :class:`JsonLine` with ``raw`` and
     ``offset`` (where the line starts in the file), or the problem of a line too long to hold
     (skipped in bounded memory) or of a binary file (the last line yielded).
-    :func:`parse_json_line` parses one."""
+    :func:`parse_json_line` parses one. ``start``: the offset of a line to begin at, with
+    ``lines_before`` lines before it (for the line numbers)."""
     name = name or display_name(path)
     with open(path, "rb") as f:
-        lineno = offset = 0
+        f.seek(start)
+        lineno, offset = lines_before, start
         while True:
             chunk = f.readline(max_line_bytes + 1)
             if not chunk:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -125,3 +126,112 @@ def test_spans_come_in_file_order(tmp_path):
     spans, _, _ = route_expectation_lines(path, {r.conversation_id: 0 for r in recs})
     offsets = list(spans[0][0::3])
     assert offsets == sorted(offsets) and len(offsets) == 200
+
+
+def _route_line_by_line(path, where, max_line_bytes):
+    """The router's definition, one line at a time: the id by the pattern when it matches once
+    in a line without \\u escapes, else by parsing the line."""
+    import re
+
+    from maev_kit._jsonl import iter_raw_lines, parse_json_line
+
+    spans, rest, problems = {}, [], []
+    for jl in iter_raw_lines(path, name="e.jsonl", max_line_bytes=max_line_bytes):
+        if jl.problem is not None:
+            problems.append(str(jl.problem))
+            continue
+        found = re.findall(rb'"conversation_id"\s*:\s*"([^"\\]*)"', jl.raw)
+        if len(found) == 1 and b"\\u" not in jl.raw:
+            cid = found[0].decode("utf-8", "replace")
+        else:
+            value = parse_json_line(jl, "e.jsonl").value
+            cid = value.get("conversation_id") if value is not None else None
+        dest = where.get(cid) if isinstance(cid, str) else None
+        if dest is None:
+            rest.append((jl.line, jl.offset, jl.raw))
+        else:
+            spans.setdefault(dest, []).extend((jl.offset, len(jl.raw), jl.line))
+    return spans, rest, problems
+
+
+_LINES = {
+    "good": lambda i: json.dumps({"conversation_id": f"c-{i}", "handoffs": []}),
+    "spaced": lambda i: f'{{"handoffs": [] , "conversation_id" \t:  "c-{i}"}}',
+    "escaped_text": lambda i: json.dumps({"conversation_id": f"c-{i}", "note": "caf\u00e9"}),
+    "escaped_key": lambda i: f'{{"conversation\\u005fid": "c-{i}"}}',
+    "escaped_key_nested": lambda i: (f'{{"conversation\\u005fid": "c-{i}", '
+                                     '"metadata": {"conversation_id": "c-0"}}'),
+    "nested": lambda i: json.dumps({"metadata": {"conversation_id": "c-0"},
+                                    "conversation_id": f"c-{i}"}),
+    "nested_only": lambda i: json.dumps({"metadata": {"conversation_id": f"c-{i}"}}),
+    "id_as_value": lambda i: json.dumps({"conversation_id": f"c-{i}", "x": "conversation_id"}),
+    "non_utf8": lambda i: f'{{"conversation_id": "c-{i}\xff"}}',
+    "bad_json": lambda i: f'{{"conversation_id": "c-{i}"',
+    "blank": lambda i: " \t",
+    "empty": lambda i: "",
+    "crlf": lambda i: json.dumps({"conversation_id": f"c-{i}"}) + "\r",
+    "long": lambda i: json.dumps({"conversation_id": f"c-{i}", "pad": "x" * 150}),
+}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(sorted(_LINES)), max_size=30), st.integers(1, 400),
+       st.booleans(), st.booleans(), st.randoms())
+def test_block_routing_equals_routing_line_by_line(tmp_path_factory, kinds, block, binary,
+                                                   terminated, rnd):
+    """Whatever the lines, blocks of any size (lines of every kind mixed in one block or
+    alone) route each line as the line-by-line definition does: same spans in file order,
+    same unrouted lines, same problems (a line over the limit, a binary line)."""
+    from unittest import mock
+
+    import maev_kit.expectations as E
+
+    path = tmp_path_factory.mktemp("e") / "e.jsonl"
+    text = [_LINES[k](i).encode("utf-8", "surrogateescape").replace(b"\xc3\xbf", b"\xff")
+            for i, k in enumerate(kinds)]
+    if binary and text:
+        text[rnd.randrange(len(text))] = b'{"conversation_id": "c\x00"}'
+    data = b"\n".join(text) + (b"\n" if terminated else b"")
+    path.write_bytes(data)
+    where = {f"c-{i}": rnd.randrange(3) for i in range(len(kinds)) if rnd.random() < 0.8}
+    with mock.patch.object(E, "_ROUTE_BLOCK", block):
+        spans, rest, problems = route_expectation_lines(path, where, name="e.jsonl",
+                                                        max_line_bytes=120)
+    want_spans, want_rest, want_problems = _route_line_by_line(path, where, 120)
+    assert {d: list(s) for d, s in spans.items()} == want_spans
+    assert [(jl.line, jl.offset, jl.raw) for jl in rest] == want_rest
+    assert list(map(str, problems)) == want_problems
+
+
+_PLAIN = ["good"] * 11 + ["escaped_key_nested", "spaced", "escaped_text", "crlf",
+                         "non_utf8"] + ["good"] * 10
+
+
+@pytest.mark.parametrize("block", [1, 150, 1 << 20])
+@pytest.mark.parametrize("long_line", [False, True])
+@pytest.mark.parametrize("kinds", [sorted(set(_LINES) - {"long"}) * 2, _PLAIN],
+                         ids=["every kind", "plain lines, two escaped"])
+def test_every_kind_of_line_in_blocks_of_any_size(tmp_path, block, long_line, kinds):
+    """Each kind of line twice, or lines whose ids the pattern reads but for two escaped
+    ones; in one block or a block a line; with or without a line over the limit halfway:
+    routed as line by line."""
+    from unittest import mock
+
+    import maev_kit.expectations as E
+
+    kinds = list(kinds)
+    if long_line:
+        kinds.insert(len(kinds) // 2, "long")
+    text = [_LINES[k](i).encode("utf-8", "surrogateescape").replace(b"\xc3\xbf", b"\xff")
+            for i, k in enumerate(kinds)]
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(b"\n".join(text) + b"\n")
+    where = {f"c-{i}": i % 3 for i in range(len(kinds)) if i % 5}
+    with mock.patch.object(E, "_ROUTE_BLOCK", block):
+        spans, rest, problems = route_expectation_lines(path, where, name="e.jsonl",
+                                                        max_line_bytes=120)
+    want_spans, want_rest, want_problems = _route_line_by_line(path, where, 120)
+    assert {d: list(s) for d, s in spans.items()} == want_spans
+    assert [(jl.line, jl.offset, jl.raw) for jl in rest] == want_rest
+    assert list(map(str, problems)) == want_problems
+    assert len(want_problems) == long_line
