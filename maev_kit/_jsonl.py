@@ -134,7 +134,8 @@ def parse_json_line(jl: JsonLine, name: str) -> JsonLine:
                    "save the file as UTF-8")
     except json.JSONDecodeError as e:
         hint = " (the last line looks truncated)" if not chunk.endswith(b"\n") else ""
-        message = f"not valid JSON: {e.msg} at column {e.colno}{hint}"
+        # json says "Invalid control character at": the column follows
+        message = f"not valid JSON: {e.msg.removesuffix(' at')} at column {e.colno}{hint}"
     except RecursionError:
         message = NESTING_TOO_DEEP
     else:

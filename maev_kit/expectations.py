@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from maev_kit._jsonl import (MAX_LINE_BYTES, JsonLine, display_name, iter_json_lines,
-                             iter_raw_lines, parse_json_line, pydantic_problems, validated_lines, write_jsonl)
+from maev_kit._jsonl import (MAX_LINE_BYTES, JsonLine, display_name, iter_raw_lines,
+                             parse_json_line, pydantic_problems, validated_lines, write_jsonl)
 from maev_kit.errors import LabelValidationError, Problem
 from maev_kit.traces._model import HandoffReason
 
@@ -103,15 +103,16 @@ def read_expectations(path: str | os.PathLike[str], *, name: str | None = None
                       ) -> tuple[list[ConversationExpectations], list[Problem], dict[str, int]]:
     """Read ``expectations.jsonl``: ``(records, problems, line_of_conversation)``; never raises."""
     name = name or display_name(path)
-    return _records(iter_json_lines(path, name=name), name)
+    return _records(iter_raw_lines(path, name=name), name)
 
 
 def _records(lines: Iterable[JsonLine], name: str
              ) -> tuple[list[ConversationExpectations], list[Problem], dict[str, int]]:
+    """The records of lines, parsed or not (``raw`` only), and every problem."""
     out: list[ConversationExpectations] = []
     problems: list[Problem] = []
     lines_of: dict[str, int] = {}
-    for line, rec in validated_lines(lines, _ADAPTER.validate_python, name, problems):
+    for line, rec in _validated(lines, name, problems):
         if rec.conversation_id in lines_of:
             problems.append(Problem(name, line, "conversation_id",
                                     f"duplicate conversation_id {rec.conversation_id!r} "
@@ -128,6 +129,24 @@ def _records(lines: Iterable[JsonLine], name: str
         lines_of[rec.conversation_id] = line
         out.append(rec)
     return out, problems, lines_of
+
+
+def _validated(lines: Iterable[JsonLine], name: str, problems: list[Problem]
+               ) -> Iterator[tuple[int, ConversationExpectations]]:
+    """``(line, record)`` of each valid line, as :func:`~maev_kit._jsonl.validated_lines`
+    gives them. An unparsed line goes first through pydantic's own JSON parser, in one pass
+    (~7 µs for a typical line against ~11 µs for ``json.loads`` then ``validate_python``);
+    a line it refuses is parsed and validated as before, which names the problem or accepts
+    the line (its parser refuses some JSON that ``json.loads`` reads: lone surrogates,
+    NaN)."""
+    for jl in lines:
+        if jl.problem is None and jl.value is None:
+            try:
+                yield jl.line, _ADAPTER.validate_json(jl.raw)
+                continue
+            except ValueError:  # pydantic's ValidationError, whatever refused the line
+                parse_json_line(jl, name)
+        yield from validated_lines([jl], _ADAPTER.validate_python, name, problems)
 
 
 # A line's conversation id without parsing it: one match, in a line without \u escapes, is
@@ -262,8 +281,7 @@ def read_expectation_spans(path: str | os.PathLike[str], spans: array, *, name: 
         with open(path, "rb") as f:
             for i in range(0, len(spans), 3):
                 f.seek(spans[i])
-                yield parse_json_line(JsonLine(spans[i + 2], None, f.read(spans[i + 1]), None,
-                                               spans[i]), name)
+                yield JsonLine(spans[i + 2], None, f.read(spans[i + 1]), None, spans[i])
     return _records(lines(), name)
 
 
@@ -271,7 +289,7 @@ def read_expectation_lines(lines: Iterable[JsonLine], *, name: str
                            ) -> tuple[list[ConversationExpectations], list[Problem],
                                       dict[str, int]]:
     """The records of unparsed lines (the rest of :func:`route_expectation_lines`)."""
-    return _records((parse_json_line(jl, name) for jl in lines), name)
+    return _records(lines, name)
 
 
 def load_expectations(source: str | os.PathLike[str] | Iterable[Any]

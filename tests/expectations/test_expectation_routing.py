@@ -235,3 +235,83 @@ def test_every_kind_of_line_in_blocks_of_any_size(tmp_path, block, long_line, ki
     assert [(jl.line, jl.offset, jl.raw) for jl in rest] == want_rest
     assert list(map(str, problems)) == want_problems
     assert len(want_problems) == long_line
+
+
+_EDGE_LINES = [
+    b'{"conversation_id": "a\\ud800"}',  # a lone surrogate: json.loads reads it
+    b'{"conversation_id": "b", "conversation_id": "c"}',  # the last key wins
+    b'{"conversation_id": "d\tx"}',  # a raw tab in a string: not JSON
+    b'{"conversation_id": "e\xffx"}',  # not UTF-8
+    b'\xef\xbb\xbf{"conversation_id": "f"}',  # a byte-order mark
+    b'{"conversation_id": "g"} x',
+    b'{"conversation_id": "h", "metadata": {"v": NaN, "w": 1e400, "z": -0.0}}',
+    b'{"conversation_id": "i", "metadata": {"v": 1e400, "big": 100000000000000000000001}}',
+    b'{"conversation_id": "j", "key_facts": [{"fact_id": "f", "text": "t", '
+    b'"handoff_index": "1", "derived": 1}]}',
+    b'{"conversation_id": "k", "key_facts": [{"fact_id": "f", "text": "t", '
+    b'"handoff_index": 1.5}]}',
+    b'{"conversation_id": "l", "handoffs": [{"expected_target": "b", '
+    b'"expected_reason": "ESCALATION"}]}',
+    b'{"conversation_id": "m", "handoffs": [{"expected_target": "b", '
+    b'"required_context_keys": ["x", 1]}]}',
+    b'["n"]',
+    b'{"conversation_id": "o", "metadata": ' + b'[' * 3000 + b']' * 3000 + b'}',
+    b'{"conversation_id": "p", "metadata": {"\\u00e9": "caf\\u00e9", "s": "\\ud83d\\ude00"}}',
+    b'{"conversation_id": "q", "extra": 1}',
+    b'{"conversation_id": "r", "key_facts": [{"fact_id": "f", "text": "t", "handoff_index": 1},'
+    b' {"fact_id": "f", "text": "u", "handoff_index": 1}]}',
+]
+
+
+def _read_by_json_loads(path):
+    """read_expectations' definition: each line parsed by json.loads, then validated."""
+    import maev_kit.expectations as E
+    from maev_kit._jsonl import iter_json_lines
+
+    return E._records(iter_json_lines(path, name="e.jsonl"), "e.jsonl")
+
+
+def test_pydantic_json_parser_reads_as_json_loads_then_validation(tmp_path):
+    """Lines pydantic's JSON parser refuses (or reads otherwise) fall back: records, values
+    and problems are those of json.loads then validate_python, by file, by spans and by
+    unparsed lines."""
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(b"\n".join(_EDGE_LINES) + b"\n")
+    recs, problems, lines = _read_by_json_loads(path)
+    assert {r.conversation_id for r in recs} == {"a\ud800", "c", "h", "i", "j", "p", "r"}
+    assert recs[1].metadata == {} and str(recs[3].metadata["big"]) == "1" + "0" * 22 + "1"
+    assert len(problems) == 11 and "character at column 23" in str(problems[0])
+    want = ([repr(r) for r in recs], list(map(str, problems)), lines)
+    got = read_expectations(path, name="e.jsonl")
+    assert ([repr(r) for r in got[0]], list(map(str, got[1])), got[2]) == want
+    spans, rest, _ = route_expectation_lines(path, {}, name="e.jsonl")
+    assert spans == {}
+    got = read_expectation_lines(rest, name="e.jsonl")
+    assert ([repr(r) for r in got[0]], list(map(str, got[1])), got[2]) == want
+    spans, rest, _ = route_expectation_lines(path, {cid: 0 for cid in "abcdefghijklmnopqr"},
+                                             name="e.jsonl")
+    got = read_expectation_spans(path, spans[0], name="e.jsonl")
+    got_rest = read_expectation_lines(rest, name="e.jsonl")
+    assert sorted(map(repr, got[0] + got_rest[0])) == sorted(want[0])
+    assert sorted(map(str, got[1] + got_rest[1])) == sorted(want[1])
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["conversation_id", "metadata", "key_facts",
+                                                 "handoffs", "x"]), _JSON, max_size=4),
+                max_size=6), st.booleans())
+def test_any_json_reads_as_json_loads_then_validation(tmp_path_factory, objects, ascii):
+    """Whatever JSON values the fields hold (NaN, huge numbers, surrogates, nesting), the
+    records and problems are those of json.loads then validate_python."""
+    path = tmp_path_factory.mktemp("e") / "e.jsonl"
+    text = "\n".join(json.dumps(o, ensure_ascii=ascii) for o in objects) + "\n"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    want_recs, want, want_lines = _read_by_json_loads(path)
+    recs, problems, lines = read_expectations(path, name="e.jsonl")
+    assert [repr(r) for r in recs] == [repr(r) for r in want_recs]
+    assert list(map(str, problems)) == list(map(str, want)) and lines == want_lines
