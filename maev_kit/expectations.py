@@ -156,7 +156,8 @@ def _validated(lines: Iterable[JsonLine], name: str, problems: list[Problem]
 _ID = re.compile(rb'"conversation_id"\s*:\s*"([^"\\]*)"')
 # The same, over a block of lines: a match takes the rest of its line, so a line gives one
 # match at most (``\s`` without the newline, so that a match stays in its line).
-_LINE_ID = re.compile(rb'"conversation_id"[ \t\r\x0b\x0c]*:[ \t\r\x0b\x0c]*"([^"\\\n]*)"[^\n]*')
+_LINE_ID = re.compile(rb'"conversation_id"[ \t\r\x0b\x0c]*:[ \t\r\x0b\x0c]*'
+                      rb'"([^"\\\n]*)"[^\n]*')
 # Bytes read at a time by route_expectation_lines (and the rest of the block's last line).
 _ROUTE_BLOCK = 1 << 20
 
@@ -176,8 +177,9 @@ def route_expectation_lines(path: str | os.PathLike[str], where: Mapping[str, in
     ``"conversation_id"`` once, with a plain string id, one regular-expression pass and array
     arithmetic route the lines (~2.5 µs a line in all, most of it looking the ids up in
     ``where``); a line with a ``\\u`` escape (which may spell the key) is parsed. Any other
-    block (or one with many escapes) goes line by line as :func:`~maev_kit._jsonl.iter_raw_lines` reads lines (~5 µs a
-    line), and from a binary line or a line too long to hold, the rest of the file.
+    block (or one with many escapes) goes line by line as
+    :func:`~maev_kit._jsonl.iter_raw_lines` reads lines (~5 µs a line), and so does the rest
+    of the file from a binary line or a line too long to hold.
     """
     import numpy as np
 
