@@ -174,6 +174,29 @@ _LINES = {
 }
 
 
+def _encoded(kinds):
+    """The lines of these kinds, as bytes (``non_utf8`` with a bare 0xff byte)."""
+    return [_LINES[k](i).encode("utf-8").replace(b"\xc3\xbf", b"\xff")
+            for i, k in enumerate(kinds)]
+
+
+def _routes_as_line_by_line(path, where, block):
+    """Route ``path`` in blocks of ``block`` bytes (lines over 120 bytes too long) and assert
+    the line-by-line definition's spans, unrouted lines and problems; the problems."""
+    from unittest import mock
+
+    import maev_kit.expectations as E
+
+    with mock.patch.object(E, "_ROUTE_BLOCK", block):
+        spans, rest, problems = route_expectation_lines(path, where, name="e.jsonl",
+                                                        max_line_bytes=120)
+    want_spans, want_rest, want_problems = _route_line_by_line(path, where, 120)
+    assert {d: list(s) for d, s in spans.items()} == want_spans
+    assert [(jl.line, jl.offset, jl.raw) for jl in rest] == want_rest
+    assert list(map(str, problems)) == want_problems
+    return want_problems
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.sampled_from(sorted(_LINES)), max_size=30), st.integers(1, 400),
        st.booleans(), st.booleans(), st.randoms())
@@ -182,25 +205,13 @@ def test_block_routing_equals_routing_line_by_line(tmp_path_factory, kinds, bloc
     """Whatever the lines, blocks of any size (lines of every kind mixed in one block or
     alone) route each line as the line-by-line definition does: same spans in file order,
     same unrouted lines, same problems (a line over the limit, a binary line)."""
-    from unittest import mock
-
-    import maev_kit.expectations as E
-
     path = tmp_path_factory.mktemp("e") / "e.jsonl"
-    text = [_LINES[k](i).encode("utf-8", "surrogateescape").replace(b"\xc3\xbf", b"\xff")
-            for i, k in enumerate(kinds)]
+    text = _encoded(kinds)
     if binary and text:
         text[rnd.randrange(len(text))] = b'{"conversation_id": "c\x00"}'
-    data = b"\n".join(text) + (b"\n" if terminated else b"")
-    path.write_bytes(data)
+    path.write_bytes(b"\n".join(text) + (b"\n" if terminated else b""))
     where = {f"c-{i}": rnd.randrange(3) for i in range(len(kinds)) if rnd.random() < 0.8}
-    with mock.patch.object(E, "_ROUTE_BLOCK", block):
-        spans, rest, problems = route_expectation_lines(path, where, name="e.jsonl",
-                                                        max_line_bytes=120)
-    want_spans, want_rest, want_problems = _route_line_by_line(path, where, 120)
-    assert {d: list(s) for d, s in spans.items()} == want_spans
-    assert [(jl.line, jl.offset, jl.raw) for jl in rest] == want_rest
-    assert list(map(str, problems)) == want_problems
+    _routes_as_line_by_line(path, where, block)
 
 
 _PLAIN = ["good"] * 11 + ["escaped_key_nested", "spaced", "escaped_text", "crlf",
@@ -215,26 +226,13 @@ def test_every_kind_of_line_in_blocks_of_any_size(tmp_path, block, long_line, ki
     """Each kind of line twice, or lines whose ids the pattern reads but for two escaped
     ones; in one block or a block a line; with or without a line over the limit halfway:
     routed as line by line."""
-    from unittest import mock
-
-    import maev_kit.expectations as E
-
     kinds = list(kinds)
     if long_line:
         kinds.insert(len(kinds) // 2, "long")
-    text = [_LINES[k](i).encode("utf-8", "surrogateescape").replace(b"\xc3\xbf", b"\xff")
-            for i, k in enumerate(kinds)]
     path = tmp_path / "e.jsonl"
-    path.write_bytes(b"\n".join(text) + b"\n")
+    path.write_bytes(b"\n".join(_encoded(kinds)) + b"\n")
     where = {f"c-{i}": i % 3 for i in range(len(kinds)) if i % 5}
-    with mock.patch.object(E, "_ROUTE_BLOCK", block):
-        spans, rest, problems = route_expectation_lines(path, where, name="e.jsonl",
-                                                        max_line_bytes=120)
-    want_spans, want_rest, want_problems = _route_line_by_line(path, where, 120)
-    assert {d: list(s) for d, s in spans.items()} == want_spans
-    assert [(jl.line, jl.offset, jl.raw) for jl in rest] == want_rest
-    assert list(map(str, problems)) == want_problems
-    assert len(want_problems) == long_line
+    assert len(_routes_as_line_by_line(path, where, block)) == long_line
 
 
 _EDGE_LINES = [
