@@ -16,11 +16,11 @@ from maev_kit.facts._model import fact_id_for
 
 from .test_widgets_browser import (  # noqa: F401 - jupyterlab is a fixture
     ARTIFACTS,
-    CHROME_ARGS,
-    CHROMIUM,
+    NOTEBOOK,
     XSS,
     _wait_lines,
     jupyterlab,
+    notebook_page,
 )
 
 DATA_CODE = f"""\
@@ -120,8 +120,6 @@ def test_widget_keys_decide_through_the_session(tmp_path):
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_review_facts_in_jupyterlab(jupyterlab):
-    from playwright.sync_api import sync_playwright
-
     root: Path = jupyterlab["root"]
     nb = {"cells": [_cell("reviewer", DATA_CODE + WIDGET_CODE), _cell("export", EXPORT_CODE)],
           "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
@@ -130,83 +128,71 @@ def test_review_facts_in_jupyterlab(jupyterlab):
     (root / "review.ipynb").write_text(json.dumps(nb))
     decisions = root / "fact_reviews.jsonl"
     ARTIFACTS.mkdir(exist_ok=True)
-    url = f"{jupyterlab['base']}/lab/tree/review.ipynb?token={jupyterlab['token']}"
-    notebook = "window.jupyterapp.shell.currentWidget"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROME_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.goto(url)
-            page.wait_for_function(
-                f"() => window.jupyterapp && {notebook} && {notebook}.sessionContext"
-                f" && {notebook}.sessionContext.session"
-                f" && {notebook}.sessionContext.session.kernel", timeout=90_000)
-            # run the first cell only: the export cell runs after the review
-            page.evaluate(f"() => {{ {notebook}.content.activeCellIndex = 0;"
-                          " return window.jupyterapp.commands.execute('notebook:run-cell'); }")
-            reviewer = page.locator(".maev-fact-reviewer")
-            reviewer.wait_for(state="visible", timeout=90_000)
-            page.locator(".maev-keys-hint").wait_for(state="visible", timeout=30_000)
-            # the hostile message is on screen as text, and did not run
-            assert 'onerror="window.__xss=1"' in reviewer.inner_text()
-            assert page.evaluate("() => typeof window.__xss") == "undefined"
-            # each proposed fact's span is highlighted in the message it came from
-            marks = reviewer.locator("mark")
-            assert sorted(marks.all_inner_texts()) == ["$120", "ACCT-4471"]
-            assert reviewer.locator("mark.focus").inner_text() == "ACCT-4471"
+    with notebook_page(jupyterlab, "review.ipynb") as page:
+        # run the first cell only: the export cell runs after the review
+        page.evaluate(f"() => {{ {NOTEBOOK}.content.activeCellIndex = 0;"
+                      " return window.jupyterapp.commands.execute('notebook:run-cell'); }")
+        reviewer = page.locator(".maev-fact-reviewer")
+        reviewer.wait_for(state="visible", timeout=90_000)
+        page.locator(".maev-keys-hint").wait_for(state="visible", timeout=30_000)
+        # the hostile message is on screen as text, and did not run
+        assert 'onerror="window.__xss=1"' in reviewer.inner_text()
+        assert page.evaluate("() => typeof window.__xss") == "undefined"
+        # each proposed fact's span is highlighted in the message it came from
+        marks = reviewer.locator("mark")
+        assert sorted(marks.all_inner_texts()) == ["$120", "ACCT-4471"]
+        assert reviewer.locator("mark.focus").inner_text() == "ACCT-4471"
 
-            # the mouse: accept the focused fact
-            reviewer.get_by_role("button", name="accept", exact=True).click()
-            lines = _wait_lines(decisions, 1)
-            assert (lines[0]["decision"], lines[0]["fact_id"]) == ("accept", ACCOUNT)
-            page.get_by_text(f"saved ✓ accept {ACCOUNT}").wait_for(timeout=30_000)
-            assert reviewer.locator("mark.focus").inner_text() == "$120"
+        # the mouse: accept the focused fact
+        reviewer.get_by_role("button", name="accept", exact=True).click()
+        lines = _wait_lines(decisions, 1)
+        assert (lines[0]["decision"], lines[0]["fact_id"]) == ("accept", ACCOUNT)
+        page.get_by_text(f"saved ✓ accept {ACCOUNT}").wait_for(timeout=30_000)
+        assert reviewer.locator("mark.focus").inner_text() == "$120"
 
-            # the keyboard: r rejects the next fact (the focus is on a button inside)
-            page.keyboard.press("r")
-            lines = _wait_lines(decisions, 2)
-            assert (lines[1]["decision"], lines[1]["fact_id"]) == ("reject", CHARGED)
-            page.get_by_text(f"saved ✓ reject {CHARGED}").wait_for(timeout=30_000)
+        # the keyboard: r rejects the next fact (the focus is on a button inside)
+        page.keyboard.press("r")
+        lines = _wait_lines(decisions, 2)
+        assert (lines[1]["decision"], lines[1]["fact_id"]) == ("reject", CHARGED)
+        page.get_by_text(f"saved ✓ reject {CHARGED}").wait_for(timeout=30_000)
 
-            # n opens the text fields; typing letters there is text, Enter saves
-            page.keyboard.press("n")
-            page.get_by_text("new fact", exact=True).wait_for(timeout=30_000)
-            text = reviewer.get_by_placeholder("fact text")
-            text.click()
-            text.press_sequentially(ADDED_TEXT)
-            value = reviewer.get_by_placeholder("value: its exact words")
-            value.click()
-            value.press_sequentially("dana@example.com")
-            value.press("Enter")
-            lines = _wait_lines(decisions, 3)
-            assert (lines[2]["decision"], lines[2]["fact_id"], lines[2]["text"],
-                    lines[2]["value"]) == ("add", ADDED, ADDED_TEXT, "dana@example.com")
-            assert all(x["reviewer"] == "ana" for x in lines)
-            page.get_by_text(f"saved ✓ add {ADDED}").wait_for(timeout=30_000)
-            reviewer.locator("mark", has_text="dana@example.com").wait_for(timeout=30_000)
-            page.get_by_text("3 of 4 facts reviewed", exact=False).wait_for(timeout=30_000)
-            reviewer.screenshot(path=str(ARTIFACTS / "fact-reviewer.png"))
+        # n opens the text fields; typing letters there is text, Enter saves
+        page.keyboard.press("n")
+        page.get_by_text("new fact", exact=True).wait_for(timeout=30_000)
+        text = reviewer.get_by_placeholder("fact text")
+        text.click()
+        text.press_sequentially(ADDED_TEXT)
+        value = reviewer.get_by_placeholder("value: its exact words")
+        value.click()
+        value.press_sequentially("dana@example.com")
+        value.press("Enter")
+        lines = _wait_lines(decisions, 3)
+        assert (lines[2]["decision"], lines[2]["fact_id"], lines[2]["text"],
+                lines[2]["value"]) == ("add", ADDED, ADDED_TEXT, "dana@example.com")
+        assert all(x["reviewer"] == "ana" for x in lines)
+        page.get_by_text(f"saved ✓ add {ADDED}").wait_for(timeout=30_000)
+        reviewer.locator("mark", has_text="dana@example.com").wait_for(timeout=30_000)
+        page.get_by_text("3 of 4 facts reviewed", exact=False).wait_for(timeout=30_000)
+        reviewer.screenshot(path=str(ARTIFACTS / "fact-reviewer.png"))
 
-            # → moves to the next handoff (a click on the reviewer gives it the keyboard)
-            reviewer.locator(".maev-fr .hdr").click()
-            page.keyboard.press("ArrowRight")
-            page.get_by_text("c-002 · handoff 0", exact=False).wait_for(timeout=30_000)
-            assert reviewer.locator("mark").all_inner_texts() == ["#5512"]
+        # → moves to the next handoff (a click on the reviewer gives it the keyboard)
+        reviewer.locator(".maev-fr .hdr").click()
+        page.keyboard.press("ArrowRight")
+        page.get_by_text("c-002 · handoff 0", exact=False).wait_for(timeout=30_000)
+        assert reviewer.locator("mark").all_inner_texts() == ["#5512"]
 
-            # none of the keys reached JupyterLab (a: insert cell, r: raw cell, n, e, ...)
-            assert page.evaluate(f"() => {notebook}.content.widgets.length") == 2
-            assert page.evaluate(f"() => {notebook}.content.widgets[0].model.type") == "code"
-            assert page.evaluate("() => typeof window.__xss") == "undefined"
-            assert len(_wait_lines(decisions, 3)) == 3
+        # none of the keys reached JupyterLab (a: insert cell, r: raw cell, n, e, ...)
+        assert page.evaluate(f"() => {NOTEBOOK}.content.widgets.length") == 2
+        assert page.evaluate(f"() => {NOTEBOOK}.content.widgets[0].model.type") == "code"
+        assert page.evaluate("() => typeof window.__xss") == "undefined"
+        assert len(_wait_lines(decisions, 3)) == 3
 
-            page.evaluate(f"() => {{ {notebook}.content.activeCellIndex = 1;"
-                          " return window.jupyterapp.commands.execute('notebook:run-cell'); }")
-            exported = root / "expectations.jsonl"
-            page.wait_for_function(
-                f"() => {notebook}.content.widgets[1].model.executionCount !== null",
-                timeout=60_000)
-        finally:
-            browser.close()
+        page.evaluate(f"() => {{ {NOTEBOOK}.content.activeCellIndex = 1;"
+                      " return window.jupyterapp.commands.execute('notebook:run-cell'); }")
+        exported = root / "expectations.jsonl"
+        page.wait_for_function(
+            f"() => {NOTEBOOK}.content.widgets[1].model.executionCount !== null",
+            timeout=60_000)
 
     exp = load_expectations(exported)
     assert list(exp) == ["c-001"]  # c-002 was not reviewed

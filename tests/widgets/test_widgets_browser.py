@@ -8,6 +8,7 @@ Set ``MAEV_UPDATE_DOCS_SCREENSHOT=1`` to also refresh ``docs/labeler.png``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -167,6 +168,31 @@ def jupyterlab(tmp_path):
         log.close()
 
 
+# The notebook open in JupyterLab: its widget in the shell (a JavaScript expression).
+NOTEBOOK = "window.jupyterapp.shell.currentWidget"
+
+
+@contextlib.contextmanager
+def notebook_page(jupyterlab, name: str):
+    """A headless Chromium page on notebook ``name`` (in the server's root), once its kernel
+    is up; the browser is closed after the block."""
+    from playwright.sync_api import sync_playwright
+
+    url = f"{jupyterlab['base']}/lab/tree/{name}?token={jupyterlab['token']}"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROME_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.goto(url)
+            page.wait_for_function(
+                f"() => window.jupyterapp && {NOTEBOOK} && {NOTEBOOK}.sessionContext"
+                f" && {NOTEBOOK}.sessionContext.session"
+                f" && {NOTEBOOK}.sessionContext.session.kernel", timeout=90_000)
+            yield page
+        finally:
+            browser.close()
+
+
 def _wait_lines(path: Path, n: int, timeout: float = 30) -> list[dict]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -180,86 +206,71 @@ def _wait_lines(path: Path, n: int, timeout: float = 30) -> list[dict]:
 
 
 def test_label_with_mouse_and_keyboard_in_jupyterlab(jupyterlab):
-    from playwright.sync_api import sync_playwright
-
     root: Path = jupyterlab["root"]
     (root / "labeler.ipynb").write_text(json.dumps(_notebook()))
     labels = root / "labels.jsonl"
     ARTIFACTS.mkdir(exist_ok=True)
-    url = f"{jupyterlab['base']}/lab/tree/labeler.ipynb?token={jupyterlab['token']}"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROME_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.goto(url)
-            page.wait_for_function(
-                "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-                " && window.jupyterapp.shell.currentWidget.sessionContext"
-                " && window.jupyterapp.shell.currentWidget.sessionContext.session"
-                " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel",
-                timeout=90_000)
-            page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-            labeler = page.locator(".maev-labeler")
-            labeler.wait_for(state="visible", timeout=90_000)
-            page.locator(".maev-keys-hint").wait_for(state="visible", timeout=30_000)
-            # the hostile message is on screen as text, and did not run
-            assert 'onerror="window.__xss=1"' in labeler.inner_text()
-            assert page.evaluate("() => typeof window.__xss") == "undefined"
+    with notebook_page(jupyterlab, "labeler.ipynb") as page:
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        labeler = page.locator(".maev-labeler")
+        labeler.wait_for(state="visible", timeout=90_000)
+        page.locator(".maev-keys-hint").wait_for(state="visible", timeout=30_000)
+        # the hostile message is on screen as text, and did not run
+        assert 'onerror="window.__xss=1"' in labeler.inner_text()
+        assert page.evaluate("() => typeof window.__xss") == "undefined"
 
-            page.screenshot(path=str(ARTIFACTS / "labeler-before.png"))
-            labeler.get_by_role("button", name="contradicted", exact=True).click()
-            lines = _wait_lines(labels, 1)
-            assert (lines[0]["item_id"], lines[0]["label"]) == ("c-001/h0/f1", "contradicted")
-            # the widget acknowledged it and moved on to item 2
-            page.get_by_text("saved ✓ c-001/h0/f1 → contradicted").wait_for(timeout=30_000)
-            page.get_by_text("Card ends 9921", exact=True).wait_for(timeout=30_000)
+        page.screenshot(path=str(ARTIFACTS / "labeler-before.png"))
+        labeler.get_by_role("button", name="contradicted", exact=True).click()
+        lines = _wait_lines(labels, 1)
+        assert (lines[0]["item_id"], lines[0]["label"]) == ("c-001/h0/f1", "contradicted")
+        # the widget acknowledged it and moved on to item 2
+        page.get_by_text("saved ✓ c-001/h0/f1 → contradicted").wait_for(timeout=30_000)
+        page.get_by_text("Card ends 9921", exact=True).wait_for(timeout=30_000)
 
-            # blind: the judge's verdict on item 1 shows only now, and only when asked for
-            assert "judge says" not in labeler.inner_text()
-            labeler.get_by_role("button", name="reveal judge verdict").click()
-            page.get_by_text("judge says").wait_for(timeout=30_000)
-            assert "you said contradicted" in labeler.inner_text()
-            labeler.get_by_text("before the handoff").click()  # open the collapsed messages
-            labeler.get_by_text("My account is ACCT-4471, card ends 9921.").wait_for()
-            labeler.screenshot(path=str(ARTIFACTS / "labeler-widget.png"))
+        # blind: the judge's verdict on item 1 shows only now, and only when asked for
+        assert "judge says" not in labeler.inner_text()
+        labeler.get_by_role("button", name="reveal judge verdict").click()
+        page.get_by_text("judge says").wait_for(timeout=30_000)
+        assert "you said contradicted" in labeler.inner_text()
+        labeler.get_by_text("before the handoff").click()  # open the collapsed messages
+        labeler.get_by_text("My account is ACCT-4471, card ends 9921.").wait_for()
+        labeler.screenshot(path=str(ARTIFACTS / "labeler-widget.png"))
 
-            page.keyboard.press("1")  # the focus is on a button inside the labeler
-            lines = _wait_lines(labels, 2)
-            assert [(x["item_id"], x["label"], x["annotator"]) for x in lines] == [
-                ("c-001/h0/f1", "contradicted", "ana"), ("c-001/h0/f2", "retained", "ana")]
-            page.get_by_text("Order is #5512", exact=True).wait_for(timeout=30_000)
-            # the key did not reach JupyterLab: "1" in command mode would make a heading cell
-            cell_type = page.evaluate(
-                "() => window.jupyterapp.shell.currentWidget.content.widgets[0].model.type")
-            assert cell_type == "code"
-            assert page.evaluate("() => typeof window.__xss") == "undefined"
+        page.keyboard.press("1")  # the focus is on a button inside the labeler
+        lines = _wait_lines(labels, 2)
+        assert [(x["item_id"], x["label"], x["annotator"]) for x in lines] == [
+            ("c-001/h0/f1", "contradicted", "ana"), ("c-001/h0/f2", "retained", "ana")]
+        page.get_by_text("Order is #5512", exact=True).wait_for(timeout=30_000)
+        # the key did not reach JupyterLab: "1" in command mode would make a heading cell
+        cell_type = page.evaluate(
+            "() => window.jupyterapp.shell.currentWidget.content.widgets[0].model.type")
+        assert cell_type == "code"
+        assert page.evaluate("() => typeof window.__xss") == "undefined"
 
-            # a click anywhere in the labeler (here: the fact) gives it the keyboard
-            page.get_by_text("Order is #5512", exact=True).click()
-            page.keyboard.press("s")
-            lines = _wait_lines(labels, 3)
-            assert (lines[2]["item_id"], lines[2]["label"]) == ("c-002/h0/f1", "skip")
-            page.get_by_text("Name is Dana Smith", exact=True).wait_for(timeout=30_000)
-            page.screenshot(path=str(ARTIFACTS / "labeler.png"))
+        # a click anywhere in the labeler (here: the fact) gives it the keyboard
+        page.get_by_text("Order is #5512", exact=True).click()
+        page.keyboard.press("s")
+        lines = _wait_lines(labels, 3)
+        assert (lines[2]["item_id"], lines[2]["label"]) == ("c-002/h0/f1", "skip")
+        page.get_by_text("Name is Dana Smith", exact=True).wait_for(timeout=30_000)
+        page.screenshot(path=str(ARTIFACTS / "labeler.png"))
 
-            # digits typed into the note are text, not shortcuts; and the whole note is saved
-            # even when the kernel is busy while it is typed (ipywidgets holds a model's updates
-            # back while one is in flight: a per-keystroke sync let the click overtake them)
-            note = labeler.get_by_placeholder("optional note")
-            note.click()
-            page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session"
-                          ".kernel.requestExecute({code: 'import time; time.sleep(3)'})")
-            note.press_sequentially("asked 1 2 3")
-            labeler.get_by_role("button", name="lost", exact=True).click()
-            lines = _wait_lines(labels, 4)
-            assert (lines[3]["item_id"], lines[3]["label"], lines[3]["note"]) == (
-                "c-003/h0/f1", "lost", "asked 1 2 3")
-            page.get_by_text("All 4 items are labeled", exact=False).wait_for(timeout=30_000)
-            assert len(_wait_lines(labels, 4)) == 4
-            assert page.evaluate(
-                "() => window.jupyterapp.shell.currentWidget.content.widgets.length") == 1
-            assert page.evaluate("() => typeof window.__xss") == "undefined"
-        finally:
-            browser.close()
+        # digits typed into the note are text, not shortcuts; and the whole note is saved
+        # even when the kernel is busy while it is typed (ipywidgets holds a model's updates
+        # back while one is in flight: a per-keystroke sync let the click overtake them)
+        note = labeler.get_by_placeholder("optional note")
+        note.click()
+        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session"
+                      ".kernel.requestExecute({code: 'import time; time.sleep(3)'})")
+        note.press_sequentially("asked 1 2 3")
+        labeler.get_by_role("button", name="lost", exact=True).click()
+        lines = _wait_lines(labels, 4)
+        assert (lines[3]["item_id"], lines[3]["label"], lines[3]["note"]) == (
+            "c-003/h0/f1", "lost", "asked 1 2 3")
+        page.get_by_text("All 4 items are labeled", exact=False).wait_for(timeout=30_000)
+        assert len(_wait_lines(labels, 4)) == 4
+        assert page.evaluate(
+            "() => window.jupyterapp.shell.currentWidget.content.widgets.length") == 1
+        assert page.evaluate("() => typeof window.__xss") == "undefined"
     if os.environ.get("MAEV_UPDATE_DOCS_SCREENSHOT"):
         shutil.copy(ARTIFACTS / "labeler-widget.png", REPO / "docs" / "labeler.png")
