@@ -341,7 +341,12 @@ def _with_facts(traces: Sequence[MultiAgentTrace],
         rest = [t for t in traces if t.conversation_id not in keep]
         ctx = propose_facts(rest, method="context")
         filled = {(f.conversation_id, f.handoff_index) for f in ctx}
-        off = propose_facts(rest, method="offline")  # for the handoffs without context
+        # the offline proposer for the handoffs without context: a trace whose every handoff
+        # has some is left out (the proposer works trace by trace, and all it would propose
+        # or note for it is dropped below)
+        off = propose_facts([t for t in rest if not t.handoffs or any(
+            (t.conversation_id, i) not in filled for i in range(len(t.handoffs)))],
+            method="offline")
         proposed = [*ctx, *(f for f in off
                             if (f.conversation_id, f.handoff_index) not in filled)]
         convs = {cid for cid, _ in filled}

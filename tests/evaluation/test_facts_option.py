@@ -167,6 +167,47 @@ def test_auto_on_a_trace_file_uses_context_then_offline_handoff_by_handoff(tmp_p
         r.ledger["fact_source"].value_counts())
 
 
+def test_auto_asks_the_offline_proposer_only_for_handoffs_without_context(monkeypatch):
+    """A trace whose every handoff passed context is not given to the offline proposer, and
+    the facts, their sources and the notes are what proposing for every trace and keeping
+    the handoffs without context gives."""
+    import maev_kit.facts._propose as P
+    from maev_kit.evaluation._pipeline import _merge_facts, _with_facts
+
+    traces = [conv("full", "Account ACCT-4471 was charged twice.",
+                   context={"account_number": "ACCT-4471"}),
+              conv("half", "Account ACCT-7 here, order ORD-5512.",
+                   context={"account_number": "ACCT-7"}, handoffs=2),
+              conv("none", "My email is ana@example.com."),
+              MultiAgentTrace("alone", user_messages=["Hi, ACCT-1 here."],
+                              turns=[AgentTurn("triage", "router", "Hello.", turn_index=1)])]
+    seen: list[str] = []
+    real = P._propose_offline
+
+    def spy(t, *a, **kw):
+        seen.append(t.conversation_id)
+        return real(t, *a, **kw)
+
+    monkeypatch.setattr(P, "_propose_offline", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out, sources, info = _with_facts(traces, {}, "auto", None, {})
+    assert seen == ["half", "none"]  # "alone" has no handoff: noted, not proposed for
+    # the definition: the offline proposer over every trace, kept where context left a gap
+    monkeypatch.setattr(P, "_propose_offline", real)
+    ctx = propose_facts(traces, method="context")
+    filled = {(f.conversation_id, f.handoff_index) for f in ctx}
+    off = propose_facts(traces, method="offline")
+    want_out, want_sources = _merge_facts(traces, {}, {}, [
+        *ctx, *(f for f in off if (f.conversation_id, f.handoff_index) not in filled)])
+    assert out == want_out and sources == want_sources
+    convs = {c for c, _ in filled}
+    want_notes = [n for n in off.notes if (n.conversation_id, n.handoff_index) not in filled
+                  and not (n.handoff_index is None and n.conversation_id in convs)]
+    assert info["notes"] == len(want_notes) == 1  # "alone: no handoff"
+    assert info["by_source"] == {"context": 2, "offline": 3}
+
+
 def test_proposer_notes_are_one_warning_never_an_error():
     silent = MultiAgentTrace("quiet", turns=[
         AgentTurn("triage", "router", "Passing on.", turn_index=0),
