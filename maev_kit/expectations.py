@@ -215,8 +215,9 @@ def route_expectation_lines(path: str | os.PathLike[str], where: Mapping[str, in
                 ends = np.append(ends, len(block))
             n = len(ends)
             starts = np.concatenate(([0], ends[:-1]))
+            lengths = ends - starts
             # the longest line without its newline (or one byte more: then line by line)
-            longest = int((ends - starts).max()) - block.endswith(b"\n")
+            longest = int(lengths.max()) - block.endswith(b"\n")
             if b"\x00" in block or longest > max_line_bytes:
                 break  # a binary file, or a line too long: line by line from here
             escapes = block.count(b"\\u")
@@ -240,8 +241,7 @@ def route_expectation_lines(path: str | os.PathLike[str], where: Mapping[str, in
                     else:
                         rest.append(jl)
                 keep = ~escaped & (dest >= 0)
-                parts.append([dest[keep], starts[keep] + offset, (ends - starts)[keep],
-                              line[keep]])
+                parts.append([dest[keep], starts[keep] + offset, lengths[keep], line[keep]])
             else:  # blank lines, a line with no key or two, many escapes: line by line
                 begin = 0
                 for i, end in enumerate(ends.tolist()):

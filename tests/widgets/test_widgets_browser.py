@@ -243,7 +243,7 @@ def test_label_with_mouse_and_keyboard_in_jupyterlab(jupyterlab):
         page.get_by_text("Order is #5512", exact=True).wait_for(timeout=30_000)
         # the key did not reach JupyterLab: "1" in command mode would make a heading cell
         cell_type = page.evaluate(
-            "() => window.jupyterapp.shell.currentWidget.content.widgets[0].model.type")
+            f"() => {NOTEBOOK}.content.widgets[0].model.type")
         assert cell_type == "code"
         assert page.evaluate("() => typeof window.__xss") == "undefined"
 
@@ -260,7 +260,7 @@ def test_label_with_mouse_and_keyboard_in_jupyterlab(jupyterlab):
         # back while one is in flight: a per-keystroke sync let the click overtake them)
         note = labeler.get_by_placeholder("optional note")
         note.click()
-        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session"
+        page.evaluate(f"() => {NOTEBOOK}.sessionContext.session"
                       ".kernel.requestExecute({code: 'import time; time.sleep(3)'})")
         note.press_sequentially("asked 1 2 3")
         labeler.get_by_role("button", name="lost", exact=True).click()
@@ -270,7 +270,7 @@ def test_label_with_mouse_and_keyboard_in_jupyterlab(jupyterlab):
         page.get_by_text("All 4 items are labeled", exact=False).wait_for(timeout=30_000)
         assert len(_wait_lines(labels, 4)) == 4
         assert page.evaluate(
-            "() => window.jupyterapp.shell.currentWidget.content.widgets.length") == 1
+            f"() => {NOTEBOOK}.content.widgets.length") == 1
         assert page.evaluate("() => typeof window.__xss") == "undefined"
     if os.environ.get("MAEV_UPDATE_DOCS_SCREENSHOT"):
         shutil.copy(ARTIFACTS / "labeler-widget.png", REPO / "docs" / "labeler.png")
