@@ -21,6 +21,7 @@ schema does not change with their contents.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import json
 import os
@@ -418,33 +419,61 @@ def _shared_strings(arr: Any, allowed: dict[Any, Any] | None = None) -> Iterator
     return map(values.__getitem__, indices.to_numpy(zero_copy_only=False).tolist())
 
 
-def _json_texts(arr: Any, empty: str, kind: type) -> list[Any] | None:
-    """Every JSON text of a string column parsed in one ``json.loads`` call, a null read as
-    ``empty`` (as the row-by-row reader does); None when the column does not parse as that
-    many values of ``kind`` (the row-by-row reader then names the bad one).
+# What stands between two texts of a column joined for one parse (see _json_texts): a JSON
+# string of one control character, spelled with digits only (a hex letter has two spellings,
+# \u001f and \u001F), as the escape, the character and the separator: \u0000 to \u0019.
+_MARKS = [(f"\\u{code:04d}", chr(int(str(code), 16)), f',"\\u{code:04d}",')
+          for code in range(20)]
 
-    The texts are joined by Arrow (no Python string per text) and the parser makes the empty
-    values: each is its own object, as the traces may be edited.
+
+def _json_texts(arr: Any, kind: type) -> list[Any] | None:
+    """Every JSON text of a string column parsed in one ``json.loads`` call, a null read as an
+    empty ``kind`` (as the row-by-row reader does); None unless each text is one JSON value of
+    ``kind`` (the row-by-row reader then names the bad one).
+
+    The texts are joined by Arrow (no Python string per text) with a separator such as
+    ``,"\\u0000",`` between them, and the parse must give text, ``"\\u0000"``, text, … A
+    set of texts that is not one value each cannot pass. The escape ``\\u0000`` occurs only
+    in the separators (counted; else the next of twenty escapes is tried) and is the only way
+    to write that string (a string holding a raw control character does not parse), so every
+    separator's string is an element of the list of its own, and every text is exactly one
+    element. Joined by "," alone, the texts ``{}, {"x": "`` and ``"}`` would pass as two
+    objects.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if not len(arr):
-        return []
-    if arr.null_count:
-        arr = arr.fill_null(empty)
-    try:
-        joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(arr)], pa.int32()),
-                                                         arr), ",")[0].as_py()
-    except pa.ArrowException:  # e.g. more than 2 GiB of text: join in Python
-        joined = ",".join(arr.to_pylist())
-    try:
-        parsed = json.loads("[" + joined + "]")
-    except ValueError:
-        return None
-    if len(parsed) != len(arr) or not set(map(type, parsed)) <= {kind}:
-        return None  # e.g. a text that was two values "1,2"
-    return parsed
+    n = len(arr)
+    texts = arr.drop_null() if arr.null_count else arr
+    m = len(texts)
+    values: list[Any] = []
+    if m:
+        as_list = pa.ListArray.from_arrays(pa.array([0, m], pa.int32()), texts)
+        for mark, char, separator in _MARKS:
+            try:
+                joined = pc.binary_join(as_list, separator)[0].as_py()
+            except pa.ArrowException:  # e.g. more than 2 GiB of text: join in Python
+                joined = separator.join(texts.to_pylist())
+            if joined.count(mark) == m - 1:  # only in the separators
+                break
+        else:
+            return None
+        try:
+            parsed = json.loads("[" + joined + "]")
+        except ValueError:
+            return None
+        if len(parsed) != 2 * m - 1 or parsed[1::2].count(char) != m - 1:
+            return None
+        values = parsed[::2]
+        if not set(map(type, values)) <= {kind}:
+            return None
+    if m == n:
+        return values
+    # a null is a new empty object (each its own: the traces may be edited)
+    out = [kind() for _ in range(n)]
+    rows = arr.is_valid().to_numpy(zero_copy_only=False).nonzero()[0].tolist()
+    collections.deque(map(out.__setitem__, rows, values), maxlen=0)
+    return out
 
 
 _FIELDS = {"turns": ("agent_id", "agent_role", "message", "tool_calls", "turn_index"),
@@ -490,7 +519,7 @@ def _fast_build(table: pa.Table, *, turns: bool = True
     if "metadata" in table.column_names:
         chunked = table.column("metadata")
         metas = _json_texts(chunked.chunk(0) if chunked.num_chunks == 1
-                            else chunked.combine_chunks(), "{}", dict)
+                            else chunked.combine_chunks(), dict)
         if metas is None:
             return None
     else:
@@ -512,7 +541,7 @@ def _fast_build(table: pa.Table, *, turns: bool = True
         col, m = flat.field, len(flat)
         objs: list[Any]
         if column == "turns":
-            calls = _json_texts(col("tool_calls"), "[]", list)
+            calls = _json_texts(col("tool_calls"), list)
             if calls is None or not set(map(type, itertools.chain.from_iterable(calls))
                                         ) <= {dict}:
                 return None
@@ -524,7 +553,7 @@ def _fast_build(table: pa.Table, *, turns: bool = True
             modes = _shared_strings(col("mode"), _MODES)
             if reasons is None or modes is None:
                 return None
-            contexts = _json_texts(col("context_passed"), "{}", dict)
+            contexts = _json_texts(col("context_passed"), dict)
             if contexts is None:
                 return None
             objs = _handoffs(_shared_strings(col("from_agent")),

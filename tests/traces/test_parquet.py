@@ -243,6 +243,85 @@ def test_bad_rows_named_by_file_row_and_field(tmp_path):
     assert "row 5 › conversation_id: duplicate conversation_id 'c0' (first on row 1)" in text
 
 
+@pytest.mark.parametrize("objects, lists", [
+    # a string spans two texts: joined by "," they read {} and {"x": ","}
+    (['{}, {"x": "', '"}'], ['[], [{"x": "', '"}]']),
+    # brackets span them: {"a": [1, 2]} and {}
+    (['{"a": [1', '2]}, {}'], ['[{"a": [1', '2]}], []']),
+    # and hold the separator's string: {"a": [1, <separator>, 2]}, <separator>, {}
+    (['{"a": [1', '2]}, "\\u0000", {}'], ['[{"a": [1', '2]}], "\\u0000", []']),
+])
+def test_texts_that_are_not_one_value_each_are_bad_rows(tmp_path, objects, lists):
+    """Free-form columns are parsed in one call; texts that parse only when joined must not
+    pass: the file is read row by row and the bad text named, as when it is bad alone."""
+    good = [MultiAgentTrace(f"c{i}", [AgentTurn("a", "r", "m", [{"name": "f"}])],
+                            [Handoff("a", "b", None, {"k": i})], metadata={"i": i})
+            for i in range(3)]
+    schema = traces_to_table(good).schema
+    for field, where, cells in (("tool_calls", "turns[0] › tool_calls", lists),
+                                ("context_passed", "handoffs[0] › context_passed", objects),
+                                ("metadata", "metadata", objects)):
+        rows = traces_to_table(good).to_pylist()
+        for row, cell in zip(rows[1:], cells):
+            if field == "metadata":
+                row["metadata"] = cell
+            else:
+                row["turns" if field == "tool_calls" else "handoffs"][0][field] = cell
+        p = _write(tmp_path, pa.Table.from_pylist(rows, schema=schema))
+        assert not _fast_path_taken(p)
+        with pytest.raises(TraceValidationError) as e:
+            load_traces(p)
+        assert f"bad.parquet › row 2 › {where}: not valid JSON" in str(e.value)
+
+
+_json_text = st.one_of(
+    st.none(),
+    st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+                 lambda inner: st.lists(inner, max_size=3)
+                 | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+                 max_leaves=6).map(json.dumps),
+    st.lists(st.sampled_from(['{', '}', '[', ']', '"', ',', ':', '1', ' ', '\\', 'u0000',
+                              '"\\u0000"', '"\\u0001"', '"x"', '{}', '[]', '\n']),
+             max_size=8).map("".join))
+
+
+@st.composite
+def _split_json(draw):
+    """Texts that give valid JSON when joined by "," and often are not values alone: the
+    text of some values, cut at some of its commas (a string's, an object's or the list's)."""
+    value = st.recursive(st.integers(0, 9) | st.text(',"x[]{}:\0', max_size=4),
+                         lambda inner: st.lists(inner, max_size=3)
+                         | st.dictionaries(st.text(',"x', max_size=2), inner, max_size=3),
+                         max_leaves=5)
+    parts = ",".join(map(json.dumps, draw(st.lists(value, min_size=1, max_size=4)))).split(",")
+    cuts = sorted(draw(st.sets(st.integers(1, len(parts) - 1))) if len(parts) > 1 else set())
+    return [",".join(parts[a:b]) for a, b in zip([0, *cuts], [*cuts, len(parts)])]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_json_text, max_size=6) | _split_json(), st.sampled_from([dict, list]))
+def test_json_texts_as_each_text_parsed_alone(texts, kind):
+    """The one-call parse gives what parsing each text alone gives (a null: an empty
+    ``kind``), or None (read row by row) when a text is not one value of ``kind``; texts
+    that hold the first separator's string are read with the next one."""
+    def alone(text):
+        if text is None:
+            return kind()
+        value = json.loads(text)
+        if type(value) is not kind:
+            raise ValueError(text)
+        return value
+
+    try:
+        expected = [alone(t) for t in texts]
+    except ValueError:
+        expected = None
+    got = _parquet._json_texts(pa.array(texts, pa.string()), kind)
+    assert got == expected
+    if got:
+        assert len({id(v) for v in got}) == len(got)  # each its own object
+
+
 def test_wrong_schema_version_and_columns(tmp_path):
     table = traces_to_table([MultiAgentTrace("c1")])
     newer = table.replace_schema_metadata({b"maev_kit.schema_version": b"9"})
