@@ -896,7 +896,9 @@ def _warn(result: EvaluationResult) -> None:
     if na:
         total = len(result.per_conversation)
         phrases = [f"{info['conversations']} {info['reason']}" for info in na.values()]
-        phrases[0] = phrases[0].replace(" ", f" of {total} conversations have ", 1)
+        first = next(iter(na.values()))["reason"]  # "no key facts", "not judged (…)"
+        verb = "have" if first.startswith("no ") else "were"
+        phrases[0] = phrases[0].replace(" ", f" of {total} conversations {verb} ", 1)
         warnings.warn(", ".join(phrases) + ": those components are n/a (NaN) there and the "
                       "composite is over the others (pass not_applicable='article' for the "
                       "article's numbers)", NotApplicableWarning, stacklevel=3)

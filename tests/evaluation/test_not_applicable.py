@@ -59,6 +59,15 @@ def test_traces_without_expectations_are_na_with_one_warning():
     assert summary.loc["routing_exact", "note"] == "n/a: no routing case"
 
 
+def test_warning_reads_as_a_sentence_when_retention_was_not_judged():
+    traces, exps = two_conversations()
+    result, caught = run(traces, judge=None, expectations=list(exps.values()))
+    assert result.not_applicable["retention"]["reason"] == "not judged (judge=None)"
+    assert len(caught) == 1
+    assert str(caught[0].message).startswith(
+        "2 of 2 conversations were not judged (judge=None): those components are n/a")
+
+
 def test_composite_is_over_the_applicable_components_renormalised():
     traces, exps = two_conversations()
     partial = [{"conversation_id": e.conversation_id,
