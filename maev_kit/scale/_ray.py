@@ -34,13 +34,23 @@ import threading
 import uuid
 import warnings
 from array import array
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from maev_kit._gc import frozen_heap, paused_gc
-from maev_kit._jsonl import display_name
+from maev_kit._jsonl import JsonLine, display_name
 from maev_kit.errors import InputError, LabelValidationError, MaevError, Problem
+from maev_kit.scale._fs import (
+    SHARD_SUFFIXES,
+    Folder,
+    Shards,
+    is_uri,
+    list_shards,
+    local_copy,
+    local_file,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,7 +63,6 @@ __all__ = ["ShardFailure", "evaluate_dataset"]
 _SCORE_KWARGS = ("triage_agent", "max_handoffs", "weights", "not_applicable")
 _OTHER_KWARGS = ("n_resamples", "confidence", "seed", "backend", "prompt", "cache",
                  "max_concurrency", "timeout", "split", "progress")
-_SHARD_SUFFIXES = (".jsonl", ".parquet")
 _ORDER_SHIFT = 32  # _order = shard index << 32 | row: rows of one shard stay together, in order
 
 
@@ -72,7 +81,7 @@ class ShardFailure:
 class _Job:
     """Everything a block needs, shipped to the workers once."""
 
-    out: str
+    out: Folder
     judge: Any
     backend: Any
     expectations: Any  # all of them (an ObjectRef) for the blocks not shipped their own
@@ -83,6 +92,7 @@ class _Job:
     facts: Any = None  # a FactPlan (or its ObjectRef); None: the expectations' key facts
     # (path, name) of the expectations file whose lines the pieces are shipped (see _ship)
     expectation_file: tuple[str, str] | None = None
+    shards: Shards | None = None  # where the pieces' paths are (their filesystem; no paths)
     run_kwargs: dict[str, Any] = field(default_factory=dict)
     score_kwargs: dict[str, Any] = field(default_factory=dict)
 
@@ -105,11 +115,14 @@ def evaluate_dataset(
 
     Parameters
     ----------
-    source : ray.data.Dataset, path, glob, labeled set or list of traces
+    source : ray.data.Dataset, path, glob, URI, labeled set or list of traces
         A Dataset with the trace Parquet columns (``docs/formats.md``; results are then
         ordered by ``conversation_id``); a trace file (``.jsonl`` / ``.parquet``), a folder of
-        them or a glob (``"traces/*.parquet"``), each file a shard; a labeled-set folder, a
-        bundled set's name or a ``LabeledSet``; or a list of traces.
+        them or a glob (``"traces/*.parquet"``), each file a shard, on this machine or on any
+        filesystem pyarrow opens by URI (``"s3://bucket/traces/*.parquet"``, ``gs://``,
+        ``hdfs://``, ``abfs://``; options such as ``?region=…`` in the URI, credentials as
+        that filesystem finds them); a labeled-set folder, a bundled set's name or a
+        ``LabeledSet``; or a list of traces.
     judge : as in ``evaluate``; None scores the deterministic metrics only.
     facts : as in ``evaluate``, default "auto"
         ``"auto"`` (per conversation: the expectations' key facts, else the handoffs'
@@ -121,8 +134,12 @@ def evaluate_dataset(
         read once on the driver; a fact on a conversation that was not scored is an error
         after the run (unless a shard failed). None: the expectations' key facts as they
         are, with no proposer.
-    expectations, contracts : as in ``evaluate`` (a labeled set brings its own).
-    output_dir : folder for the Parquet results (a temporary one when None: no resume).
+    expectations, contracts : as in ``evaluate`` (a labeled set brings its own). An
+        expectations file may also be a URI: the driver reads a copy and ships each block
+        its lines.
+    output_dir : folder for the Parquet results, a path or a URI (a temporary local folder
+        when None: no resume). On a cluster, give a URI (or a folder every node shares): the
+        workers write the parts, and a resume reads them back.
     resume : skip conversations already in ``output_dir`` (after a crash or a preemption);
         False starts over.
     num_cpus : CPUs of the local Ray started when none is running (default: all).
@@ -177,13 +194,24 @@ def _evaluate_dataset(source: Any, *, judge: Any, facts: Any, expectations: Any,
                       kw: dict[str, Any]) -> EvaluationResult:
     ray = _start_ray(num_cpus=num_cpus, address=address, progress=kw.get("progress", False))
     warming = _warm_up(ray)  # the workers and Ray Data start while the driver plans
+    # an expectations file of another filesystem is read here from a copy, and its lines are
+    # shipped to the pieces (the workers may not see the copy)
+    with local_file(expectations) as (local, copied):
+        plan = _plan(source, expectations=local, contracts=contracts, split=kw.get("split"),
+                     batch_size=batch_size, ray=ray, ship_lines=copied)
+        return _run(ray, warming, plan, judge=judge, facts=facts,
+                    given_expectations=expectations is not None, output_dir=output_dir,
+                    resume=resume, batch_size=batch_size, kw=kw)
 
+
+def _run(ray: Any, warming: _Warming, plan: _Plan, *, judge: Any, facts: Any,
+         given_expectations: bool, output_dir: str | os.PathLike[str] | None, resume: bool,
+         batch_size: int, kw: dict[str, Any]) -> EvaluationResult:
+    """The run, once planned: judge, score and write each block, gather, aggregate."""
     from maev_kit.scale._facts import plan_facts
 
-    plan = _plan(source, expectations=expectations, contracts=contracts,
-                 split=kw.get("split"), batch_size=batch_size, ray=ray)
     judge_obj, backend = _judge_for(judge, plan, kw)
-    out = Path(output_dir) if output_dir is not None else Path(tempfile.mkdtemp(prefix="maev-"))
+    out = Folder.of(output_dir if output_dir is not None else tempfile.mkdtemp(prefix="maev-"))
     cache = kw.get("cache")
     if cache is None:
         cache = os.path.abspath(".maev_cache")  # the driver's, not each worker's directory
@@ -193,16 +221,17 @@ def _evaluate_dataset(source: Any, *, judge: Any, facts: Any, expectations: Any,
                             options={**run_kwargs, "progress": False})
                  if judge is not None else None)  # as evaluate: no judge, no facts
     fingerprint = _fingerprint(judge, judge_obj, kw, plan, fact_plan,
-                               objects=output_dir is not None and expectations is not None)
+                               objects=output_dir is not None and given_expectations)
     done, old_parts = _prepare_output(out, fingerprint, resume=resume)
 
     dataset, shared = _ship(plan, fact_plan, done, ray)
-    job = _Job(out=str(out.resolve()), judge=judge_obj, backend=backend,
+    job = _Job(out=out, judge=judge_obj, backend=backend,
                expectations=ray.put(plan.expectations) if shared else None,
                contracts=plan.contracts, splits=plan.splits, retention=judge is not None,
                done=ray.put(frozenset(done)) if done and shared else None,
                facts=ray.put(fact_plan) if fact_plan is not None and shared else None,
-               expectation_file=plan.expectation_file,
+               expectation_file=None if plan.ship_lines else plan.expectation_file,
+               shards=replace(plan.shards, paths=[]) if plan.shards is not None else None,
                run_kwargs=run_kwargs,
                score_kwargs={k: kw[k] for k in _SCORE_KWARGS if k in kw})
     # its own execution, done before this one starts (bounded: a busy cluster may hold it)
@@ -223,8 +252,8 @@ def _evaluate_dataset(source: Any, *, judge: Any, facts: Any, expectations: Any,
     return result
 
 
-def _gather(summaries: Any, out: Path, plan: _Plan, judge: Any, judge_obj: Any,
-            kw: dict[str, Any], old_parts: list[Path], fact_plan: Any) -> EvaluationResult:
+def _gather(summaries: Any, out: Folder, plan: _Plan, judge: Any, judge_obj: Any,
+            kw: dict[str, Any], old_parts: list[str], fact_plan: Any) -> EvaluationResult:
     """The blocks' summaries gathered as each block finishes, while the others still run;
     then the aggregate over them and the parts of an earlier run."""
     failures: list[ShardFailure] = list(plan.failures)
@@ -340,10 +369,12 @@ class _Plan:
     # (path, name): an expectations file read where its lines are scored (see _ship)
     expectation_file: tuple[str, str] | None = None
     expectations_digest: str | None = None  # of an expectations file, compared on resume
+    shards: Shards | None = None  # the trace files of a path, folder, glob or URI source
+    ship_lines: bool = False  # the expectation file's lines go to the pieces, not its spans
 
 
 def _plan(source: Any, *, expectations: Any, contracts: Any, split: str | None,
-          batch_size: int, ray: Any) -> _Plan:
+          batch_size: int, ray: Any, ship_lines: bool = False) -> _Plan:
     from maev_kit.datasets import LabeledSet, _sha256, load_labeled_set
     from maev_kit.evaluation._pipeline import _load
     from maev_kit.expectations import load_expectations
@@ -383,40 +414,28 @@ def _plan(source: Any, *, expectations: Any, contracts: Any, split: str | None,
                              f"{type(source).__name__}")
         exp = dict(load_expectations(expectations)) if expectations is not None else {}
         return _Plan(source, exp, contracts, {}, expectations_digest=digest)
-    pieces = _pieces(_shards(source), batch_size)
+    shards = list_shards(source)
+    pieces = _pieces(shards, batch_size)
     file = None
     if digest is not None and all(piece["ids"] is not None for piece in pieces):
         # routed to the pieces by _ship; else (a JSONL shard) loaded here, whole
         file, expectations = (os.path.abspath(expectations), display_name(expectations)), None
     exp = dict(load_expectations(expectations)) if expectations is not None else {}
     return _Plan(pieces, exp, contracts, {}, pieces=True, expectation_file=file,
-                 expectations_digest=digest)
+                 expectations_digest=digest, shards=shards, ship_lines=ship_lines)
 
 
 def _is_shards(source: str | os.PathLike[str]) -> bool:
-    """A trace file, a glob or a folder of trace files (not a labeled-set folder)."""
+    """A trace file, a glob, a folder of trace files (not a labeled-set folder) or a URI."""
     s = str(source)
-    if _glob.has_magic(s) or s.endswith(_SHARD_SUFFIXES):
+    if is_uri(s) or _glob.has_magic(s) or s.endswith(SHARD_SUFFIXES):
         return True
     p = Path(s)
     return p.is_dir() and not (p / "manifest.json").exists() and not (p / "manifest.yaml"
                                                                        ).exists()
 
 
-def _shards(source: str | os.PathLike[str]) -> list[str]:
-    s = str(source)
-    if Path(s).is_dir():
-        paths = [str(p) for p in sorted(Path(s).iterdir()) if p.name.endswith(_SHARD_SUFFIXES)]
-    elif _glob.has_magic(s):
-        paths = sorted(_glob.glob(s))
-    else:
-        paths = [s]
-    if not paths or (len(paths) == 1 and not Path(paths[0]).exists()):
-        raise InputError(f"{s}: no trace file found (expected .jsonl or .parquet files)")
-    return [os.path.abspath(p) for p in paths]
-
-
-def _pieces(shards: list[str], batch_size: int) -> list[dict[str, Any]]:
+def _pieces(shards: Shards, batch_size: int) -> list[dict[str, Any]]:
     """The units of work: a Parquet shard's row groups in runs of at least ``batch_size`` rows
     (so both a big file and many small ones keep every worker busy), a JSONL shard whole.
 
@@ -428,12 +447,12 @@ def _pieces(shards: list[str], batch_size: int) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
     out: list[dict[str, Any]] = []
-    for shard, path in enumerate(shards):
+    for shard, path in enumerate(shards.paths):
         groups: list[tuple[int, int]] = []
         file = None
         if path.endswith(".parquet"):
             try:
-                file = pq.ParquetFile(path)
+                file = pq.ParquetFile(path, filesystem=shards.filesystem)
                 meta = file.metadata
                 groups = [(g, meta.row_group(g).num_rows) for g in range(meta.num_row_groups)]
             except Exception:  # noqa: BLE001 - reported by the worker that reads it
@@ -475,6 +494,7 @@ def _ship(plan: _Plan, fact_plan: Any, done: set[str], ray: Any
     if not plan.pieces:
         return plan.dataset, True
     spans = _route_expectations(plan)
+    lines = _lines_of(plan.expectation_file, spans) if plan.ship_lines and spans else None
     rows = []
     shared = False
     for k, piece in enumerate(plan.dataset):
@@ -485,6 +505,7 @@ def _ship(plan: _Plan, fact_plan: Any, done: set[str], ray: Any
             continue
         exp = plan.expectations
         own = {"expectations": ({c: exp[c] for c in ids if c in exp} if spans is None
+                                else lines(k) if lines is not None
                                 else spans.get(k, array("q"))),
                "done": frozenset(c for c in ids if c in done) if done else None,
                "facts": fact_plan.subset(ids) if fact_plan is not None else None}
@@ -527,6 +548,42 @@ def _route_expectations(plan: _Plan) -> dict[int, Any] | None:
     if problems:
         raise LabelValidationError(sorted(problems, key=lambda p: p.line or 0))
     return spans
+
+
+@dataclass
+class _Lines:
+    """Some lines of an expectations file, unparsed, shipped to the piece they expect."""
+
+    name: str  # the file, as problems name it
+    data: bytes  # the lines, in file order
+    index: array  # (line number, length) of each
+
+    def json_lines(self) -> Iterator[JsonLine]:
+        start = 0
+        for i in range(0, len(self.index), 2):
+            end = start + self.index[i + 1]
+            yield JsonLine(self.index[i], None, self.data[start:end], None, start)
+            start = end
+
+
+def _lines_of(file: tuple[str, str] | None, spans: dict[int, Any]) -> Any:
+    """``k -> _Lines`` of piece ``k``'s spans, read from the (local) file."""
+    import mmap
+
+    assert file is not None
+    path, name = file
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        view = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+
+    def lines(k: int) -> _Lines:
+        got = spans.get(k, array("q"))
+        offsets, lengths, numbers = got[0::3], got[1::3], got[2::3]
+        index = array("q", [0]) * (2 * len(lengths))
+        index[0::2], index[1::2] = numbers, lengths
+        return _Lines(name, b"".join(view[o:o + n] for o, n in zip(offsets, lengths)), index)
+
+    return lines
 
 
 def _with_order(table: pa.Table, shard: int) -> pa.Table:
@@ -584,28 +641,25 @@ def _fingerprint(judge: Any, judge_obj: Any, kw: dict[str, Any], plan: _Plan,
     return out
 
 
-def _prepare_output(out: Path, fingerprint: dict[str, Any], *, resume: bool
-                    ) -> tuple[set[str], list[Path]]:
+def _prepare_output(out: Folder, fingerprint: dict[str, Any], *, resume: bool
+                    ) -> tuple[set[str], list[str]]:
     """Create the folders; the conversation ids already finished and the conversations parts
     that hold them (empty unless resuming)."""
-    import shutil
-
-    run_file = out / "run.json"
     if not resume:
         for sub in ("conversations", "ledger"):
-            shutil.rmtree(out / sub, ignore_errors=True)
-    elif run_file.exists():
-        before = json.loads(run_file.read_text())
+            out.clear(sub)
+    elif out.exists("run.json"):
+        before = json.loads(out.read_bytes("run.json"))
         if before != json.loads(json.dumps(fingerprint)):
             changed = sorted(k for k in fingerprint if before.get(k) != fingerprint[k])
             raise InputError(f"{out} holds results of a different run (changed: "
                              f"{', '.join(changed)}): pass resume=False to start over, or "
                              "another output_dir")
     for sub in ("conversations", "ledger"):
-        (out / sub).mkdir(parents=True, exist_ok=True)
-    run_file.write_text(json.dumps(fingerprint, indent=1, sort_keys=True))
-    parts = sorted((out / "conversations").glob("part-*.parquet"))
-    done = _read_parts(out / "conversations", ["conversation_id"])
+        out.make(sub)
+    out.write_bytes(json.dumps(fingerprint, indent=1, sort_keys=True).encode(), "run.json")
+    parts = out.parts("conversations")
+    done = _read_parts(out, parts, ["conversation_id"])
     return (set(done.column("conversation_id").to_pylist()) if done is not None else set(),
             parts)
 
@@ -733,7 +787,7 @@ class _ScoreBlock:
                                                   for j, h in enumerate(t.handoffs)))
         unit = _Unit(uuid.uuid4().hex, _score_table(scores, [k[0] for k in keys]), summary,
                      _ledger(items, run, sources) if items else None, info, notes)
-        _write_block(Path(job.out), unit)
+        _write_block(job.out, unit)
         return (dict(run.stats) if run else {}), unit
 
 
@@ -758,12 +812,14 @@ class _ScorePieces(_ScoreBlock):
 
     def _call(self, batch: pa.Table) -> pa.Table:
         summaries: list[dict[str, Any]] = []
+        shards = self.job.shards
+        assert shards is not None  # pieces are read from the shards of a path or URI
         for piece in batch.to_pylist():
             try:
-                traces = _read_piece(piece["path"], piece["row_groups"], piece["first_row"],
-                                     turns=self.job.retention)
+                traces = _read_piece(shards, piece["path"], piece["row_groups"],
+                                     piece["first_row"], turns=self.job.retention)
             except (MaevError, OSError, ValueError) as e:
-                summaries.append({"n": 0, "error_source": piece["path"],
+                summaries.append({"n": 0, "error_source": shards.shown(piece["path"]),
                                   "error": _first_line(e)})
                 continue
             try:
@@ -784,18 +840,24 @@ class _ScorePieces(_ScoreBlock):
         validated (problems raise LabelValidationError; a record of a conversation not in the
         piece means the file changed since the driver read it)."""
         file = self.job.expectation_file
-        if file is not None:
-            from maev_kit.expectations import read_expectation_spans
+        shipped = own["expectations"]
+        if file is not None or isinstance(shipped, _Lines):
+            from maev_kit.expectations import read_expectation_lines, read_expectation_spans
 
-            try:
-                recs, problems, lines = read_expectation_spans(file[0], own["expectations"],
-                                                               name=file[1])
-            except OSError as e:
-                raise InputError(f"{file[1]}: cannot be read where the shards are scored "
-                                 f"({e.strerror or e}); put it where the workers read the "
-                                 "shards") from None
+            if isinstance(shipped, _Lines):
+                name = shipped.name
+                recs, problems, lines = read_expectation_lines(shipped.json_lines(), name=name)
+            else:
+                assert file is not None
+                name = file[1]
+                try:
+                    recs, problems, lines = read_expectation_spans(file[0], shipped, name=name)
+                except OSError as e:
+                    raise InputError(f"{name}: cannot be read where the shards are scored "
+                                     f"({e.strerror or e}); put it where the workers read "
+                                     "the shards, or pass its URI (s3://…)") from None
             ids = {t.conversation_id for t in traces}
-            problems += [Problem(file[1], lines[r.conversation_id], "conversation_id",
+            problems += [Problem(name, lines[r.conversation_id], "conversation_id",
                                  f"{r.conversation_id!r} is not the id this line had when the "
                                  "run started: was the file changed during the run?")
                          for r in recs if r.conversation_id not in ids]
@@ -805,23 +867,27 @@ class _ScorePieces(_ScoreBlock):
         return _Own(**own)
 
 
-def _read_piece(path: str, row_groups: str, first_row: int, turns: bool) -> list[Any]:
+def _read_piece(shards: Shards, path: str, row_groups: str, first_row: int, turns: bool
+                ) -> list[Any]:
     """The traces of a piece; a TraceValidationError naming the file, row and field.
     ``turns=False`` (no judge): a Parquet piece is read without the turns' contents
-    (:func:`~maev_kit.traces._parquet.read_row_groups`), which no deterministic metric reads."""
-    import warnings
-
+    (:func:`~maev_kit.traces._parquet.read_row_groups`), which no deterministic metric reads.
+    A whole file (JSONL) of another filesystem is copied here first and read as a local one."""
     from maev_kit.errors import TraceValidationError
     from maev_kit.traces import load_traces
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # findings are load_traces' to show, not a run's
-        if not row_groups:
+        if not row_groups and shards.filesystem is None:
             return load_traces(path)
+        if not row_groups:
+            with local_copy(shards.filesystem, path) as local:
+                return load_traces(local)
     from maev_kit.traces._parquet import read_row_groups
 
     traces, problems = read_row_groups(path, [int(g) for g in row_groups.split(",")],
-                                       first_row=first_row, turns=turns)
+                                       first_row=first_row, turns=turns,
+                                       filesystem=shards.filesystem)
     if problems:
         raise TraceValidationError(problems)
     return traces
@@ -838,7 +904,7 @@ def _score_table(scores: list[Any], orders: list[int]) -> pa.Table:
     return pa.Table.from_pydict(cols)
 
 
-def _write_block(out: Path, unit: _Unit) -> None:
+def _write_block(out: Folder, unit: _Unit) -> None:
     """The block's ledger part, then its conversations part (each renamed into place); the
     conversations part's metadata holds the block's score summary and facts provenance."""
     import base64
@@ -854,43 +920,35 @@ def _write_block(out: Path, unit: _Unit) -> None:
         led = led.append_column("_order", pa.array(
             [order_of[c] for c in ledger["conversation_id"]], pa.int64()))
         led = led.append_column("_block", pa.array([block] * len(ledger), pa.string()))
-        _write_part(led, out / "ledger" / f"part-{block}.parquet")
+        out.write_parquet(led, "ledger", f"part-{block}.parquet")
     meta = {_SUMMARY_KEY: base64.b64encode(pickle.dumps(unit.summary,
                                                         protocol=pickle.HIGHEST_PROTOCOL))}
     if unit.facts is not None:
         meta[_FACTS_KEY.encode()] = json.dumps({"facts": unit.facts,
                                                 "notes": unit.notes}).encode()
     table = table.append_column("_block", pa.array([block] * table.num_rows, pa.string()))
-    _write_part(table.replace_schema_metadata(meta),
-                out / "conversations" / f"part-{block}.parquet")
+    out.write_parquet(table.replace_schema_metadata(meta), "conversations",
+                      f"part-{block}.parquet")
 
 
 _SUMMARY_KEY = b"maev_summary"  # a conversations part's metadata: the block's ScoreSummary
 _FACTS_KEY = "maev_facts"  # a conversations part's metadata: the block's provenance["facts"]
 
 
-def _write_part(table: pa.Table, path: Path) -> None:
-    import pyarrow.parquet as pq
-
-    tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
-
-
 # -- collect: the blocks' results (and a resumed run's parts), aggregate ---------------------
 
-def _read_parts(folder: Path, columns: list[str] | None = None) -> pa.Table | None:
+def _read_parts(out: Folder, parts: list[str], columns: list[str] | None = None
+                ) -> pa.Table | None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    parts = sorted(p for p in folder.glob("part-*.parquet"))
     if not parts:
         return None
-    return pa.concat_tables([pq.read_table(p, columns=columns) for p in parts],
-                            promote_options="permissive")
+    return pa.concat_tables([pq.read_table(p, columns=columns, filesystem=out.filesystem)
+                             for p in parts], promote_options="permissive")
 
 
-def _read_old_parts(out: Path, parts: list[Path]) -> list[_Unit]:
+def _read_old_parts(out: Folder, parts: list[str]) -> list[_Unit]:
     """The results of the blocks finished before this run (a resume), from their parts."""
     import base64
 
@@ -901,20 +959,20 @@ def _read_old_parts(out: Path, parts: list[Path]) -> list[_Unit]:
 
     units = []
     for path in parts:
-        table = pq.read_table(path)
+        table = pq.read_table(path, filesystem=out.filesystem)
         if not table.num_rows:
             continue
         meta = table.schema.metadata or {}
         if _SUMMARY_KEY not in meta:
-            raise InputError(f"{path}: written by another version of maev-kit; pass "
+            raise InputError(f"{out.scheme}{path}: written by another version of maev-kit; pass "
                              "resume=False to start over, or another output_dir")
         block = table.column("_block")[0].as_py()
         summary = pickle.loads(base64.b64decode(meta[_SUMMARY_KEY]))
         ledger = None
-        led_path = out / "ledger" / f"part-{block}.parquet"
-        if led_path.exists():
-            ledger = pd.DataFrame([tuple(r.get(c) for c in _LEDGER)
-                                   for r in _rows(pq.read_table(led_path))],
+        if out.exists("ledger", f"part-{block}.parquet"):
+            led = pq.read_table(out.child("ledger", f"part-{block}.parquet"),
+                                filesystem=out.filesystem)
+            ledger = pd.DataFrame([tuple(r.get(c) for c in _LEDGER) for r in _rows(led)],
                                   columns=list(_LEDGER))
         facts = json.loads(meta.get(_FACTS_KEY.encode(), b"{}"))
         units.append(_Unit(block, table.drop_columns(["_block"]).replace_schema_metadata(None),
@@ -981,7 +1039,7 @@ def _without_copies(units: list[_Unit]) -> list[_Unit]:
     return kept
 
 
-def _collect(out: Path, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[str, Any],
+def _collect(out: Folder, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[str, Any],
              failures: list[ShardFailure], kw: dict[str, Any], units: list[_Unit],
              fact_plan: Any) -> EvaluationResult:
     from maev_kit.evaluation._pipeline import _judge_info, _warn, aggregate_summary

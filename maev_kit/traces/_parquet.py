@@ -283,7 +283,7 @@ _SCORING_COLUMNS = ["conversation_id", "handoffs", "turns.list.element.turn_inde
 
 
 def read_row_groups(path: str | os.PathLike[str], row_groups: Sequence[int], *,
-                    first_row: int = 1, turns: bool = True
+                    first_row: int = 1, turns: bool = True, filesystem: Any = None
                     ) -> tuple[list[MultiAgentTrace], list[Problem]]:
     """The traces of some row groups of a trace Parquet file, and the problems found (as
     :func:`table_to_traces`, rows numbered from ``first_row``).
@@ -293,22 +293,25 @@ def read_row_groups(path: str | os.PathLike[str], row_groups: Sequence[int], *,
     then :data:`UNREAD_TURN`, ``user_messages`` is empty and ``metadata`` is ``{}``; the turns'
     contents are neither read nor checked. When anything read is off, the row groups are read
     whole, so that the problems name every field as :func:`table_to_traces` does.
+
+    ``filesystem``: a :mod:`pyarrow.fs` filesystem ``path`` is on (None: the local one);
+    problems name the file by its name alone.
     """
     pa = _pa()
-    name = display_name(path)
+    name = display_name(path) if filesystem is None else str(path).rsplit("/", 1)[-1]
     groups = [int(g) for g in row_groups]
     with paused_gc():
-        with pa.parquet.ParquetFile(path) as file:
+        with pa.parquet.ParquetFile(path, filesystem=filesystem) as file:
             metadata = file.metadata
             schema_ok = not _check_schema(file.schema_arrow.empty_table(), name, True)
         if schema_ok and not turns:
             # the schema is right: these columns can be read dictionary-encoded
-            with pa.parquet.ParquetFile(path, metadata=metadata,
+            with pa.parquet.ParquetFile(path, metadata=metadata, filesystem=filesystem,
                                         read_dictionary=_READ_AS_DICTIONARY) as file:
                 fast = _fast_batches(file, groups, _SCORING_COLUMNS, turns=False)
             if fast is not None:
                 return fast[0], []
-        with pa.parquet.ParquetFile(path, metadata=metadata) as file:
+        with pa.parquet.ParquetFile(path, metadata=metadata, filesystem=filesystem) as file:
             table = file.read_row_groups(groups)
         traces, problems, _ = _table_to_traces(table, name, first_row, True)
         return traces, problems
