@@ -194,14 +194,22 @@ def _evaluate_dataset(source: Any, *, judge: Any, facts: Any, expectations: Any,
                       kw: dict[str, Any]) -> EvaluationResult:
     ray = _start_ray(num_cpus=num_cpus, address=address, progress=kw.get("progress", False))
     warming = _warm_up(ray)  # the workers and Ray Data start while the driver plans
-    # an expectations file of another filesystem is read here from a copy, and its lines are
-    # shipped to the pieces (the workers may not see the copy)
-    with local_file(expectations) as (local, copied):
-        plan = _plan(source, expectations=local, contracts=contracts, split=kw.get("split"),
-                     batch_size=batch_size, ray=ray, ship_lines=copied)
-        return _run(ray, warming, plan, judge=judge, facts=facts,
-                    given_expectations=expectations is not None, output_dir=output_dir,
-                    resume=resume, batch_size=batch_size, kw=kw)
+    try:
+        # an expectations file of another filesystem is read here from a copy, and its lines
+        # are shipped to the pieces (the workers may not see the copy)
+        with local_file(expectations) as (local, copied):
+            plan = _plan(source, expectations=local, contracts=contracts,
+                         split=kw.get("split"), batch_size=batch_size, ray=ray,
+                         ship_lines=copied)
+            return _run(ray, warming, plan, judge=judge, facts=facts,
+                        given_expectations=expectations is not None, output_dir=output_dir,
+                        resume=resume, batch_size=batch_size, kw=kw)
+    except BaseException:
+        # A run that stops early (a bad source, a bad line) waits for the warm-up's Ray Data
+        # execution: left running, it went on while the caller exited and shut Ray down,
+        # printed Ray Data's traceback after the error, and started Ray again.
+        warming.ray_data.join(timeout=_WARM_UP_WAIT_S)
+        raise
 
 
 def _run(ray: Any, warming: _Warming, plan: _Plan, *, judge: Any, facts: Any,

@@ -109,3 +109,22 @@ def test_score_with_an_expectations_file_local_and_on_ray(ray_cluster, tmp_path,
         main(["score", str(ls.path), "--judge", "none", "--expectations", exps])
     assert e.value.code == 2
     assert "brings its own expectations" in capsys.readouterr().err
+
+
+def test_a_bad_source_is_one_error_when_the_cli_starts_ray(tmp_path):
+    """No Ray running: `maev score --engine ray` starts one. A source that names nothing ends
+    in one error line and exit 2, and nothing of Ray Data's after it: its warm-up, left
+    running, printed a traceback as the process exited and started Ray again (a warning that
+    ray.init ran outside the main thread)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    r = subprocess.run([sys.executable, "-c", "from maev_kit.cli import main; main()", "score",
+                        "nothing/*.parquet", "--engine", "ray", "--judge", "none"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stderr
+    assert "error: nothing/*.parquet: no trace file found" in r.stderr
+    for noise in ("Traceback", "update_execution_metrics", "SIGTERM handler"):
+        assert noise not in r.stderr, r.stderr
