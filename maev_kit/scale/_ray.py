@@ -34,9 +34,9 @@ import threading
 import uuid
 import warnings
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from maev_kit._gc import frozen_heap, paused_gc
@@ -502,7 +502,8 @@ def _ship(plan: _Plan, fact_plan: Any, done: set[str], ray: Any
     if not plan.pieces:
         return plan.dataset, True
     spans = _route_expectations(plan)
-    lines = _lines_of(plan.expectation_file, spans) if plan.ship_lines and spans else None
+    lines = (_lines_of(plan.expectation_file, spans) if plan.ship_lines and spans is not None
+             else None)
     rows = []
     shared = False
     for k, piece in enumerate(plan.dataset):

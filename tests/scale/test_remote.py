@@ -4,6 +4,7 @@ Ray workers."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -121,6 +122,13 @@ def test_expectation_lines_on_s3_go_to_their_pieces(ray_cluster, s3, tmp_path):
     got = evaluate_dataset(s3("lines/t.parquet"), judge=None, expectations=s3("lines/exp.jsonl"),
                            batch_size=15, n_resamples=100)
     _same(got, want)
+    # no line for any piece: each gets none (the expectations of no conversation)
+    save_expectations([dataclasses.replace(e, conversation_id=f"elsewhere-{i}")
+                       for i, e in enumerate(exps)], tmp_path / "none.jsonl")
+    _put(s3, tmp_path / "none.jsonl", "lines/none.jsonl")
+    got = evaluate_dataset(s3("lines/t.parquet"), judge=None, expectations=s3("lines/none.jsonl"),
+                           batch_size=15, n_resamples=100)
+    _same(got, evaluate(traces, judge=None, progress=False, n_resamples=100))
 
     lines = (tmp_path / "exp.jsonl").read_text().splitlines()
     lines[7] = json.dumps({**json.loads(lines[7]), "handoffs": 3})
