@@ -185,7 +185,8 @@ class Folder:
 
     filesystem: Any  # a pyarrow FileSystem (LocalFileSystem for a local path)
     path: str  # the folder's path there (absolute locally)
-    scheme: str = ""  # how messages name it ("" locally)
+    scheme: str = ""  # "s3://" and so on ("" locally)
+    name: str = ""  # how messages name it: a local path as given, else scheme and path
 
     @classmethod
     def of(cls, where: str | os.PathLike[str]) -> Folder:
@@ -196,12 +197,13 @@ class Folder:
         if is_uri(s):
             filesystem, path = _open_uri(s)
             if not isinstance(filesystem, pafs.LocalFileSystem):
-                return cls(filesystem, path.rstrip("/"), _scheme(s))
-            s = path
-        return cls(pafs.LocalFileSystem(), os.path.abspath(s))
+                path = path.rstrip("/")
+                return cls(filesystem, path, _scheme(s), _scheme(s) + path)
+            return cls(filesystem, os.path.abspath(path), "", s)
+        return cls(pafs.LocalFileSystem(), os.path.abspath(s), "", s)
 
     def __str__(self) -> str:
-        return self.scheme + self.path
+        return self.name
 
     def child(self, *names: str) -> str:
         """The path of a file or folder inside."""

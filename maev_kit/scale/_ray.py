@@ -973,7 +973,8 @@ def _read_old_parts(out: Folder, parts: list[str]) -> list[_Unit]:
             continue
         meta = table.schema.metadata or {}
         if _SUMMARY_KEY not in meta:
-            raise InputError(f"{out.scheme}{path}: written by another version of maev-kit; pass "
+            part = f"{str(out).rstrip('/')}/conversations/{path.rsplit('/', 1)[-1]}"
+            raise InputError(f"{part}: written by another version of maev-kit; pass "
                              "resume=False to start over, or another output_dir")
         block = table.column("_block")[0].as_py()
         summary = pickle.loads(base64.b64decode(meta[_SUMMARY_KEY]))

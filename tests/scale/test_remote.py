@@ -157,8 +157,17 @@ def test_uris_that_name_nothing_are_clear_errors_without_secrets(s3):
     assert SECRET not in str(e.value)
 
 
-def test_file_uris_and_globs_read_as_local_paths(tmp_path):
-    from maev_kit.scale._fs import list_shards
+def test_file_uris_and_globs_read_as_local_paths(tmp_path, monkeypatch):
+    from maev_kit.scale._fs import Folder, list_shards
+
+    monkeypatch.chdir(tmp_path)
+    out = Folder.of("results/")  # named as given (reports show no machine path)
+    assert str(out) == "results/" and out.path == str(tmp_path / "results")
+    out.make("conversations")
+    out.write_bytes(b"{}", "conversations", "part-1.parquet")
+    assert out.parts("conversations") == [str(tmp_path / "results/conversations/part-1.parquet")]
+    assert str(Folder.of(f"file://{tmp_path}/r")) == f"file://{tmp_path}/r"
+    assert Folder.of(f"file://{tmp_path}/r").path == str(tmp_path / "r")
 
     for name in ("a.parquet", "b.jsonl", "c.txt", ".d.parquet"):
         (tmp_path / name).write_text("x")
