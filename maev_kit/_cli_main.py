@@ -564,14 +564,16 @@ FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
 @click.option("--json", "as_json", is_flag=True, help="Print the aggregates as JSON.")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
               help="ray: score on Ray Data (pip install 'maev-kit[scale]'); SOURCE may then be a "
-                   "folder or glob of .jsonl/.parquet shards.")
+                   "folder or glob of .jsonl/.parquet shards, here or on any filesystem "
+                   "pyarrow opens ('s3://bucket/shards/*.parquet').")
 @click.option("--address", default=None, help="Ray cluster address (--engine ray; default: "
                                                 "start a local Ray).")
 @click.option("--output-dir", type=click.Path(file_okay=False), default=None,
-              help="--engine ray: where the Parquet results go; a rerun resumes from them.")
+              help="--engine ray: where the Parquet results go (a folder or a URI such as "
+                   "s3://bucket/results); a rerun resumes from them.")
 @click.option("--expectations", "expectations", type=click.Path(dir_okay=False), default=None,
               help="Expectations JSONL for the traces (expected handoffs, routing cases, key "
-                   "facts); a labeled set brings its own.")
+                   "facts; with --engine ray also a URI); a labeled set brings its own.")
 @facts_options
 @judge_options()
 def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: str | None,
