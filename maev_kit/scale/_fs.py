@@ -1,9 +1,13 @@
-"""Shards on any filesystem pyarrow reads: a local path, or a URI (``s3://``, ``gs://``,
-``hdfs://``, ``abfs://``, ``file://`` …) that :func:`pyarrow.fs.FileSystem.from_uri` resolves.
+"""Where a Ray run reads and writes: a local path, or a URI (``s3://``, ``gs://``, ``hdfs://``,
+``abfs://``, ``file://`` …) that :func:`pyarrow.fs.FileSystem.from_uri` resolves.
+
+- :func:`list_shards`: the trace files of a file, folder or glob (:class:`Shards`);
+- :func:`local_file`: an expectations file as a local file (a copy, for another filesystem);
+- :class:`Folder`: the output folder (``run.json``, the parts).
 
 A URI is resolved once, on the driver; the filesystem object (which pickles its options, not
 its credentials when they came from the environment) is shipped to the workers with the job,
-and every shard is named by its path on that filesystem. Messages show ``scheme://path``: never
+and every file is named by its path on that filesystem. Messages show ``scheme://path``: never
 the URI's query (``?endpoint_override=…``) or user information.
 """
 
