@@ -350,6 +350,7 @@ def _start_ray(*, num_cpus: int | None, address: str | None, progress: bool) -> 
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                   "ignore_reinit_error": True, "logging_level": logging.WARNING}
         if address:
+            _check_reachable(address)
             kwargs["address"] = address
         else:
             kwargs["num_cpus"] = num_cpus
@@ -360,6 +361,22 @@ def _start_ray(*, num_cpus: int | None, address: str | None, progress: bool) -> 
     ctx.memory_usage_poll_interval_s = None  # a task's memory, read each second: unused here
     logging.getLogger("ray.data").setLevel(logging.WARNING)
     return ray
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """InputError when nothing listens at a ``host:port`` (or ``ray://host:port``) address:
+    Ray itself retries such an address for minutes, printing a warning every few seconds.
+    Other forms (``"auto"``) are left to Ray."""
+    import socket
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as e:
+        raise InputError(f"no Ray cluster answers at {address} ({e.strerror or e}): check the "
+                         "address, or start one there with `ray start --head`") from None
 
 
 # -- plan: where the traces come from and what they are scored against ----------------------

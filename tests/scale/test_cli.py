@@ -111,20 +111,52 @@ def test_score_with_an_expectations_file_local_and_on_ray(ray_cluster, tmp_path,
     assert "brings its own expectations" in capsys.readouterr().err
 
 
-def test_a_bad_source_is_one_error_when_the_cli_starts_ray(tmp_path):
-    """No Ray running: `maev score --engine ray` starts one. A source that names nothing ends
-    in one error line and exit 2, and nothing of Ray Data's after it: its warm-up, left
-    running, printed a traceback as the process exited and started Ray again (a warning that
-    ray.init ran outside the main thread)."""
+def _maev(*args, cwd, timeout=300):
+    """`maev ARGS` in its own process (with no RAY_ADDRESS): stdout, stderr, exit code."""
     import os
     import subprocess
     import sys
 
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    r = subprocess.run([sys.executable, "-c", "from maev_kit.cli import main; main()", "score",
-                        "nothing/*.parquet", "--engine", "ray", "--judge", "none"],
-                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-c", "from maev_kit.cli import main; main()",
+                           *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_a_bad_source_is_one_error_when_the_cli_starts_ray(tmp_path):
+    """No Ray running: `maev score --engine ray` starts one. A source that names nothing ends
+    in one error line and exit 2, and nothing of Ray Data's after it: its warm-up, left
+    running, printed a traceback as the process exited and started Ray again (a warning that
+    ray.init ran outside the main thread)."""
+    r = _maev("score", "nothing/*.parquet", "--engine", "ray", "--judge", "none", cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     assert "error: nothing/*.parquet: no trace file found" in r.stderr
     for noise in ("Traceback", "update_execution_metrics", "SIGTERM handler"):
         assert noise not in r.stderr, r.stderr
+
+
+def test_address_runs_on_that_cluster_and_a_dead_one_is_a_quick_error(ray_cluster, tmp_path):
+    """--address connects to a running cluster (this session's, from another process) and
+    gives evaluate's numbers; an address where nothing listens is one error line at once (Ray
+    retries it for minutes)."""
+    import time
+
+    from maev_kit import evaluate
+    from maev_kit.datasets import load_labeled_set
+
+    address = ray_cluster.get_runtime_context().gcs_address
+    r = _maev("score", "support_desk", "--engine", "ray", "--address", address, "--judge",
+              "none", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    got = {row["metric"]: row["mean"] for row in json.loads(r.stdout)["aggregates"]}
+    want = evaluate(load_labeled_set("support_desk"), judge=None, progress=False)
+    for row in want.aggregates.itertuples():
+        if row.mean == row.mean:  # not n/a
+            assert got[row.metric] == row.mean, row.metric
+
+    start = time.monotonic()
+    r = _maev("score", "support_desk", "--engine", "ray", "--address", "127.0.0.1:1",
+              "--judge", "none", cwd=tmp_path, timeout=120)
+    assert r.returncode == 2 and time.monotonic() - start < 60
+    assert r.stderr.strip().splitlines()[-1].startswith(
+        "error: no Ray cluster answers at 127.0.0.1:1")
