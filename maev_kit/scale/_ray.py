@@ -143,7 +143,8 @@ def evaluate_dataset(
     resume : skip conversations already in ``output_dir`` (after a crash or a preemption);
         False starts over.
     num_cpus : CPUs of the local Ray started when none is running (default: all).
-    address : a Ray cluster to connect to (``"ray://host:10001"``, ``"auto"``).
+    address : a Ray cluster to connect to (``"ray://host:10001"``, ``"host:6379"``,
+        ``"auto"``); an address where nothing answers is an InputError at once.
     batch_size : conversations per block: the unit of work, of judging and of resume.
     **evaluate_kwargs : ``split``, ``triage_agent``, ``max_handoffs``, ``weights``,
         ``not_applicable``, ``n_resamples``, ``confidence``, ``seed``, ``backend``,
