@@ -594,6 +594,13 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
         raise InputError("--format runs with the local engine; drop --engine ray, or convert "
                          "the export to shards first (maev convert)")
     if engine != "ray":
+        from maev_kit.scale._fs import is_uri, shown_uri
+
+        for given in (set_path, expectations):
+            if is_uri(given):
+                raise InputError(f"{shown_uri(given)}: a URI is read with --engine ray (pip "
+                                 "install 'maev-kit[scale]'); the local engine reads files on "
+                                 "this machine")
         source, _ = _traces_or_set(set_path, format)
     if split is not None and not Path(set_path).is_file():
         from maev_kit.datasets import load_labeled_set

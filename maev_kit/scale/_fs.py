@@ -61,6 +61,11 @@ def list_shards(source: str | os.PathLike[str]) -> Shards:
     filesystem, path = _open_uri(s)
     if isinstance(filesystem, pafs.LocalFileSystem):  # file:///… is a local path
         return Shards(_local(path))
+    if not _glob.has_magic(path):  # a folder with a manifest is a labeled set, not shards
+        inside = _remote(filesystem, f"{path.rstrip('/')}/manifest.*", s)
+        if {p.rsplit("/", 1)[-1] for p in inside} & {"manifest.json", "manifest.yaml"}:
+            raise InputError(f"{shown_uri(s)}: a labeled set, which is read from a folder on "
+                             "this machine: copy it here, or pass its traces file")
     shards = Shards(_remote(filesystem, path, s), filesystem, _scheme(s))
     if not shards.paths:
         raise InputError(f"{_scheme(s)}{path}: no trace file found (expected .jsonl or "
@@ -70,6 +75,17 @@ def list_shards(source: str | os.PathLike[str]) -> Shards:
 
 def _scheme(uri: str) -> str:
     return uri[:uri.index("://") + 3]
+
+
+def shown_uri(uri: str) -> str:
+    """A URI as messages show it: without its user information and query.
+
+    >>> shown_uri("s3://KEY:SECRET@bucket/traces/*.parquet?region=eu-west-1")
+    's3://bucket/traces/*.parquet'
+    """
+    rest = uri[uri.index("://") + 3:].partition("?")[0]
+    host, slash, path = rest.partition("/")
+    return _scheme(uri) + host.rpartition("@")[2] + slash + path
 
 
 def _why(e: BaseException, uri: str) -> str:

@@ -140,7 +140,7 @@ def test_expectation_lines_on_s3_go_to_their_pieces(ray_cluster, s3, tmp_path):
     assert SECRET not in str(e.value)
 
 
-def test_uris_that_name_nothing_are_clear_errors_without_secrets(s3):
+def test_uris_that_name_nothing_are_clear_errors_without_secrets(s3, tmp_path):
     from maev_kit.scale._fs import Folder, list_shards, local_file
 
     with pytest.raises(InputError,
@@ -149,6 +149,13 @@ def test_uris_that_name_nothing_are_clear_errors_without_secrets(s3):
     with pytest.raises(InputError, match=r"s3://bucket/nope\.jsonl: file not found"):
         with local_file(s3("nope.jsonl")):
             pass
+    for name in ("manifest.json", "traces.jsonl"):  # a labeled set's folder is not shards
+        (tmp_path / name).write_text("{}")
+        _put(s3, tmp_path / name, f"set/{name}")
+    with pytest.raises(InputError, match=r"^s3://bucket/set: a labeled set, which is read from "
+                                         r"a folder on this machine"):
+        list_shards(s3("set"))
+    assert list_shards(s3("set/traces.jsonl")).paths == ["bucket/set/traces.jsonl"]
     with pytest.raises(InputError, match=r"^nope://…: not a filesystem pyarrow can open") as e:
         list_shards(f"nope://key:{SECRET}@somewhere/x?token={SECRET}")
     assert SECRET not in str(e.value)
@@ -198,3 +205,16 @@ def test_a_remote_glob_matches_as_a_local_one(s3, tmp_path):
             os.path.relpath(p, tmp_path / "local") for p in local.paths], pattern
     assert list_shards(s3("g/x")).paths == ["bucket/g/x/.e.parquet", "bucket/g/x/a.parquet",
                                             "bucket/g/x/b.jsonl"]
+
+
+def test_the_local_engine_names_a_uri_it_cannot_read(s3, capsys):
+    from maev_kit.cli import main
+
+    for args, shown in (([s3("in/*.parquet")], "s3://bucket/in/*.parquet"),
+                        (["support_desk", "--expectations", s3("e.jsonl")], "s3://bucket/e.jsonl")):
+        with pytest.raises(SystemExit) as e:
+            main(["score", *args, "--judge", "none"])
+        assert e.value.code == 2
+        assert capsys.readouterr().err == (f"error: {shown}: a URI is read with --engine ray "
+                                           "(pip install 'maev-kit[scale]'); the local engine "
+                                           "reads files on this machine\n")
