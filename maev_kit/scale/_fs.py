@@ -61,11 +61,6 @@ def list_shards(source: str | os.PathLike[str]) -> Shards:
     filesystem, path = _open_uri(s)
     if isinstance(filesystem, pafs.LocalFileSystem):  # file:///… is a local path
         return Shards(_local(path))
-    if not _glob.has_magic(path):  # a folder with a manifest is a labeled set, not shards
-        inside = _remote(filesystem, f"{path.rstrip('/')}/manifest.*", s)
-        if {p.rsplit("/", 1)[-1] for p in inside} & {"manifest.json", "manifest.yaml"}:
-            raise InputError(f"{shown_uri(s)}: a labeled set, which is read from a folder on "
-                             "this machine: copy it here, or pass its traces file")
     shards = Shards(_remote(filesystem, path, s), filesystem, _scheme(s))
     if not shards.paths:
         raise InputError(f"{_scheme(s)}{path}: no trace file found (expected .jsonl or "
@@ -138,9 +133,12 @@ def _remote(filesystem: Any, path: str, uri: str) -> list[str]:
                           and _matches(f.path.split("/"), parts))
         info = filesystem.get_file_info(path)
         if info.type == pafs.FileType.Directory:
-            found = filesystem.get_file_info(pafs.FileSelector(path))
-            return sorted(f.path for f in found if f.type == pafs.FileType.File
-                          and f.path.endswith(SHARD_SUFFIXES))
+            found = [f for f in filesystem.get_file_info(pafs.FileSelector(path))
+                     if f.type == pafs.FileType.File]
+            if {f.base_name for f in found} & {"manifest.json", "manifest.yaml"}:
+                raise InputError(f"{shown_uri(uri)}: a labeled set, which is read from a "
+                                 "folder on this machine: copy it here, or pass its traces file")
+            return sorted(f.path for f in found if f.path.endswith(SHARD_SUFFIXES))
         return [path] if info.type == pafs.FileType.File else []
     except OSError as e:
         raise InputError(f"{_scheme(uri)}{path}: cannot be listed ({_why(e, uri)})") from None
@@ -205,7 +203,6 @@ class Folder:
 
     filesystem: Any  # a pyarrow FileSystem (LocalFileSystem for a local path)
     path: str  # the folder's path there (absolute locally)
-    scheme: str = ""  # "s3://" and so on ("" locally)
     name: str = ""  # how messages name it: a local path as given, else scheme and path
 
     @classmethod
@@ -218,9 +215,9 @@ class Folder:
             filesystem, path = _open_uri(s)
             if not isinstance(filesystem, pafs.LocalFileSystem):
                 path = path.rstrip("/")
-                return cls(filesystem, path, _scheme(s), _scheme(s) + path)
-            return cls(filesystem, os.path.abspath(path), "", s)
-        return cls(pafs.LocalFileSystem(), os.path.abspath(s), "", s)
+                return cls(filesystem, path, _scheme(s) + path)
+            return cls(filesystem, os.path.abspath(path), s)
+        return cls(pafs.LocalFileSystem(), os.path.abspath(s), s)
 
     def __str__(self) -> str:
         return self.name

@@ -985,6 +985,7 @@ def _read_old_parts(out: Folder, parts: list[str]) -> list[_Unit]:
     from maev_kit.evaluation._pipeline import _LEDGER
 
     units = []
+    ledgers = set(out.parts("ledger")) if parts else set()  # one listing, not a look per part
     for path in parts:
         table = pq.read_table(path, filesystem=out.filesystem)
         if not table.num_rows:
@@ -997,9 +998,9 @@ def _read_old_parts(out: Folder, parts: list[str]) -> list[_Unit]:
         block = table.column("_block")[0].as_py()
         summary = pickle.loads(base64.b64decode(meta[_SUMMARY_KEY]))
         ledger = None
-        if out.exists("ledger", f"part-{block}.parquet"):
-            led = pq.read_table(out.child("ledger", f"part-{block}.parquet"),
-                                filesystem=out.filesystem)
+        led_path = out.child("ledger", f"part-{block}.parquet")
+        if led_path in ledgers:
+            led = pq.read_table(led_path, filesystem=out.filesystem)
             ledger = pd.DataFrame([tuple(r.get(c) for c in _LEDGER) for r in _rows(led)],
                                   columns=list(_LEDGER))
         facts = json.loads(meta.get(_FACTS_KEY.encode(), b"{}"))
