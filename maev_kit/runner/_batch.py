@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +32,13 @@ from maev_kit.backends._base import (
     unavailable_error,
 )
 from maev_kit.errors import MaevError
-from maev_kit.runner._cache import DEFAULT_CACHE_DIR, JudgeCache, _request, cache_key
+from maev_kit.runner._cache import (
+    DEFAULT_CACHE_DIR,
+    JudgeCache,
+    _request,
+    cache_key,
+    connect_wal,
+)
 
 __all__ = ["MAX_ROUNDS", "BatchPendingError", "arun_batch"]
 
@@ -97,10 +102,7 @@ class _BatchLog:
     """Submitted batches (id, custom_id → cache key) in a small SQLite file beside the cache."""
 
     def __init__(self, directory: Path) -> None:
-        self._db = sqlite3.connect(directory / _FILENAME, timeout=60.0, isolation_level=None,
-                                   check_same_thread=False)
-        self._db.execute("PRAGMA busy_timeout = 60000")
-        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db = connect_wal(directory / _FILENAME)
         self._db.execute(_SCHEMA)
 
     def close(self) -> None:

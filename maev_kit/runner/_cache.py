@@ -83,6 +83,30 @@ class CachedReply:
     created_at: float
 
 
+def connect_wal(path: str | os.PathLike[str], timeout: float = 60.0) -> sqlite3.Connection:
+    """A connection to a SQLite file shared by processes: autocommit, waiting up to
+    ``timeout`` seconds for a lock, in WAL mode (readers never wait for the writer).
+
+    Switching a file to WAL takes it alone, and SQLite does not wait for that: while another
+    process holds a write lock, ``PRAGMA journal_mode = WAL`` fails at once with "database is
+    locked" whatever the busy timeout (two processes opening a new cache together, seen in
+    CI). That one step is retried here until ``timeout``. A file already in WAL needs no lock.
+    """
+    db = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    db.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+    deadline, pause = time.monotonic() + timeout, 0.005
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return db
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() >= deadline:
+                db.close()
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.1)
+
+
 class JudgeCache:
     """The reply store of one cache directory (file ``judge_cache.sqlite3`` inside it).
 
@@ -100,10 +124,7 @@ class JudgeCache:
                              "pass a directory path, None for the default or False to turn it off")
         self.directory.mkdir(parents=True, exist_ok=True)
         self.path = self.directory / _FILENAME
-        self._db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None,
-                                   check_same_thread=False)
-        self._db.execute("PRAGMA busy_timeout = 60000")
-        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db = connect_wal(self.path)
         self._db.execute("PRAGMA synchronous = NORMAL")
         self._db.execute(_SCHEMA)
 

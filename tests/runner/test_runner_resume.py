@@ -96,6 +96,30 @@ def test_two_processes_write_the_cache_at_once(tmp_path):
         assert set(cache.get_many(["a-0", "b-299"])) == {"a-0", "b-299"}
 
 
+@pytest.mark.parametrize("store", ["cache", "batch log"])
+def test_a_new_store_opens_while_another_process_writes_to_it(tmp_path, store):
+    """Another connection holds the write lock of a new file still in rollback mode (what a
+    second process starting at the same moment does): switching to WAL fails at once there,
+    whatever the busy timeout, so the open waits for the lock instead of failing."""
+    import sqlite3
+    import threading
+
+    from maev_kit.runner import _batch, _cache
+
+    name = _cache._FILENAME if store == "cache" else _batch._FILENAME
+    other = sqlite3.connect(tmp_path / name, isolation_level=None, check_same_thread=False)
+    other.execute("CREATE TABLE other (x)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO other VALUES (1)")
+    threading.Timer(0.3, other.execute, ["COMMIT"]).start()
+    start = time.monotonic()
+    opened = JudgeCache(tmp_path) if store == "cache" else _batch._BatchLog(tmp_path)
+    assert time.monotonic() - start >= 0.25  # it waited for the lock
+    assert opened._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    opened.close()
+    other.close()
+
+
 def test_cached_reply_round_trips(tmp_path):
     with JudgeCache(tmp_path) as cache:
         c = Completion('{"f1": "lost"}', 120, 8, 2.3e-05, 0.52, "gpt-4o-mini")
