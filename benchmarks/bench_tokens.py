@@ -54,7 +54,7 @@ from maev_kit.judges._prompts import render_facts, render_messages
 from maev_kit.runner._run import _group, _JudgeTask
 
 REPO = Path(__file__).resolve().parent.parent
-PROMPTS = ("v1", "v2")
+PROMPTS = ("v1", "v2", "v3")
 REPLIES = ("reference", "pretty", "echo")
 _REFERENCE_KINDS = ("reference", "gold")
 
@@ -144,7 +144,7 @@ def measure(litellm: Any, model: str, name: str, items: list[Any], labels: dict[
         # the data the template fences (as PromptTemplate.render renders it); the rest of the
         # prompt is the template's own text, the same for every request of a prompt
         fact_tokens.append(litellm.token_counter(model=model, text=render_facts(group)))
-        rendered = render_messages(group[0])
+        rendered = render_messages(group[0], judge.template.view)
         message_tokens.append(litellm.token_counter(model=model, text=rendered))
         handoff_line.append(litellm.token_counter(model=model, text=rendered.split("\n")[0]))
         after.append(len(group[0].after))
@@ -170,6 +170,8 @@ def measure(litellm: Any, model: str, name: str, items: list[Any], labels: dict[
             "handoff_line": statistics.fmean(handoff_line),
             "tokens_per_message": (sum(message_tokens) - sum(handoff_line)) / max(1, sum(after)),
             "output_per_fact": sum(completion["reference"]) / sum(facts),
+            # what one judged item costs: the request's prompt spread over its facts
+            "prompt_per_fact": sum(prompt) / sum(facts),
             "completion_tokens": {k: _stats(v) for k, v in completion.items()}}
 
 
@@ -266,6 +268,15 @@ def main(argv: list[str] | None = None) -> None:
               f"{r['system_tokens']['mean']:>7.0f} {r['fact_tokens']['mean']:>6.0f} "
               f"{r['message_tokens']['mean']:>8.0f} {r['messages_after']:>5.1f} "
               f"{r['template_tokens']['mean']:>8.0f}")
+
+    print("\ntokens per judged item (a request's prompt spread over its facts; completion = "
+          "reference reply): v1/v2 show the text of the user and the agents only (the view "
+          "before tool calls were shown); v3 the whole conversation view")
+    print(f"{'set':<28} {'prompt':<7} {'prompt/item':>11} {'reply/item':>10} {'total/item':>10}")
+    for r in rows:
+        label = r["prompt"] + (f"+{r['examples']}ex" if r["examples"] else "")
+        print(f"{r['set']:<28} {label:<7} {r['prompt_per_fact']:>11.1f} "
+              f"{r['output_per_fact']:>10.1f} {r['prompt_per_fact'] + r['output_per_fact']:>10.1f}")
 
     print("\nfor your own sum: prompt tokens ≈ template (with no fact) + per fact (its line + "
           "template growth) + handoff line\n+ per message after the handoff; reply ≈ per fact "

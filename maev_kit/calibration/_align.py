@@ -923,7 +923,7 @@ def align(
 
         text = f"=== system ===\n{req.instructions}\n=== user ===\n{parent.template.user}\n"
         try:
-            c.template = PromptTemplate.from_text(text, name=name)
+            c.template = PromptTemplate.from_text(text, name=name, view=parent.template.view)
         except InputError as exc:
             c.status, c.note = "invalid: not a valid template", str(exc)
             say(f"dev: {c.key}: invalid rewrite ({exc})")

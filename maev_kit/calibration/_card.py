@@ -159,6 +159,12 @@ class JudgeCard(BaseModel):
         else:
             try:
                 t = PromptTemplate.from_text(self.prompt_text, name=self.prompt)
+                if self.prompt_hash is not None and t.sha256 != self.prompt_hash:
+                    # a card of an earlier version, whose templates showed text only
+                    old = PromptTemplate.from_text(self.prompt_text, name=self.prompt,
+                                                   view="text")
+                    if old.sha256 == self.prompt_hash:
+                        t = old
             except InputError as exc:
                 raise InputError(f"judge card {where} › prompt_text: {exc}") from None
         if self.prompt_hash is not None and t.sha256 != self.prompt_hash:
@@ -177,7 +183,8 @@ class JudgeCard(BaseModel):
         out = []
         for n, ex in enumerate(self.examples):
             try:
-                after = tuple(Message(str(m["speaker"]), str(m["content"]),
+                after = tuple(Message.from_dict(m) if m.get("kind") else
+                              Message(str(m["speaker"]), str(m["content"]),
                                       int(m.get("turn_index", 0)), bool(m.get("is_user", False)))
                               for m in ex["after"])
                 item = RetentionItem(str(ex["item_id"]), str(ex["conversation_id"]),
@@ -289,11 +296,14 @@ def card_fields(judge: Any) -> dict[str, Any]:
     if template is not None and getattr(template, "builtin_id", None) is None:
         out["prompt_text"] = template.text
     pairs = getattr(judge, "examples", None)
+    text_only = getattr(template, "view", "conversation") == "text"
     if getattr(judge, "n_examples", 0) and pairs:
         out["examples"] = [{"item_id": it.item_id, "conversation_id": it.conversation_id,
                             "handoff_index": it.handoff_index, "fact_id": it.fact_id,
                             "fact": it.fact, "from_agent": it.from_agent,
-                            "to_agent": it.to_agent, "after": [m.to_dict() for m in it.after],
+                            "to_agent": it.to_agent,
+                            "after": [m.to_dict() for m in (it.text_view()[1] if text_only
+                                                            else it.after)],
                             "label": label} for it, label in pairs]
         out["example_split"] = judge.example_split
         out["example_strategy"] = judge.example_strategy

@@ -6,9 +6,10 @@ four stages: load the traces and expectations, judge every key fact, score each 
 :class:`EvaluationResult`.
 """
 
+from maev_kit.evaluation._ledger import fact_ledger
 from maev_kit.evaluation._pipeline import evaluate
 from maev_kit.evaluation._result import EvaluationResult, JudgeErrorSummary
 from maev_kit.evaluation._score import ConversationScore, score_conversation
 
 __all__ = ["ConversationScore", "EvaluationResult", "JudgeErrorSummary", "evaluate",
-           "score_conversation"]
+           "fact_ledger", "score_conversation"]

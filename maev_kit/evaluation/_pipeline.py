@@ -45,8 +45,10 @@ DEFAULT_JUDGE = _DefaultJudge("heuristic")
 AGGREGATED = ("composite", "handoff_quality", "information_retention", "routing_quality",
               "target_accuracy", "reason_accuracy", "context_completeness", "retention_rate",
               "routing_exact", "routing_acceptable")
-_LEDGER = ("item_id", "conversation_id", "handoff_index", "from_agent", "to_agent", "fact_id",
-           "fact", "fact_source", "label", "rationale", "evidence", "error", "error_cause")
+_LEDGER = ("item_id", "conversation_id", "handoff_index", "hop", "from_agent", "to_agent",
+           "fact_id", "fact_key", "fact", "fact_source", "label", "rationale", "evidence",
+           "evidence_at", "evidence_turn", "evidence_part", "evidence_field", "error",
+           "error_cause")
 _PAIRS = ("from_agent", "to_agent", "handoffs", "facts", "retained", "lost", "contradicted",
           "judge_errors", "retention_rate", "context_complete")
 _LABELS = ("retained", "lost", "contradicted")
@@ -769,16 +771,25 @@ def _ledger(items: Sequence[RetentionItem], run: JudgeRun | None,
     import pandas as pd
 
     verdicts = {v.item_id: v for v in (run.verdicts if run else [])}
+    sources = sources or {}
+    first_source: dict[tuple[str, str], str] = {}  # a fact's later hops keep its first source
     rows = []
     for it in items:
         v = verdicts[it.item_id]
-        rows.append((it.item_id, it.conversation_id, it.handoff_index, it.from_agent,
-                     it.to_agent, it.fact_id, it.fact,
-                     (sources or {}).get(it.item_id)
-                     or ("context" if it.derived else "expectations"), v.label, v.rationale,
-                     "; ".join(v.evidence), v.error,
+        source = sources.get(it.item_id) or first_source.get((it.conversation_id, it.fact_key)) \
+            or ("context" if it.derived else "expectations")
+        first_source.setdefault((it.conversation_id, it.fact_key), source)
+        sp = v.span
+        rows.append((it.item_id, it.conversation_id, it.handoff_index, it.hop, it.from_agent,
+                     it.to_agent, it.fact_id, it.fact_key, it.fact, source, v.label,
+                     v.rationale, "; ".join(v.evidence),
+                     sp.describe() if sp else None, sp.turn_index if sp else None,
+                     sp.part if sp else None, sp.field if sp else None, v.error,
                      (v.cause or "other") if v.error else None))
-    return pd.DataFrame(rows, columns=list(_LEDGER))
+    frame = pd.DataFrame(rows, columns=list(_LEDGER))
+    for col in ("evidence_turn", "evidence_part"):
+        frame[col] = frame[col].astype("Int64")
+    return frame
 
 
 def _pair_stats(pair_counts: pd.Series, ledger: pd.DataFrame,

@@ -126,8 +126,13 @@ class EvaluationResult:
         context_complete (share of expected handoffs on this pair whose required keys were all
         passed; NaN without one).
     ledger : DataFrame
-        The per-fact retention ledger: item_id, conversation_id, handoff_index, from_agent,
-        to_agent, fact_id, fact, label (None when the judge failed), rationale, evidence,
+        The retention ledger, one row per key fact per handoff it is judged at: item_id,
+        conversation_id, handoff_index, hop (the handoff's place in the conversation, from 0),
+        from_agent, to_agent, fact_id, fact_key (the conversation's fact: the id where it was
+        first stated; :attr:`fact_ledger` groups by it), fact, fact_source, label (None when
+        the judge failed), rationale, evidence, evidence_at / evidence_turn / evidence_part /
+        evidence_field (where the receiving agent kept or changed the value: its entry of the
+        conversation view and the text or tool argument; missing when the judge named none),
         error, error_cause (one of :data:`maev_kit.errors.ERROR_CAUSES` when ``error`` is set).
     loops : list of dict
         Circular handoffs found, one dict per loop with conversation_id.
@@ -164,6 +169,15 @@ class EvaluationResult:
     weights: dict[str, float] | None = None
     judge_errors: JudgeErrorSummary = field(default_factory=JudgeErrorSummary)
     not_applicable: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def fact_ledger(self) -> pd.DataFrame:
+        """One row per key fact of each conversation, followed hop by hop: its verdict path
+        (``"RLR"``), the first handoff where it was lost, whether it was re-acquired (see
+        :func:`~maev_kit.evaluation.fact_ledger`)."""
+        from maev_kit.evaluation._ledger import fact_ledger
+
+        return fact_ledger(self.ledger)
 
     def summary(self) -> pd.DataFrame:
         """The aggregates by metric: mean, ci_low, ci_high, n and a note (why n/a, judge errors)."""

@@ -16,7 +16,7 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -24,7 +24,7 @@ from typing import Any
 from maev_kit.facts._model import FACT_KINDS, ProposedFact, _fact_id, _normalise
 from maev_kit.judges._parse import _candidate
 from maev_kit.judges._prompts import _SECTION, _substitute, escape_fence
-from maev_kit.traces._model import AgentTurn, Message, MultiAgentTrace, UserMessage
+from maev_kit.traces._model import Message, MultiAgentTrace
 
 __all__ = ["EXTRACT_PROMPT_IDS", "FactRequestError", "HandoffText", "LLMFactProposer",
            "answer_extraction_prompt", "extract_prompt_handoff", "handoff_texts",
@@ -35,16 +35,13 @@ EXTRACT_PROMPT_IDS: tuple[str, ...] = ("v1",)
 
 # Bump when the way handoffs are rendered into the prompt, or replies are read, changes: it is
 # part of the version, hence of the cache key.
-_RENDER_REVISION = "1"
+_RENDER_REVISION = "2"  # 2: the conversation view (tool calls and results, marked by kind)
 #: Kinds a model may give; anything else becomes "other" ("context" is the context proposer's).
 _LLM_KINDS = frozenset(FACT_KINDS) - {"context"}
 # What one prompt shows: the last messages before the handoff, each cut to a length.
 _MAX_MESSAGES = 60
 _MAX_MESSAGE_CHARS = 4000
 _MESSAGES_BLOCK = re.compile(r"^<<<MESSAGES\n(.*?)^MESSAGES>>>$", re.M | re.S)
-_USER_ROLES = frozenset({"user", "customer", "human", "client", "end_user", "end-user",
-                         "enduser", "caller", "requester"})
-_TOOL_ROLES = frozenset({"tool", "function", "tool_result", "function_call", "tool_call"})
 
 
 @dataclass(frozen=True)
@@ -70,45 +67,30 @@ class FactRequestError:
     raw: str | None = None
 
 
-def _role(turn: AgentTurn) -> str | None:
-    """``"user"``, ``"agent"`` or None (a tool turn: not shown)."""
-    role, who = turn.agent_role.strip().casefold(), turn.agent_id.strip().casefold()
-    if role in _USER_ROLES or who in _USER_ROLES:
-        return "user"
-    if role in _TOOL_ROLES or who in _TOOL_ROLES:
-        return None
-    return "agent"
-
-
 def handoff_texts(trace: MultiAgentTrace) -> list[HandoffText]:
-    """Each handoff of ``trace`` (in turn order) with the user and agent messages up to it.
+    """Each handoff of ``trace`` (in turn order) with the conversation view up to it: user and
+    agent text, the tool calls agents made and what the tools returned (an agent may learn a
+    value there); not the handoffs (what they pass is the ``context`` proposer's).
 
-    Tool turns and empty messages are left out; at most the last 60 messages are shown, each
-    cut at 4,000 characters.
+    Empty entries are left out; at most the last 60 entries are shown, each cut at 4,000
+    characters (tool results are already cut shorter by the view).
 
     >>> from maev_kit import AgentTurn, Handoff
     >>> t = MultiAgentTrace("c1", user_messages=["Order ORD-88 is late."],
-    ...     turns=[AgentTurn("triage", "router", "Passing you on.", turn_index=1)],
+    ...     turns=[AgentTurn("triage", "router", "", [{"name": "find_order",
+    ...            "arguments": {"order": "ORD-88"}, "output": {"eta": "May 3"}}], turn_index=1)],
     ...     handoffs=[Handoff("triage", "shipping", None, turn_index=2)])
-    >>> [(m.speaker, m.turn_index) for m in handoff_texts(t)[0].messages]
-    [('user', 0), ('triage', 1)]
+    >>> [(m.speaker, m.kind, m.turn_index) for m in handoff_texts(t)[0].messages]
+    [('user', 'user', 0), ('triage', 'tool_call', 1), ('triage', 'tool_result', 1)]
     """
-    said: list[Message] = []
-    for e in trace.timeline():
-        if isinstance(e, UserMessage):
-            said.append(Message("user", e.content, e.turn_index, True))
-        elif isinstance(e, AgentTurn):
-            role = _role(e)
-            if role is not None:
-                said.append(Message(e.agent_id, e.message, e.turn_index, role == "user"))
-    said = [m for m in said if m.content.strip()]
+    # handoffs themselves are left out: the context they pass is the context proposer's
+    said = [m for m in trace.messages() if m.content.strip() and m.kind != "handoff"]
     out = []
     for hi in sorted(range(len(trace.handoffs)), key=lambda i: trace.handoffs[i].turn_index):
         h = trace.handoffs[hi]
         before = [m for m in said if m.turn_index <= h.turn_index][-_MAX_MESSAGES:]
         shown = tuple(m if len(m.content) <= _MAX_MESSAGE_CHARS else
-                      Message(m.speaker, m.content[:_MAX_MESSAGE_CHARS], m.turn_index, m.is_user)
-                      for m in before)
+                      replace(m, content=m.content[:_MAX_MESSAGE_CHARS]) for m in before)
         out.append(HandoffText(trace.conversation_id, hi, h.from_agent, h.to_agent,
                                h.turn_index, shown))
     return out
@@ -123,7 +105,8 @@ def render_handoff(h: HandoffText) -> str:
     lines = [_line({"handoff": {"from": h.from_agent, "to": h.to_agent,
                                 "turn_index": h.turn_index}})]
     lines += [_line({"turn_index": m.turn_index, "speaker": m.speaker,
-                     "role": "user" if m.is_user else "agent", "text": m.content})
+                     "role": "user" if m.is_user else "agent", "kind": m.kind,
+                     "text": m.content})
               for m in h.messages]
     return "\n".join(lines)
 

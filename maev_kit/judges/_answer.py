@@ -9,7 +9,7 @@ from typing import Any
 from maev_kit.judges._heuristic import HeuristicJudge
 from maev_kit.judges._prompts import extract_prompt_data
 from maev_kit.retention._items import RetentionItem
-from maev_kit.traces._model import Message
+from maev_kit.traces._view import MESSAGE_KINDS, Message
 
 __all__ = ["answer_retention_prompt"]
 
@@ -41,13 +41,31 @@ def answer_retention_prompt(messages: Sequence[dict[str, Any]]) -> str:
     'lost'
     """
     data = extract_prompt_data(messages)
-    after = tuple(Message(str(m.get("speaker", "")), str(m.get("text", "")),
-                          int(m.get("n", i)) if str(m.get("n", i)).isdigit() else i,
-                          m.get("role") == "user")
-                  for i, m in enumerate(data.messages, start=1))
+    after = tuple(_message(m, i) for i, m in enumerate(data.messages, start=1))
     items = [RetentionItem(fid, "prompt", 0, fid, text, (), after, data.from_agent,
                            data.to_agent) for fid, text in data.facts]
     verdicts = _HEURISTIC.judge_items(items)
     return json.dumps({v.item_id: {"status": v.label, "reason": v.rationale,
-                                   "evidence": list(v.evidence)} for v in verdicts},
+                                   "evidence": _where(v, after)} for v in verdicts},
                       ensure_ascii=False)
+
+
+def _message(m: dict[str, Any], i: int) -> Message:
+    """One rendered entry back as a view entry (any view: the text view has no ``kind``)."""
+    kind = m.get("kind") if m.get("kind") in MESSAGE_KINDS else None
+    is_user = m.get("role") == "user"
+    return Message(str(m.get("speaker", "")), str(m.get("text", "")),
+                   int(m.get("n", i)) if str(m.get("n", i)).isdigit() else i, is_user,
+                   kind or ("user" if is_user else "text"),
+                   str(m["tool"]) if isinstance(m.get("tool"), str) else None)
+
+
+def _where(v: Any, after: tuple[Message, ...]) -> Any:
+    """The evidence as the prompt asks for it: ``{"n", "quote"}`` when the verdict has a span
+    (the conversation view), else the heuristic's evidence strings."""
+    if v.span is not None:
+        for n, m in enumerate(after, start=1):
+            if m.turn_index == v.span.turn_index and m.content[v.span.start:v.span.end] == \
+                    v.span.text:
+                return {"n": n, "quote": v.span.text}
+    return list(v.evidence)

@@ -14,6 +14,7 @@ from maev_kit.judges._parse import parse_retention_reply
 from maev_kit.judges._prompts import (
     PromptTemplate,
     fact_key,
+    DEFAULT_PROMPT,
     render_examples,
     resolve_prompt,
 )
@@ -40,10 +41,16 @@ class RetentionJudge:
 
     Parameters
     ----------
-    prompt : "v1", "v2", a template file path, or a :class:`PromptTemplate`
+    prompt : "v1", "v2", "v3" (default), a template file path, or a :class:`PromptTemplate`
         ``"v1"`` follows the article (facts, post-handoff messages, a status per fact as JSON),
         with facts referenced by id and the trace text fenced as untrusted data. ``"v2"`` adds
-        label definitions and one example per label. A file is read with
+        label definitions and one example per label; both show the text of the user and the
+        agents only (the view of maev-kit's first versions; kept so their judge cards
+        reproduce). ``"v3"`` shows the whole conversation view after the handoff — text, tool
+        calls, tool results and handoffs, each marked as the receiver's, the user's or another
+        agent's — judges only the receiver's entries as evidence, defines a contradiction as a
+        different value for the same fact and asks where the evidence is (the verdict's
+        ``span``). A file is read with
         :meth:`PromptTemplate.from_file` (see docs/prompts.md for the template language).
     examples : int or sequence of (RetentionItem, label), default 0
         Worked examples shown with every request, inside a fenced ``<<<EXAMPLES`` block (data,
@@ -106,7 +113,7 @@ class RetentionJudge:
 
     offline = False
 
-    def __init__(self, prompt: Any = "v1", *,
+    def __init__(self, prompt: Any = DEFAULT_PROMPT, *,
                  examples: int | Sequence[tuple[RetentionItem, str]] = 0,
                  example_split: str = "dev", example_strategy: Strategy = "stratified",
                  example_pool: Sequence[tuple[RetentionItem, str]] | None = None,
@@ -311,7 +318,8 @@ class RetentionJudge:
             dup = next(i for i in ids if ids.count(i) > 1)
             raise ValueError(f"`items` repeats item id {dup!r}; pass each fact once")
         self._check_not_example(items)
-        shown = render_examples(self._examples) if self._examples else None
+        shown = (render_examples(self._examples, self.template.view) if self._examples
+                 else None)
         return self.template.render(items, examples=shown)
 
     def parse(self, reply: str, items: Sequence[RetentionItem]) -> list[Verdict]:

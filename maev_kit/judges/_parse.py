@@ -16,7 +16,7 @@ from typing import Any
 
 from maev_kit.judges._prompts import fact_key
 from maev_kit.judges._verdict import Verdict
-from maev_kit.retention._items import LABELS, RetentionItem
+from maev_kit.retention._items import LABELS, EvidenceSpan, RetentionItem, locate
 
 __all__ = ["parse_retention_reply"]
 
@@ -108,6 +108,8 @@ def _label_of(value: Any) -> tuple[str | None, str, tuple[str, ...], str | None]
             evidence = (ev,)
         elif isinstance(ev, list):
             evidence = tuple(e for e in ev if isinstance(e, str))
+        elif isinstance(ev, dict) and isinstance(ev.get("quote"), str) and ev["quote"].strip():
+            evidence = (f"entry {ev.get('n')}: {ev['quote']!r}",)
     else:
         return None, "", (), (f"the value for this fact is a JSON {type(value).__name__}; "
                               "expected a status object or a label string")
@@ -118,6 +120,26 @@ def _label_of(value: Any) -> tuple[str | None, str, tuple[str, ...], str | None]
         return None, "", (), (f"status {status!r} is not one of "
                               f"{', '.join(LABELS)}")
     return label, reason, evidence, None
+
+
+def _span(value: Any, item: RetentionItem) -> EvidenceSpan | None:
+    """Where the reply says the evidence is (``"evidence": {"n": 3, "quote": "BK-1"}``), when
+    entry ``n`` is the receiver's and holds the quote; None otherwise (a quote found nowhere,
+    or in another speaker's entry, points at nothing)."""
+    ev = value.get("evidence") if isinstance(value, dict) else None
+    if not isinstance(ev, dict):
+        return None
+    n, quote = ev.get("n"), ev.get("quote")
+    if not isinstance(quote, str) or not quote.strip():
+        return None
+    evidence = item.evidence
+    if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= len(item.after):
+        entry = item.after[n - 1]
+        if entry in evidence:
+            found = locate([entry], quote)
+            if found is not None:
+                return found
+    return locate(evidence, quote)
 
 
 def parse_retention_reply(reply: Any, items: Sequence[RetentionItem]) -> list[Verdict]:
@@ -200,5 +222,6 @@ def _parse(reply: Any, items: Sequence[RetentionItem]) -> list[Verdict]:
             if ferr is not None:
                 out.append(Verdict(it.item_id, None, error=f"fact {key}: {ferr}", raw=reply))
             else:
-                out.append(Verdict(it.item_id, label, reason, evidence))
+                out.append(Verdict(it.item_id, label, reason, evidence,
+                                   span=_span(by_fact[i], it)))
     return out

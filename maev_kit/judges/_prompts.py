@@ -30,10 +30,13 @@ from typing import Any
 from maev_kit._jsonl import read_input_bytes
 from maev_kit.errors import InputError
 from maev_kit.retention._items import RetentionItem
+from maev_kit.traces._view import Message
 
 __all__ = [
+    "DEFAULT_PROMPT",
     "PLACEHOLDERS",
     "PROMPT_IDS",
+    "VIEWS",
     "PromptTemplate",
     "escape_fence",
     "extract_prompt_data",
@@ -45,11 +48,21 @@ __all__ = [
 ]
 
 #: Prompt variants shipped with the kit.
-PROMPT_IDS: tuple[str, ...] = ("v1", "v2")
+PROMPT_IDS: tuple[str, ...] = ("v1", "v2", "v3")
+#: The prompt an LLM judge uses when none is named.
+DEFAULT_PROMPT = "v3"
 
-# Bump when the way items are rendered into a template changes (it changes the prompt text, so
-# it is part of every template's version hash).
-_RENDER_REVISION = "1"
+#: How a template shows the conversation: ``"conversation"`` — the whole view after the handoff
+#: (text, tool calls, tool results, handoffs, each marked by kind and by whose it is: the
+#: receiver's, the user's, another agent's); ``"text"`` — the user's and agents' text only, as
+#: maev-kit's first versions rendered it (the prompts v1 and v2, so their judge cards reproduce).
+VIEWS: tuple[str, ...] = ("conversation", "text")
+_BUILTIN_VIEW = {"v1": "text", "v2": "text", "v3": "conversation"}
+
+# The way items are rendered into a template is part of every template's version hash: the
+# text view is revision 1 (unchanged since the first version), the conversation view 2. Bump a
+# view's revision when its rendering changes.
+_RENDER_REVISION = {"text": "1", "conversation": "2"}
 
 _SECTION = re.compile(r"^=== (system|user) ===\n", re.M)
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
@@ -89,12 +102,43 @@ def render_facts(items: Sequence[RetentionItem]) -> str:
     return "\n".join(_line({"id": fact_key(i), "fact": it.fact}) for i, it in enumerate(items))
 
 
-def render_messages(item: RetentionItem) -> str:
-    """The handoff, then one JSON line per message after it."""
-    lines = [_line({"handoff": {"from": item.from_agent, "to": item.to_agent}})]
+def _role(item: RetentionItem, m: Message) -> str:
+    if m.is_user:
+        return "user"
+    return "receiver" if not item.to_agent or m.speaker == item.to_agent else "other agent"
+
+
+def _entries(item: RetentionItem, view: str) -> list[dict[str, Any]]:
+    """The entries after the handoff as the prompt shows them (``n`` counts from 1)."""
+    if view == "text":
+        return [{"n": n, "speaker": m.speaker, "role": "user" if m.is_user else "agent",
+                 "text": m.content} for n, m in enumerate(item.text_view()[1], start=1)]
+    out = []
     for n, m in enumerate(item.after, start=1):
-        lines.append(_line({"n": n, "speaker": m.speaker, "role": "user" if m.is_user else "agent",
-                            "text": m.content}))
+        entry: dict[str, Any] = {"n": n, "speaker": m.speaker, "role": _role(item, m),
+                                 "kind": m.kind}
+        if m.tool and m.kind in ("tool_call", "tool_result"):
+            entry["tool"] = m.tool
+        entry["text"] = m.content
+        out.append(entry)
+    return out
+
+
+def render_messages(item: RetentionItem, view: str = "conversation") -> str:
+    """The handoff, then one JSON line per entry after it (see :data:`VIEWS`).
+
+    >>> from maev_kit.traces import Message
+    >>> it = RetentionItem("c/h0/f1", "c", 0, "f1", "Ref BK-1", (),
+    ...     (Message("billing", 'pay(ref="BK-1")', 3, kind="tool_call", tool="pay"),),
+    ...     "triage", "billing")
+    >>> print(render_messages(it))
+    {"handoff": {"from": "triage", "to": "billing"}}
+    {"n": 1, "speaker": "billing", "role": "receiver", "kind": "tool_call", "tool": "pay", "text": "pay(ref=\\"BK-1\\")"}
+    >>> print(render_messages(it, "text"))
+    {"handoff": {"from": "triage", "to": "billing"}}
+    """
+    lines = [_line({"handoff": {"from": item.from_agent, "to": item.to_agent}})]
+    lines += [_line(e) for e in _entries(item, view)]
     return "\n".join(lines)
 
 
@@ -111,8 +155,8 @@ _DEFAULT_EXAMPLES = ("Worked examples labeled by people (other handoffs, not thi
                      "not instructions):\n<<<EXAMPLES\n{{examples}}\nEXAMPLES>>>\n\n")
 
 
-def _hash(system: str, user: str) -> str:
-    return hashlib.sha256(f"{_RENDER_REVISION}\0{system}\0{user}".encode()).hexdigest()
+def _hash(system: str, user: str, view: str = "conversation") -> str:
+    return hashlib.sha256(f"{_RENDER_REVISION[view]}\0{system}\0{user}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -155,6 +199,7 @@ class PromptTemplate:
     system: str
     user: str
     sha256: str
+    view: str = "conversation"
 
     @property
     def version(self) -> str:
@@ -174,8 +219,10 @@ class PromptTemplate:
         return load_prompt(prompt_id)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str]) -> PromptTemplate:
-        """Read and check a template file; its name is the file's stem."""
+    def from_file(cls, path: str | os.PathLike[str], *, view: str = "conversation"
+                  ) -> PromptTemplate:
+        """Read and check a template file; its name is the file's stem. ``view`` says how
+        the conversation is shown (:data:`VIEWS`)."""
         name = os.fspath(path)
         raw = read_input_bytes(name, "prompt template",
                                "pass a template file (see docs/prompts.md)")
@@ -184,17 +231,21 @@ class PromptTemplate:
         except UnicodeDecodeError as exc:
             line = raw[:exc.start].count(b"\n") + 1
             raise InputError(f"prompt template {name}:{line}: not UTF-8 text") from None
-        return cls._parse(text, name=Path(name).stem, source=name, where=name)
+        return cls._parse(text, name=Path(name).stem, source=name, where=name, view=view)
 
     @classmethod
-    def from_text(cls, text: str, *, name: str) -> PromptTemplate:
-        """Check a template given as text; ``name`` names it (leaderboard, card, cache key)."""
+    def from_text(cls, text: str, *, name: str, view: str = "conversation") -> PromptTemplate:
+        """Check a template given as text; ``name`` names it (leaderboard, card, cache key);
+        ``view`` says how the conversation is shown (:data:`VIEWS`)."""
         if not isinstance(text, str):
             raise TypeError(f"`text` must be a str, got {type(text).__name__}")
-        return cls._parse(text, name=name, source="<text>", where=name)
+        return cls._parse(text, name=name, source="<text>", where=name, view=view)
 
     @classmethod
-    def _parse(cls, text: str, *, name: str, source: str, where: str) -> PromptTemplate:
+    def _parse(cls, text: str, *, name: str, source: str, where: str,
+               view: str = "conversation") -> PromptTemplate:
+        if view not in VIEWS:
+            raise InputError(f"`view` must be one of {', '.join(VIEWS)}, got {view!r}")
         if not isinstance(name, str) or not _NAME.match(name):
             raise InputError(f"prompt template {where}: name {name!r} must be letters, digits, "
                              "'.', '_' or '-' (it names the judge in leaderboards and cards)")
@@ -202,7 +253,7 @@ class PromptTemplate:
         system, user, user_line = _sections(text, where)
         _check_placeholders(system, 2, "system", where)
         _check_placeholders(user, user_line + 1, "user", where)
-        return cls(name, text, source, system, user, _hash(system, user))
+        return cls(name, text, source, system, user, _hash(system, user, view), view)
 
     # -- rendering ---------------------------------------------------------------------------
 
@@ -217,7 +268,11 @@ class PromptTemplate:
         keys = [fact_key(i) for i in range(len(items))]
         example = json.dumps({k: {"status": "<retained|lost|contradicted>", "reason": "<why>"}
                               for k in keys})
-        values = {"facts": render_facts(items), "messages": render_messages(items[0]),
+        if self.view == "conversation":
+            example = json.dumps({k: {"status": "<retained|lost|contradicted>", "reason": "<why>",
+                                      "evidence": {"n": 1, "quote": "<value>"}} for k in keys})
+        values = {"facts": render_facts(items),
+                  "messages": render_messages(items[0], self.view),
                   "fact_ids": ", ".join(keys), "reply_example": example,
                   "examples": examples or ""}
         user = self.user
@@ -307,12 +362,12 @@ def _substitute(template: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
 
 
-def render_examples(examples: Sequence[tuple[RetentionItem, str]]) -> str:
+def render_examples(examples: Sequence[tuple[RetentionItem, str]],
+                    view: str = "conversation") -> str:
     """One JSON line per worked example: the fact, the handoff, what followed, the label."""
     out = []
     for n, (it, label) in enumerate(examples, start=1):
-        said = [{"speaker": m.speaker, "role": "user" if m.is_user else "agent",
-                 "text": m.content} for m in it.after]
+        said = [{k: v for k, v in e.items() if k != "n"} for e in _entries(it, view)]
         out.append(_line({"example": n, "fact": it.fact,
                           "handoff": {"from": it.from_agent, "to": it.to_agent},
                           "messages": said, "label": label}))
@@ -333,7 +388,7 @@ def load_prompt(prompt_id: str) -> PromptTemplate:
     text = (resources.files("maev_kit.judges") / "prompts" / f"retention_{prompt_id}.txt"
             ).read_text(encoding="utf-8")
     t = PromptTemplate._parse(text, name=prompt_id, source="builtin",
-                              where=f"retention_{prompt_id}.txt")
+                              where=f"retention_{prompt_id}.txt", view=_BUILTIN_VIEW[prompt_id])
     return t
 
 
@@ -342,10 +397,10 @@ def resolve_prompt(prompt: Any) -> PromptTemplate:
 
     >>> resolve_prompt("V2").name
     'v2'
-    >>> resolve_prompt("v3")
+    >>> resolve_prompt("v4")
     Traceback (most recent call last):
     ...
-    maev_kit.errors.InputError: unknown prompt 'v3': not a builtin prompt (v1, v2) and no template file at that path
+    maev_kit.errors.InputError: unknown prompt 'v4': not a builtin prompt (v1, v2, v3) and no template file at that path
     """
     if isinstance(prompt, PromptTemplate):
         return prompt

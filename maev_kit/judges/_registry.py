@@ -9,15 +9,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from maev_kit.errors import InputError
+from maev_kit.judges._prompts import DEFAULT_PROMPT
 from maev_kit.retention._items import RetentionItem
 
 __all__ = ["JUDGE_NAMES", "OFFLINE_JUDGES", "get_judge", "resolve_judge"]
 
 #: Names :func:`get_judge` accepts.
-JUDGE_NAMES: tuple[str, ...] = ("heuristic", "retention-v1", "retention-v2", "tfidf-logreg")
+JUDGE_NAMES: tuple[str, ...] = ("heuristic", "retention-v1", "retention-v2", "retention-v3",
+                                 "tfidf-logreg")
 #: Judges that run without a model (what :func:`resolve_judge` does not take for a model string).
 OFFLINE_JUDGES: tuple[str, ...] = ("heuristic", "tfidf-logreg")
-_PROMPT_VARIANTS = ("retention-v1", "retention-v2")
+_PROMPT_VARIANTS = ("retention-v1", "retention-v2", "retention-v3")
 
 
 def _is_judge(obj: Any) -> bool:
@@ -49,15 +51,15 @@ def resolve_judge(judge: Any, *, prompt: Any = None, backend: Any = None,
     ``"heuristic"``, ``"tfidf-logreg"``   the offline judge, backend None (``prompt`` and
                                           ``backend_params`` do not apply and are ignored)
     a name close to one of those          :class:`~maev_kit.errors.InputError` suggesting it
-    ``"retention-v1"`` / ``"-v2"``        the LLM judge with that prompt; needs ``backend``
+    ``"retention-v1"`` / ``-v2`` / ``-v3`` the LLM judge with that prompt; needs ``backend``
     any other string                      a litellm model string: ``RetentionJudge(prompt or
-                                          "v1")`` with ``backend`` if given, else
+                                          "v3")`` with ``backend`` if given, else
                                           ``LiteLLMBackend(model, **backend_params)``
-    a backend object                      ``RetentionJudge(prompt or "v1")`` with it
+    a backend object                      ``RetentionJudge(prompt or "v3")`` with it
     a judge object                        itself, with ``backend``
     ====================================  ===================================================
 
-    ``prompt`` is a builtin id (``"v1"``, ``"v2"``), a template file path or a
+    ``prompt`` is a builtin id (``"v1"``, ``"v2"``, ``"v3"``), a template file path or a
     :class:`~maev_kit.judges.PromptTemplate`; an unknown one is an InputError listing the
     builtins. litellm is not imported.
 
@@ -74,10 +76,10 @@ def resolve_judge(judge: Any, *, prompt: Any = None, backend: Any = None,
     Traceback (most recent call last):
     ...
     maev_kit.errors.InputError: unknown judge 'heurstic'; did you mean 'heuristic'?
-    >>> resolve_judge("gpt-4o-mini", prompt="v3")
+    >>> resolve_judge("gpt-4o-mini", prompt="v4")
     Traceback (most recent call last):
     ...
-    maev_kit.errors.InputError: unknown prompt 'v3': not a builtin prompt (v1, v2) and no template file at that path
+    maev_kit.errors.InputError: unknown prompt 'v4': not a builtin prompt (v1, v2, v3) and no template file at that path
     """
     prompt = _check_prompt(prompt)
     if _is_judge(judge):
@@ -87,7 +89,7 @@ def resolve_judge(judge: Any, *, prompt: Any = None, backend: Any = None,
             raise InputError("pass the backend once: as `judge` or as `backend`, not both")
         from maev_kit.judges._llm import RetentionJudge
 
-        return RetentionJudge(prompt=prompt or "v1"), judge  # type: ignore[arg-type]
+        return RetentionJudge(prompt=prompt or DEFAULT_PROMPT), judge  # type: ignore[arg-type]
     if not isinstance(judge, str):
         raise TypeError(f"`judge` must be a judge name ('heuristic', 'tfidf-logreg'), a litellm "
                         f"model string ('gpt-4o-mini'), a judge object or a backend object; got "
@@ -125,7 +127,7 @@ def resolve_judge(judge: Any, *, prompt: Any = None, backend: Any = None,
             backend = LiteLLMBackend(name, **dict(backend_params or {}))
         except ValueError as exc:
             raise InputError(str(exc)) from None
-    return RetentionJudge(prompt=prompt or "v1"), backend  # type: ignore[arg-type]
+    return RetentionJudge(prompt=prompt or DEFAULT_PROMPT), backend  # type: ignore[arg-type]
 
 
 def get_judge(
@@ -169,7 +171,7 @@ def get_judge(
     >>> get_judge("heuristc")
     Traceback (most recent call last):
     ...
-    ValueError: unknown judge 'heuristc'; did you mean 'heuristic'? Known judges: heuristic, retention-v1, retention-v2, tfidf-logreg
+    ValueError: unknown judge 'heuristc'; did you mean 'heuristic'? Known judges: heuristic, retention-v1, retention-v2, retention-v3, tfidf-logreg
     """
     if not isinstance(spec, str):
         if all(hasattr(spec, a) for a in ("name", "version", "offline")):
@@ -188,7 +190,7 @@ def get_judge(
         from maev_kit.judges._heuristic import HeuristicJudge
 
         return HeuristicJudge()
-    if name in ("retention-v1", "retention-v2"):
+    if name in _PROMPT_VARIANTS:
         from maev_kit.judges._llm import RetentionJudge
 
         return RetentionJudge(prompt=name.rsplit("-", 1)[1])  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from maev_kit.errors import ERROR_CAUSES
-from maev_kit.retention._items import LABELS
+from maev_kit.retention._items import LABELS, EvidenceSpan
 
 __all__ = ["Verdict"]
 
@@ -18,8 +18,12 @@ class Verdict:
 
     ``label`` is one of ``retained``, ``lost``, ``contradicted``; it is None exactly when
     ``error`` says why no label could be given (an unparseable reply, a failed request...).
-    ``evidence`` holds short strings saying what the judgement rests on; ``raw`` keeps the
-    judge's raw reply when it could not be used.
+    ``evidence`` holds short strings saying what the judgement rests on; ``span`` points at
+    where (an :class:`~maev_kit.retention.EvidenceSpan`: the receiving agent's entry — its
+    text, a tool argument, a tool result — and the characters that carried or contradicted the
+    fact), set on retained and contradicted verdicts when the value is found there (a lost verdict
+    may point at the question that asked for it again); ``raw``
+    keeps the judge's raw reply when it could not be used.
 
     ``cause`` says why a model judge's call gave no label, one of
     :data:`maev_kit.errors.ERROR_CAUSES`: ``auth`` (bad or missing key), ``unreachable``
@@ -48,6 +52,7 @@ class Verdict:
     error: str | None = None
     raw: str | None = None
     cause: str | None = None
+    span: EvidenceSpan | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.evidence, tuple):
@@ -80,7 +85,7 @@ class Verdict:
         """A JSON-ready dict (``evidence`` as a list)."""
         return {"item_id": self.item_id, "label": self.label, "rationale": self.rationale,
                 "evidence": list(self.evidence), "error": self.error, "raw": self.raw,
-                "cause": self.cause}
+                "cause": self.cause, "span": self.span.to_dict() if self.span else None}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Verdict:
@@ -93,4 +98,5 @@ class Verdict:
         return cls(item_id=data["item_id"], label=data.get("label"),
                    rationale=data.get("rationale") or "",
                    evidence=tuple(data.get("evidence") or ()), error=data.get("error"),
-                   raw=data.get("raw"), cause=data.get("cause"))
+                   raw=data.get("raw"), cause=data.get("cause"),
+                   span=EvidenceSpan.from_dict(data["span"]) if data.get("span") else None)

@@ -22,6 +22,8 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict
 
+from maev_kit.traces._view import Message, conversation_view
+
 __all__ = [
     "AgentTurn",
     "Handoff",
@@ -114,23 +116,6 @@ class UserMessage(_Slotted):
     turn_index: int = 0
 
 
-@dataclass(frozen=True)
-class Message:
-    """One entry of a conversation's timeline, as shown to judges and annotators.
-
-    ``speaker`` is ``"user"`` for the user, else the agent id.
-    """
-
-    speaker: str
-    content: str
-    turn_index: int
-    is_user: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"speaker": self.speaker, "content": self.content,
-                "turn_index": self.turn_index, "is_user": self.is_user}
-
-
 @dataclass(slots=True)
 class MultiAgentTrace(_Slotted):
     """One conversation: agent turns, handoffs between agents and the user's messages.
@@ -180,15 +165,12 @@ class MultiAgentTrace(_Slotted):
             *self.user_messages, *self.turns, *self.handoffs]
         return sorted(events, key=lambda e: (e.turn_index, rank[type(e)]))
 
-    def messages(self) -> list[Message]:
-        """User and agent messages (no handoffs) in conversation order."""
-        out = []
-        for e in self.timeline():
-            if isinstance(e, UserMessage):
-                out.append(Message("user", e.content, e.turn_index, True))
-            elif isinstance(e, AgentTurn):
-                out.append(Message(e.agent_id, e.message, e.turn_index, False))
-        return out
+    def messages(self, *, tools: bool = True) -> list[Message]:
+        """The conversation view in order: user and agent text, tool calls, tool results and
+        handoffs, each a :class:`Message` marked by ``kind`` (see
+        :func:`maev_kit.traces.conversation_view`); ``tools=False``: user and agent text only,
+        as maev-kit's first versions showed it."""
+        return conversation_view(self, tools=tools)
 
     def _repr_html_(self) -> str:
         from maev_kit._html._trace import trace_html  # lazy: keeps `import maev_kit` light

@@ -24,7 +24,10 @@ def test_per_conversation_scores(result):
     assert pc.loc["good", "target_accuracy"] == 1.0 and pc.loc["good", "context_completeness"] == 1.0
     assert pc.loc["good", "retained"] == 1 and pc.loc["good", "retention_rate"] == 1.0
     assert pc.loc["good", "routing_exact"] == 1.0 and pc.loc["good", "n_loops"] == 0
-    assert pc.loc["bad", "lost"] == 1 and pc.loc["bad", "retention_rate"] == 0.0  # re-asked
+    # a fact belongs to the conversation: judged at each of bad's four handoffs, lost at each
+    # (re-asked, then never stated)
+    assert pc.loc["bad", "lost"] == 4 and pc.loc["bad", "retention_rate"] == 0.0
+    assert result.fact_ledger.set_index("conversation_id").loc["bad", "path"] == "LLLL"
     assert pc.loc["bad", "routing_exact"] == 0.0 and pc.loc["bad", "n_loops"] == 1
     assert pc.loc["bad", "unexpected_handoffs"] == 3
     assert pc.loc["good", "composite"] == 1.0 and pc.loc["bad", "composite"] < 0.5
