@@ -62,14 +62,15 @@ EXPECTED = {
                                                                   acct=(False, True)),
     "langgraph_real/otlp_openinference_langgraph_swarm.json": row("openinference",
                                                                   acct=(False, True)),
-    # AutoGen Swarm: the first HandoffMessage has an empty context
-    "autogen_swarm_messages.json": row("autogen", acct=(False, True)),
-    "autogen_real/autogen_swarm_messages.json": row("autogen", acct=(False, True)),
-    "autogen_real/autogen_swarm_team_state.json": row("autogen", acct=(False, True)),
+    # AutoGen Swarm: the handoff tools take no arguments, so context_passed is {}; the
+    # HandoffMessage.context (model context carried along, not arguments) is in metadata
+    "autogen_swarm_messages.json": row("autogen", acct=(False, False)),
+    "autogen_real/autogen_swarm_messages.json": row("autogen", acct=(False, False)),
+    "autogen_real/autogen_swarm_team_state.json": row("autogen", acct=(False, False)),
     # AutoGen's spans carry the chat messages as JSON payloads: the conversation is rebuilt
-    "autogen_real/otlp_autogen_native_genai.json": row("otel", acct=(False, True)),
+    "autogen_real/otlp_autogen_native_genai.json": row("otel", acct=(False, False)),
     "autogen_real/otlp_openinference_autogen_swarm.json": row("openinference",
-                                                              acct=(False, True)),
+                                                              acct=(False, False)),
     # CrewAI delegates (the caller gets the answer back)
     "crewai_events.json": row("crewai", handoffs=CREW),
     "crewai_real/crewai_events.json": row("crewai", handoffs=CREW),

@@ -434,7 +434,7 @@ def test_agent_as_tool_imports_as_a_delegation(collector, network_attempts):
     ask = t.turns[0].tool_calls
     assert [c["name"] for c in ask] == ["ask_billing"] and ask[0]["output"] == \
         "Refund RF-5521 issued."
-    assert [m.content for m in t.messages() if not m.is_user][1:] == [
+    assert [m.content for m in t.messages(tools=False) if not m.is_user][1:] == [
         "Refund RF-5521 issued.", "Billing has refunded the charge."]
     said = [i.message for i in issues if "agents as tools" in i.message]
     assert len(said) == 1

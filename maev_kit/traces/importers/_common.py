@@ -201,6 +201,53 @@ def tool_call(name: str, arguments: Any = None, *, id: str | None = None,
     return call
 
 
+def unwrap_tool_output(value: Any) -> tuple[Any, str | None]:
+    """A tool's result out of the wrappers instrumentations record it in: ``(output, call id)``.
+
+    LangChain/LangGraph tools return a ``ToolMessage`` (recorded as ``{"type": "tool", "data":
+    {"content", "tool_call_id", ...}}`` or ``{"lc": 1, "kwargs": {...}}``), and handoff tools a
+    ``Command`` whose ``update.messages`` end with that ``ToolMessage``: the output is the
+    message's content (parsed when it is JSON). Anything else is returned parsed, with no id.
+    Untrusted input: shapes that do not match are returned as they are.
+
+    >>> unwrap_tool_output({"type": "tool", "data": {"content": '{"ok": 1}', "tool_call_id": "c1"}})
+    ({'ok': 1}, 'c1')
+    >>> unwrap_tool_output({"graph": "__parent__", "update": {"messages": [
+    ...     {"type": "tool", "data": {"content": "Transferred", "tool_call_id": "c2"}}]}})
+    ('Transferred', 'c2')
+    >>> unwrap_tool_output("plain text")
+    ('plain text', None)
+    """
+    v = parse_jsonish(value)
+
+    def tool_message(m: Any) -> dict[str, Any] | None:
+        if not isinstance(m, dict):
+            return None
+        if m.get("lc") == 1 and isinstance(m.get("kwargs"), dict):
+            kw = m["kwargs"]
+            ids = as_list(m.get("id"))
+            if kw.get("type") == "tool" or (ids and ids[-1] == "ToolMessage"):
+                return kw
+            return None
+        if m.get("type") == "tool" and isinstance(m.get("data"), dict):
+            return m["data"]
+        if m.get("type") == "tool" and "content" in m and "tool_call_id" in m:
+            return m
+        return None
+
+    msg = tool_message(v)
+    if msg is None and isinstance(v, dict) and isinstance(v.get("update"), dict):
+        found = [tm for tm in (tool_message(x) for x in as_list(v["update"].get("messages")))
+                 if tm is not None]
+        msg = found[-1] if found else None
+    if msg is None:
+        return v, None
+    content = msg.get("content")
+    if isinstance(content, list):
+        content = content_text(content)
+    return parse_jsonish(content), str_or_none(msg.get("tool_call_id"))
+
+
 def chat_tool_calls(msg: dict[str, Any]) -> list[dict[str, Any]]:
     """Tool calls of an OpenAI chat-style message (``tool_calls[].function``), leniently:
     entries that are not objects are passed over.

@@ -84,7 +84,7 @@ class AgentsSpanDialect:
 
     def llm_io(self, s: Span) -> tuple[list[str], str | None, list[dict[str, Any]]]:
         if self.t(s) == "response":
-            return [], None, []
+            return _response_io(s.attrs)
         inputs = as_list(s.attrs.get("input"))
         users = [content_text(m.get("content")) for m in inputs
                  if isinstance(m, dict) and m.get("role") == "user"]
@@ -99,8 +99,26 @@ class AgentsSpanDialect:
         return users, "\n".join(t for t in texts if t), calls
 
     def input_calls(self, s: Span) -> list[dict[str, Any]]:
+        if self.t(s) == "response":
+            return [c for it in _response_input(s.attrs) for c in _item_calls(it)]
         inputs = as_list(s.attrs.get("input"))
         return [c for m in inputs if isinstance(m, dict) for c in chat_tool_calls(m)]
+
+    def input_results(self, s: Span) -> dict[str, Any]:
+        """Tool results in a generation span's input, by call id (``role: tool`` messages)."""
+        out: dict[str, Any] = {}
+        if self.t(s) == "response":
+            for it in _response_input(s.attrs):
+                cid = str_or_none(it.get("call_id"))
+                if it.get("type") == "function_call_output" and cid:
+                    out.setdefault(cid, parse_jsonish(it.get("output")))
+            return out
+        for m in as_list(s.attrs.get("input")):
+            if isinstance(m, dict) and m.get("role") == "tool":
+                cid = str_or_none(m.get("tool_call_id"))
+                if cid:
+                    out.setdefault(cid, parse_jsonish(content_text(m.get("content"))))
+        return out
 
     def tool_info(self, s: Span) -> dict[str, Any]:
         out = s.attrs.get("output")
@@ -119,6 +137,51 @@ class AgentsSpanDialect:
     def extra(self, s: Span, b: TraceBuilder, owner: str | None,
               issues: list[ImportIssue]) -> None:
         return None
+
+
+def _response_input(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The input items of a ``response`` span, when the export carries them (the SDK's own
+    ``ResponseSpanData.export()`` does not; other exporters may, as ``input`` / ``_input``)."""
+    value = data.get("input", data.get("_input"))
+    if isinstance(value, str):
+        return [{"type": "message", "role": "user", "content": value}]
+    return [it for it in as_list(value) if isinstance(it, dict)]
+
+
+def _response_output(data: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The output items of a ``response`` span (``response.output`` / ``output``), or None
+    when the span carries none (only the response id)."""
+    resp = data.get("response", data.get("_response"))
+    value = resp.get("output") if isinstance(resp, dict) else data.get("output")
+    if not isinstance(value, list):
+        return None
+    return [it for it in value if isinstance(it, dict)]
+
+
+def _item_calls(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Responses-API ``function_call`` item as a tool-call list (else ``[]``)."""
+    if item.get("type") != "function_call":
+        return []
+    return [tool_call(str(item.get("name", "")), item.get("arguments"),
+                      id=str_or_none(item.get("call_id")))]
+
+
+def _response_io(data: dict[str, Any]) -> tuple[list[str], str | None, list[dict[str, Any]]]:
+    """(user messages, output text or None, tool calls) of a ``response`` span.
+
+    Reads Responses-API items where the span carries them: ``message`` items (``role: user``
+    input; ``output_text`` output) and ``function_call`` items. A span with only its response
+    id gives ``([], None, [])``: the text is unavailable, not empty.
+    """
+    users = [content_text(it.get("content")) for it in _response_input(data)
+             if it.get("role") == "user" and it.get("type", "message") == "message"]
+    outputs = _response_output(data)
+    if outputs is None:
+        return users, None, []
+    texts = [content_text(it.get("content")) for it in outputs
+             if it.get("type") == "message" and it.get("role", "assistant") == "assistant"]
+    calls = [c for it in outputs for c in _item_calls(it)]
+    return users, "\n".join(t for t in texts if t), calls
 
 
 def _spans_to_traces(records: list[tuple[str, Any]], r: Reader) -> ImportResult:
@@ -169,10 +232,17 @@ def _spans_to_traces(records: list[tuple[str, Any]], r: Reader) -> ImportResult:
             meta["trace_metadata"] = meta_src["metadata"]
         t = build_trace(group, d, str(conv), issues, meta)
         if t is not None:
-            if any(s.attrs.get("type") == "response" for s in group):
-                issues.append(ImportIssue(FORMAT, "", "Responses-API spans carry only response "
-                                          "ids: no message text, user input or handoff "
-                                          "arguments; structure imported", t.conversation_id))
+            bare = [s for s in group if s.attrs.get("type") == "response"
+                    and _response_output(s.attrs) is None]
+            if bare:
+                issues.append(ImportIssue(
+                    FORMAT, bare[0].where, f"content absent: {len(bare)} Responses-API "
+                    "'response' span(s) carry only a response id (and usage) — the SDK's "
+                    "ResponseSpanData.export() leaves the model input and output out of the "
+                    "export — so their message text, the user input and the handoff tool calls "
+                    "and arguments are not in the file; structure imported (agents, handoffs, "
+                    "function-tool calls with outputs). Export RunResult.new_items or the run "
+                    "state to get the text", t.conversation_id))
             out.append(t)
     # one conversation can span several traces with the same group_id: keep ids unique
     seen: Counter[str] = Counter()
@@ -271,16 +341,28 @@ def _items_to_trace(items: list[Any], where0: str, users: list[str], conv: str,
 
 def _infer_handoff(b: TraceBuilder, frm: str, to: str, spare: list[dict[str, Any]],
                    seen: set[str], issues: list[ImportIssue]) -> None:
+    """A handoff ``frm → to`` the items do not record (an ``input_filter`` removed it).
+
+    When the model's ``transfer_to_<to>`` call is known from ``model_responses`` (run state),
+    it is restored as a tool call of ``frm``'s last turn and its arguments are the context.
+    """
     ctx: dict[str, Any] = {}
+    restored = None
     for call in spare:
         tgt = transfer_target(call.get("name", ""))
         if tgt and slug(tgt) == slug(to) and call.get("id") not in seen:
             args = call.get("arguments")
             ctx = args if isinstance(args, dict) else {}
+            restored = dict(call)
+            if call.get("id"):
+                seen.add(call["id"])
             break
+    last = next((t for t in reversed(b.turns) if t.agent_id == frm), None)
+    if restored is not None and last is not None:
+        last.tool_calls.append(restored)
     b.handoff(frm, to, ctx)
     b.metadata.setdefault("inferred_handoffs", []).append(len(b.handoffs) - 1)
-    src = ("; context read from the model response's transfer call" if ctx else "")
+    src = ("; its transfer call and context read from the model response" if restored else "")
     issues.append(ImportIssue(FORMAT, "", f"handoff {frm} → {to} inferred from a change of "
                               f"agent (no handoff item; an input_filter removes it){src}",
                               b.conversation_id))

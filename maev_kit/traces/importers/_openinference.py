@@ -6,10 +6,11 @@
 - handoffs: ``TOOL`` spans named ``handoff to <agent>`` (OpenAI Agents SDK: ``input.value`` is the
   source agent, ``output.value`` the target) and ``TOOL`` spans of a ``transfer_to_<agent>`` tool
   (langgraph-swarm, AutoGen Swarm); their ``input.value`` arguments become ``context_passed``;
-- other ``TOOL`` spans fill the output of the matching tool call; an ``AGENT`` span inside one
-  (an agent used as a tool) is a ``delegate`` handoff from the tool's caller;
-- CrewAI: an agent's ReAct ``Action: Delegate work to coworker`` steps recorded in its output
-  become ``delegate`` handoffs.
+- other ``TOOL`` spans fill the output of the matching tool call (LangChain's ``ToolMessage`` /
+  ``Command`` wrappers unwrapped to the content); an ``AGENT`` span inside one (an agent used as
+  a tool) is a ``delegate`` handoff from the tool's caller;
+- CrewAI: each ReAct ``Action: Delegate work to coworker`` step recorded in an agent's output
+  becomes a turn holding that tool call, then a ``delegate`` handoff.
 
 Spans whose parent is not in the file (AutoGen's agent spans) are treated as roots.
 """
@@ -30,8 +31,10 @@ from maev_kit.traces.importers._common import (
     check_options,
     content_text,
     parse_jsonish,
+    slug,
     tool_call,
     transfer_target,
+    unwrap_tool_output,
 )
 from maev_kit.traces.importers._otlp import Span, parse_otlp
 from maev_kit.traces.importers._spantree import import_flat_span, import_span_groups
@@ -99,9 +102,9 @@ def _value_messages(value: Any) -> list[dict[str, Any]]:
             role = {"human": "user", "ai": "assistant"}.get(kw.get("type"), kw.get("type"))
             m = {"role": role, "content": kw.get("content")}
         elif "type" in m and "data" in m:  # messages_to_dict form
-            d = m["data"] or {}
+            d = m["data"] if isinstance(m["data"], dict) else {}
             role = {"human": "user", "ai": "assistant"}.get(m["type"], m["type"])
-            m = {"role": role, "content": d.get("content")}
+            m = {"role": role, "content": d.get("content"), "tool_call_id": d.get("tool_call_id")}
         role = m.get("role")
         parts = m.get("parts")
         if isinstance(parts, list):  # GenAI parts
@@ -112,7 +115,8 @@ def _value_messages(value: Any) -> list[dict[str, Any]]:
         else:
             text = content_text(m.get("content"))
             calls = chat_tool_calls(m)
-        out.append({"role": role, "text": text, "tool_calls": calls})
+        out.append({"role": role, "text": text, "tool_calls": calls,
+                    "tool_call_id": m.get("tool_call_id")})
     return out
 
 
@@ -180,13 +184,33 @@ class OpenInferenceDialect:
     def input_calls(self, s: Span) -> list[dict[str, Any]]:
         return [c for m in self._inputs(s) for c in m["tool_calls"]]
 
+    def input_results(self, s: Span) -> dict[str, Any]:
+        """Tool results in an LLM call's input history, by call id (``role: tool`` messages)."""
+        out: dict[str, Any] = {}
+        for m in self._inputs(s):
+            cid = m.get("tool_call_id")
+            if m["role"] == "tool" and isinstance(cid, str) and cid:
+                out.setdefault(cid, parse_jsonish(m["text"]))
+        return out
+
     def history(self, s: Span) -> list[tuple[str, str, list[dict[str, Any]]]]:
         return [(str(m["role"]), m["text"], m["tool_calls"]) for m in self._inputs(s)]
 
     def tool_info(self, s: Span) -> dict[str, Any]:
+        """The tool call of a TOOL span; its output unwrapped from LangChain's ``ToolMessage`` /
+        ``Command`` (``{"type": "tool", "data": {"content": ...}}``) to the content."""
         out = s.attrs.get("output.value")
+        output, call_id = unwrap_tool_output(out) if out is not None else (None, None)
+        cid = s.attrs.get("tool_call.id") or call_id
         return tool_call(str(s.attrs.get("tool.name") or s.name), s.attrs.get("input.value"),
-                         output=parse_jsonish(out) if out is not None else None)
+                         id=cid if isinstance(cid, str) else None, output=output)
+
+    def handoff_call(self, s: Span) -> dict[str, Any] | None:
+        """The transfer tool call a handoff span records, or None for the Agents SDK's
+        ``handoff to <agent>`` spans (they record the agents, not the model's tool call)."""
+        if s.name.startswith("handoff to "):
+            return None
+        return self.tool_info(s)
 
     def handoff_info(self, s: Span) -> tuple[str | None, str | None, dict[str, Any], str]:
         if s.name.startswith("handoff to "):
@@ -224,17 +248,28 @@ class OpenInferenceDialect:
 
     def extra(self, s: Span, b: TraceBuilder, owner: str | None,
               issues: list[ImportIssue]) -> None:
-        from maev_kit.traces.importers._crewai import react_delegations
+        """CrewAI: each ``Delegate work to coworker`` step of the agent's recorded ReAct log
+        → a turn of the agent (its thought) holding that tool call (output: the observation),
+        then the ``delegate`` handoff it caused."""
+        from maev_kit.traces.importers._crewai import _DELEGATE, _ctx, react_steps
 
         v = parse_jsonish(s.attrs.get("output.value"))
         if not (isinstance(v, dict) and isinstance(v.get("messages"), list) and owner):
             return
         found = False
         for m in v["messages"]:
-            if isinstance(m, dict) and m.get("role") == "assistant":
-                for coworker, ctx in react_delegations(content_text(m.get("content"))):
-                    b.handoff(owner, coworker, ctx, mode="delegate")
-                    found = True
+            if not (isinstance(m, dict) and m.get("role") == "assistant"):
+                continue
+            for step in react_steps(content_text(m.get("content"))):
+                if slug(step["tool"]) not in _DELEGATE:
+                    continue
+                coworker, ctx = _ctx(step["arguments"], step["tool"])
+                if not coworker:
+                    continue
+                b.turn(owner, step["thought"] or "",
+                       [tool_call(step["tool"], step["arguments"], output=step["observation"])])
+                b.handoff(owner, coworker, ctx, mode="delegate")
+                found = True
         if found:
             issues.append(ImportIssue(FORMAT, s.where, "delegations read from the agent's "
                                       "ReAct log; the delegated agents' own spans are not in "

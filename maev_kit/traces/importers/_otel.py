@@ -158,6 +158,29 @@ class OtelDialect:
               issues: list[ImportIssue]) -> None:
         return None
 
+    def handoff_call(self, s: Span) -> dict[str, Any] | None:
+        """The transfer tool call an ``execute_tool`` handoff span records; None for the
+        openai-agents-v2 ``agent_handoff`` spans (they name the agents, not the call)."""
+        if self.op(s) != "execute_tool":
+            return None
+        return self.tool_info(s)
+
+    def input_results(self, s: Span) -> dict[str, Any]:
+        """Tool results in an LLM call's input history, by call id (``tool_call_response``
+        parts; OpenAI-style ``role: tool`` messages with ``tool_call_id``)."""
+        out: dict[str, Any] = {}
+        for m in _messages(s.attrs.get("gen_ai.input.messages", s.attrs.get("gen_ai.prompt"))):
+            if m.get("role") != "tool":
+                continue
+            cid = m.get("tool_call_id")
+            if isinstance(cid, str) and cid and "parts" not in m:
+                out.setdefault(cid, parse_jsonish(content_text(m.get("content"))))
+            for p in as_list(m.get("parts")):
+                if isinstance(p, dict) and p.get("type") == "tool_call_response" \
+                        and isinstance(p.get("id"), str) and p["id"]:
+                    out.setdefault(p["id"], parse_jsonish(p.get("response", p.get("result"))))
+        return out
+
     def input_calls(self, s: Span) -> list[dict[str, Any]]:
         return [c for m in _messages(s.attrs.get("gen_ai.input.messages"))
                 for c in _parts(m)[1]]

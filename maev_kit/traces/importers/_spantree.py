@@ -12,6 +12,11 @@ stay turns; the ``role: user`` input of its LLM calls (the caller's tool argumen
 message; no transfer back is recorded. Under a handoff span (e.g. OTel ``execute_tool`` with
 ``gen_ai.transfer.target.name``) that span is already the handoff: only the input is skipped.
 The dialects need no rule of their own.
+
+Hand-off tool calls stay in the turn that made them, before the handoff; when an instrumentation
+dropped one from its turn, it is restored from the handoff's tool span or a later LLM call's input
+history (reported). Tool calls with no output get it from the tool results in later LLM calls'
+input histories, by call id (dialects with ``input_results``).
 """
 
 from __future__ import annotations
@@ -188,6 +193,55 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
                 seen_users[u] += 1
                 b.user(u)
 
+    used_calls: set[int] = set()  # ids of transfer calls already matched to a handoff
+
+    def handoff_tool_call(span: Span, frm: str, to: str) -> dict[str, Any] | None:
+        """The tool call that made this handoff, kept in (or restored to) ``frm``'s last turn.
+
+        Looked for in ``frm``'s last turn (by call id, else a ``transfer_to_<to>`` call not yet
+        matched); when the instrumentation dropped it from that turn, it is restored from the
+        handoff span itself (a transfer tool span) or from a later LLM call's input history,
+        and reported. Its output is filled from the span when missing.
+        """
+        recorded = dialect.handoff_call(span) if hasattr(dialect, "handoff_call") else None
+        t = last_turn.get(frm)
+        call = None
+        for c in (t.tool_calls if t else []):
+            if id(c) in used_calls:
+                continue
+            if recorded is not None and recorded.get("id") and c.get("id") == recorded["id"]:
+                call = c
+                break
+            tgt = transfer_target(c.get("name", ""))
+            if (tgt and slug(tgt) == slug(to)) or (
+                    recorded is not None and c.get("name") == recorded.get("name")):
+                call = c
+                break
+        source = ""
+        if call is None and recorded is not None and recorded.get("name"):
+            call, source = dict(recorded), "the handoff's tool span"
+        if call is None and hasattr(dialect, "input_calls"):
+            known_ids = {c["id"] for t2 in b.turns for c in t2.tool_calls if c.get("id")}
+            found = _input_call(group, kinds, dialect, to, span.start, known_ids)
+            if found is not None:
+                call, source = found, "a later LLM call's input history"
+        if call is None:
+            return None
+        if source:
+            if t is None:
+                t = last_turn[frm] = b.turn(frm, "", [])
+                structural.add(id(t))
+            t.tool_calls.append(call)
+            issues.append(ImportIssue(fmt, span.where, f"tool call {call['name']!r} of handoff "
+                                      f"{frm} → {to} missing from {frm}'s turn: restored from "
+                                      f"{source}", conv_id))
+        elif recorded is not None:
+            for key in ("output", "id"):
+                if key not in call and key in recorded:
+                    call[key] = recorded[key]
+        used_calls.add(id(call))
+        return call
+
     has_llm = any(kinds[id(s)] == "llm" and not nested(s) for s in group)
     if not has_llm:
         for s in group:
@@ -246,13 +300,9 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
                                           "skipped", conv_id))
                 continue
             to = resolve_agent(to, known)
-            if not ctx:
-                t = last_turn.get(frm)
-                for call in (t.tool_calls if t else []):
-                    tgt = transfer_target(call.get("name", ""))
-                    if tgt and slug(tgt) == slug(to) and isinstance(call.get("arguments"), dict):
-                        ctx = dict(call["arguments"])
-                        break
+            call = handoff_tool_call(s, frm, to)
+            if not ctx and call is not None and isinstance(call.get("arguments"), dict):
+                ctx = dict(call["arguments"])
             if not ctx and hasattr(dialect, "input_calls"):
                 ctx = _from_inputs(group, kinds, dialect, to, s.start)
                 if ctx:
@@ -281,6 +331,12 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
         elif not (s.parent is None and s.children) and id(s) not in wrappers:
             unmapped[s.name] += 1
 
+    if hasattr(dialect, "input_results"):
+        filled = _outputs_from_inputs(group, kinds, dialect, b.turns)
+        if filled:
+            issues.append(ImportIssue(fmt, "", f"{filled} tool output(s) read from later LLM "
+                                      "calls' input history (no tool span records them)",
+                                      conv_id))
     if delegations:
         shown = ", ".join(f"{f} → {t} via tool {n!r}" + (f" ×{c}" if c > 1 else "")
                           for (f, t, n), c in delegations.items())
@@ -304,18 +360,45 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
     return b.build()
 
 
-def _from_inputs(group: list[Span], kinds: dict[int, str | None], dialect: Any,
-                 to: str, after: int) -> dict[str, Any]:
-    """Arguments of a ``transfer_to_<to>`` call in an LLM span's input, after the handoff."""
+def _outputs_from_inputs(group: list[Span], kinds: dict[int, str | None], dialect: Any,
+                         turns: list[AgentTurn]) -> int:
+    """Fill, by call id, the outputs of tool calls that have none from the tool results in the
+    LLM calls' input histories; return how many were filled."""
+    results: dict[str, Any] = {}
+    for s in group:
+        if kinds[id(s)] == "llm":
+            for cid, out in dialect.input_results(s).items():
+                results.setdefault(cid, out)
+    filled = 0
+    for t in turns:
+        for c in t.tool_calls:
+            if "output" not in c and c.get("id") in results:
+                c["output"] = results[c["id"]]
+                filled += 1
+    return filled
+
+
+def _input_call(group: list[Span], kinds: dict[int, str | None], dialect: Any,
+                to: str, after: int, skip_ids: set[str] | None = None) -> dict[str, Any] | None:
+    """A copy of the ``transfer_to_<to>`` call in the input history of the first LLM call
+    starting at or after ``after`` that holds one (calls whose id is in ``skip_ids``, already in
+    the trace, passed over), else None."""
     for s in group:
         if kinds[id(s)] != "llm" or s.start < after:
             continue
         for call in dialect.input_calls(s):
             tgt = transfer_target(call.get("name", ""))
-            if tgt and slug(tgt) == slug(to) and isinstance(call.get("arguments"), dict) \
-                    and call["arguments"]:
-                return dict(call["arguments"])
-    return {}
+            if tgt and slug(tgt) == slug(to) and not (skip_ids and call.get("id") in skip_ids):
+                return dict(call)
+    return None
+
+
+def _from_inputs(group: list[Span], kinds: dict[int, str | None], dialect: Any,
+                 to: str, after: int) -> dict[str, Any]:
+    """Arguments of a ``transfer_to_<to>`` call in an LLM span's input, after the handoff."""
+    call = _input_call(group, kinds, dialect, to, after)
+    args = call.get("arguments") if call else None
+    return dict(args) if isinstance(args, dict) and args else {}
 
 
 def _flat_trace(s: Span, d: Any, name: str, issues: list[ImportIssue]):
