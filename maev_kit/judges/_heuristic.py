@@ -3,20 +3,32 @@
 It reads the fact for *value slots* (identifiers such as ``ACCT-4471`` or ``eu-west-1`` as whole
 tokens, e-mails, money, percentages, numbers with units and number words, dates, weekdays,
 months, times, proper nouns, and closed word classes such as billing periods, antonym pairs
-like approved/denied, colours or posture) and looks for the same slots in the agents' messages
-after the handoff (user messages are context, never evidence of retention):
+like approved/denied, colours or posture) and looks for the same slots in the **receiving
+agent's evidence** (:attr:`~maev_kit.retention.RetentionItem.evidence`): its text, the
+arguments of the tools it called, what those tools returned, and the context it handed on.
+Other agents' entries (the router's closing summary, the delegating agent's own turns) are no
+evidence; the user's entries are context: the receiver's entries after the user gave the fact
+again do not count (the value came from the user, not from the handoff).
 
-- a slot whose value is missing while a slot of the same kind holds another value
-  (``ACCT-4472`` for ``ACCT-4471``, ``Thursday`` for ``Tuesday``, ``card ending 5036`` for
-  ``card ends in 5063``, ``Plus monthly`` for ``Pro monthly``) → *contradicted*; so is a
-  replacement cue ("instead of", "rather than", "switched to") that rejects the fact's value,
-  or a negation that flips the fact;
-- an agent question asking for what the fact holds (a *re-ask*: "What is your account
-  number?", or a yes/no question such as "Have you tried two cards?" when the value is not
-  also stated) → *lost*;
-- the fact's values found (also as common paraphrases: ``ACCT-6795`` as ``6795`` or "the one
-  ending in 95", ``$19.99`` as ``19.99``), or enough of its content words → *retained*;
-  otherwise *lost*.
+- the receiver states, or acts on (a tool argument, the context it hands on), another value in
+  the fact's slot and not the fact's value (``ACCT-4472`` for ``ACCT-4471``, ``Thursday`` for
+  ``Tuesday``, ``card ending 5036`` for ``card ends in 5063``, ``Plus monthly`` for ``Pro
+  monthly``, ``pay(booking_ref="BK-2")`` for ``BK-1``) → *contradicted*; so is a replacement
+  cue ("instead of", "rather than", "switched to") that rejects the fact's value, or a sentence
+  that negates the fact's own statement. *Same slot* means: a value of the same kind (and
+  shape) that nothing names as another thing — the noun before it ("our desk opens at 9:00" is
+  not the appointment's 10:00; "invoice" is not "account") or the tool argument's key
+  (``arguments.account_number``) — and that is not a value the conversation already holds (one
+  the user, a tool or a handoff gave before the handoff, a ticket the receiver's tool created).
+  A value inside a tool result alone never contradicts (it is what the world returned), and a
+  negation of anything else ("no, I don't need a refund", "not a problem") never does;
+- a question of the receiver asking for what the fact holds (a *re-ask*: "What is your account
+  number?", or a yes/no question such as "Have you tried two cards?" when the value is not also
+  stated), the user giving the fact again, or the receiver saying it lacks it ("I don't see an
+  account attached") while the value is only in the context it hands on → *lost*;
+- the fact's values found in its evidence (also as common paraphrases: ``ACCT-6795`` as
+  ``6795`` or "the one ending in 95", ``$19.99`` as ``19.99``), or enough of its content words
+  → *retained*; otherwise *lost*.
 
 An identifier is matched as a whole token: the digits inside ``ACCT-4471`` never count as a
 mention of ``4471``.
@@ -29,8 +41,11 @@ people, users, licences, members, ``a team of 12``) are one unit and ``hours`` i
 "12 seats" is retained by "With 12 people" and contradicted by "120 people", while "12 days",
 "12:00", "$12", "12%", "the 12th seat" and "room 12" (a label, not a count) do not mention it.
 
-Every verdict carries evidence strings naming the slots that matched or conflicted.
-``signals(item)`` exposes the numbers behind the decision (the learned judge uses them).
+Every verdict carries evidence strings naming the slots that matched or conflicted, and a
+retained or contradicted one its ``span``: the receiver's entry (text, tool argument, tool
+result, handoff context) and the characters that carried or contradicted the value; a lost one
+points at the question that asked for it again, if any. ``signals(item)`` exposes the numbers
+behind the decision (the learned judge uses them).
 """
 
 from __future__ import annotations
@@ -44,7 +59,8 @@ from pathlib import Path
 from typing import Any
 
 from maev_kit.judges._verdict import Verdict
-from maev_kit.retention._items import RetentionItem
+from maev_kit.retention._items import EvidenceSpan, RetentionItem, locate
+from maev_kit.traces._model import Message
 
 __all__ = ["HeuristicJudge"]
 
@@ -240,8 +256,10 @@ _PARAMS: dict[str, float] = {
     "retain_overlap": 0.6,       # share of the fact's content words found → retained
     "polarity_overlap": 0.5,     # overlap of the best sentence needed to trust a polarity flip
     "slot_share": 0.5,           # share of hard slots found → retained
+    "negated_share": 0.6,        # share of a fact's words a negated sentence must restate
 }
-_REVISION = "1"
+_REVISION = "2"  # 2: the receiver's evidence only (its text, tool calls and results, the
+#   context it hands on); contradicted only by another value for the same thing; spans
 
 # --------------------------------------------------------------------------------------------
 # Text analysis
@@ -833,64 +851,338 @@ def _is_question(sentence: str) -> bool:
 _EMPTY = _analyze("")
 
 
+# --------------------------------------------------------------------------------------------
+# The receiver's evidence: what it said, what it did, what its tools returned
+# --------------------------------------------------------------------------------------------
+
+# Nouns that say which thing a value is ("account ACCT-4471", "booking_ref", "desk opens at 9"),
+# one name per thing. Two values conflict only when nothing names them as different things.
+_SLOT_NOUNS_SRC: dict[str, tuple[str, ...]] = {
+    "account": ("account", "acct"),
+    "invoice": ("invoice", "bill", "statement", "receipt"),
+    "order": ("order",),
+    "ticket": ("ticket", "case", "incident"),
+    "booking": ("booking", "reservation", "confirmation", "pnr", "booked", "book"),
+    "refund": ("refund", "reimbursement", "credit"),
+    "charge": ("charge", "charged", "payment", "transaction", "renewal", "price", "fee",
+               "cost"),
+    "card": ("card", "visa", "mastercard", "amex"),
+    "flight": ("flight",),
+    "appointment": ("appointment", "visit", "technician", "engineer", "meeting", "callback",
+                    "installation", "install"),
+    "hours": ("hours", "desk", "office", "store", "branch", "shop", "counter"),
+    "delivery": ("delivery", "deliver", "shipment", "ship", "shipping", "dispatch", "parcel",
+                 "package", "arrival"),
+    "tracking": ("tracking",),
+    "email": ("email", "e-mail", "mail", "inbox"),
+    "phone": ("phone", "mobile", "telephone"),
+    "version": ("version", "release", "build"),
+    "error": ("error",),
+    "plan": ("plan", "subscription", "tier"),
+    "name": ("name",),
+    "deadline": ("deadline",),
+    "trial": ("trial",),
+    "signin": ("signin", "login", "session"),
+    "seat": ("seat", "licence", "license"),
+    "region": ("region", "zone"),
+    "month": ("month",),
+}
+_SLOT_NOUN = {_canonical(w): name for name, words in _SLOT_NOUNS_SRC.items() for w in words}
+# Words that, with a negation, say the receiver does not have a value ("I don't see an account
+# attached", "without an account on file", "whatever address is on the account").
+_DISCLAIMERS = frozenset({"without", "whatever", "whichever", "unable"})
+# Words that name a value without saying which thing it is.
+_GENERIC_NAMES = frozenset({"number", "id", "reference", "ref", "code", "value", "detail",
+                            "info", "information"})
+_EVIDENCE_KINDS = ("text", "tool_call", "tool_result", "handoff")
+
+
+def _nouns(stems: Any) -> frozenset[str]:
+    return frozenset(_SLOT_NOUN[s] for s in stems if s in _SLOT_NOUN)
+
+
+def _key_nouns(name: str) -> frozenset[str]:
+    """The slot nouns of a tool argument or context key (``arguments.account_number`` →
+    ``account``; ``context.bookingRef`` → ``booking``)."""
+    key = name.split(".", 1)[1] if "." in name else ""
+    parts = re.split(r"[^A-Za-z]+|(?<=[a-z])(?=[A-Z])", key)
+    return _nouns(_canonical(p) for p in parts if p)
+
+
+def _label_at(an: _Analysis, slot: _Slot) -> frozenset[str]:
+    """What names the value at ``slot``: the nearest slot noun before it in its sentence (up to
+    five words), else right after it (up to three words); empty when none does."""
+    words = an.words
+    i = next((k for k, w in enumerate(words) if w.start >= slot.start), len(words))
+    end = slot.start + len(slot.text)
+    sentence = words[i].sentence if i < len(words) else (words[-1].sentence if words else 0)
+    for k in range(i - 1, max(-1, i - 6), -1):
+        if words[k].sentence != sentence:
+            break
+        if words[k].stem in _SLOT_NOUN:
+            return frozenset({_SLOT_NOUN[words[k].stem]})
+    after = [w for w in words[i:] if w.start >= end and w.sentence == sentence][:3]
+    for w in after:
+        if w.stem in _SLOT_NOUN:
+            return frozenset({_SLOT_NOUN[w.stem]})
+    return frozenset()
+
+
+def _same_slot(fact_nouns: frozenset[str], label: frozenset[str]) -> bool:
+    """Could a value named ``label`` be the fact's (nothing names them as different things)?"""
+    return not fact_nouns or not label or not fact_nouns.isdisjoint(label)
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One analysed piece of the receiver's evidence: its text (all of it, joined), one tool
+    argument or handoff context value (``act``/``handoff``), or one tool result (``world``)."""
+
+    role: str                  # said | act | handoff | world
+    an: _Analysis
+    pieces: tuple[tuple[int, Message, int], ...]  # (start in an.text, message, start in it)
+    key: str = ""              # the field name of an act's value
+    label: frozenset[str] = frozenset()  # the slot nouns of that key
+
+    def where(self, start: int) -> tuple[Message, int]:
+        """The message that holds ``an.text[start]`` and the offset in its content."""
+        at, msg, off = self.pieces[0]
+        for a, m, o in self.pieces:
+            if a > start:
+                break
+            at, msg, off = a, m, o
+        return msg, off + start - at
+
+
+def _span(part: _Part, start: int, text: str) -> EvidenceSpan:
+    msg, a = part.where(start)
+    b = a + len(text)
+    if msg.content[a:b].casefold() != text.casefold():  # a slot read across words
+        found = locate([msg], text)
+        if found is not None:
+            return found
+        b = min(len(msg.content), b)
+    return EvidenceSpan(msg.turn_index, msg.part, msg.kind, msg.speaker,
+                        msg.field_at(a, b) or part.key, a, b, msg.content[a:b])
+
+
+def _said(msgs: Sequence[Message]) -> _Part:
+    pieces, texts, pos = [], [], 0
+    for m in msgs:
+        pieces.append((pos, m, 0))
+        texts.append(m.content)
+        pos += len(m.content) + 1
+    return _Part("said", _analyze("\n".join(texts)) if texts else _EMPTY, tuple(pieces))
+
+
+_KEY_OPENS = re.compile(r'(?:\(|,\s*)([A-Za-z_][\w.\-]*)="')
+
+
+def _fields_of(m: Message) -> tuple[tuple[str, int, int], ...]:
+    """``m.fields``, or for an entry that lost them (one read back from a rendered prompt) the
+    ``key="value"`` spans of its content: ``pay(ref="BK-1")`` → ``arguments.ref``."""
+    if m.fields:
+        return m.fields
+    prefix = "context" if m.kind == "handoff" else "arguments"
+    opens = list(_KEY_OPENS.finditer(m.content))
+    out = []
+    for k, o in enumerate(opens):
+        end = opens[k + 1].start() if k + 1 < len(opens) else m.content.rfind(")")
+        end = m.content.rfind('"', o.end(), max(o.end(), end) + 1)
+        if end > o.end():
+            out.append((f"{prefix}.{o.group(1)}", o.end(), end))
+    if not out and "(" in m.content:  # positional or unparsed: one value, unnamed
+        a, b = m.content.index("(") + 1, max(m.content.rfind(")"), 0)
+        if b > a:
+            out.append((prefix, a, b))
+    return tuple(out)
+
+
+def _acts(m: Message) -> list[_Part]:
+    role = "handoff" if m.kind == "handoff" else "act"
+    out = []
+    for name, a, b in _fields_of(m):
+        if b > a:
+            out.append(_Part(role, _analyze(m.content[a:b]), ((0, m, a),), name,
+                             _key_nouns(name)))
+    return out
+
+
+def _split_evidence(item: RetentionItem, fact: _Analysis
+                    ) -> tuple[list[Message], list[Message], Message | None]:
+    """(the receiver's entries that count, the user's entries, the user entry that gave the
+    fact again). The receiver's entries after the user restated the fact do not count: the
+    value came from the user again, not from the handoff."""
+    evidence = {id(m) for m in item.evidence}
+    hard = [s for s in fact.slots if s.hard]
+    soft = [s for s in fact.slots if not s.hard]
+    mine: list[Message] = []
+    users: list[Message] = []
+    restated: Message | None = None
+    for m in item.after:
+        if m.is_user:
+            users.append(m)
+            if restated is None and fact.slots:
+                said = _analyze(m.content)
+                found = [s for s in (hard or soft)
+                         if any(_same(s, t) for t in said.slots)]
+                if (hard and found) or (not hard and len(found) == len(soft)):
+                    restated = m
+            continue
+        if id(m) in evidence and restated is None:
+            mine.append(m)
+    return mine, users, restated
+
+
+def _known_values(item: RetentionItem, fact_nouns: frozenset[str],
+                  world: Sequence[_Part]) -> set[tuple[str, str]]:
+    """Values the conversation already holds for something else: what the user, the tools and
+    the handoffs said before this handoff (not a value the user rejects: "not Basic annual"),
+    what an agent said of a thing named otherwise, and what the receiver's tools returned for
+    a thing named otherwise (a ticket the tool created)."""
+    known: set[tuple[str, str]] = set()
+    for m in item.before:
+        if m.kind == "user" or m.is_user:
+            an = _analyze(m.content)
+            for s in an.slots:
+                if not _rejected_by_user(an, s):
+                    known.add((s.kind, str(s.value)))
+        elif m.kind in ("tool_call", "handoff"):
+            for p in _acts(m):
+                known.update((s.kind, str(s.value)) for s in p.an.slots)
+        else:  # an agent's text or a tool's result: only values named as another thing
+            an = _analyze(m.content)
+            for s in an.slots:
+                label = _label_at(an, s)
+                if label and not _same_slot(fact_nouns, label):
+                    known.add((s.kind, str(s.value)))
+    for p in world:
+        for s in p.an.slots:
+            label = _label_at(p.an, s)
+            if label and not _same_slot(fact_nouns, label):
+                known.add((s.kind, str(s.value)))
+    return known
+
+
+def _rejected_by_user(an: _Analysis, s: _Slot) -> bool:
+    """Does the user reject this value ("I'm on Basic monthly, not Basic annual")?"""
+    return re.search(r"\b(?:not|no|isn't|wasn't)\s+(?:\S+\s+){0,2}$",
+                     an.text[max(0, s.start - 30):s.start], re.I) is not None
+
+
+# --------------------------------------------------------------------------------------------
+# Comparing a fact with the receiver's evidence
+# --------------------------------------------------------------------------------------------
+
+
 @dataclass
 class _Comparison:
     signals: dict[str, float]
     label: str
     rationale: str
     evidence: list[str]
+    span: EvidenceSpan | None = None
 
 
 def _compare(item: RetentionItem) -> _Comparison:
     fact = _analyze(item.fact)
-    agent_msgs = [m.content for m in item.after if not m.is_user]
-    n_user = sum(1 for m in item.after if m.is_user)
-    text = _analyze("\n".join(agent_msgs)) if agent_msgs else _EMPTY
+    mine, users, restated = _split_evidence(item, fact)
+    said = _said([m for m in mine if m.kind not in _EVIDENCE_KINDS[1:]])
+    acts = [p for m in mine if m.kind in ("tool_call", "handoff") for p in _acts(m)]
+    world = [_Part("world", _analyze(m.content), ((0, m, 0),), "output")
+             for m in mine if m.kind == "tool_result"]
+    text = said.an
+    fact_nouns = _nouns(w.stem for w in fact.words)
+    known = _known_values(item, fact_nouns, world)
     ev: list[str] = []
-    sig: dict[str, float] = {"n_agent_messages": float(len(agent_msgs)),
-                             "n_user_messages": float(n_user)}
+    n_evidence = len(item.evidence)
+    sig: dict[str, float] = {"n_agent_messages": float(n_evidence),
+                             "n_user_messages": float(len(users))}
 
     fact_values = {(s.kind, str(s.value)) for s in fact.slots}
     hard = [s for s in fact.slots if s.hard]
     soft = [s for s in fact.slots if not s.hard]
-    found_hard = conflict_hard = 0
-    found_soft = conflict_soft = 0
+
+    def conflicting(s: _Slot, t: _Slot, label: frozenset[str]) -> bool:
+        return (_comparable(s, t) and not _same(s, t)
+                and (t.kind, str(t.value)) not in fact_values
+                and (t.kind, str(t.value)) not in known and _same_slot(fact_nouns, label))
+
+    found_soft = conflict_hard = conflict_soft = 0
     rejected = adopted_conflict = 0
-    conflicts: list[tuple[_Slot, _Slot]] = []
+    roles: dict[int, set[str]] = {}  # hard slot index -> where its value was found
     matched_at: list[int] = []
-    for s in fact.slots:
+    first_match: tuple[tuple[int, int], EvidenceSpan] | None = None
+    conflict_span: EvidenceSpan | None = None
+    order = {id(m): k for k, m in enumerate(item.after)}
+
+    def note_match(part: _Part, t: _Slot) -> None:
+        nonlocal first_match
+        span = _span(part, t.start, t.text)
+        msg, _ = part.where(t.start)
+        rank = (order.get(id(msg), 0), span.start)
+        if first_match is None or rank < first_match[0]:
+            first_match = (rank, span)
+
+    for k, s in enumerate(fact.slots):
         matches = [t for t in text.slots if _same(s, t)]
+        elsewhere = [(p, t) for p in (*acts, *world) for t in p.an.slots if _same(s, t)]
         if s.hard:
             matched_at.extend(t.start for t in matches)
-        others = [t for t in text.slots if _comparable(s, t) and not _same(s, t)
-                  and (t.kind, str(t.value)) not in fact_values]
-        if matches:
+        others = [t for t in text.slots if conflicting(s, t, _label_at(text, t))]
+        acted = [(p, t) for p in acts for t in p.an.slots
+                 if conflicting(s, t, p.label or _label_at(p.an, t))]
+        for t in matches:
+            note_match(said, t)
+        for p, t in elsewhere:
+            note_match(p, t)
+        if matches or elsewhere:
             if s.hard:
-                found_hard += 1
+                roles[k] = {"said"} if matches else set()
+                roles[k].update(p.role for p, _ in elsewhere)
             else:
                 found_soft += 1
-            ev.append(f"{s.kind} {s.text!r} found")
-            if others and _REPLACEMENT.search(text.text):
-                for t in matches:
-                    if _REJECT_CUE.search(text.text[max(0, t.start - 30):t.start]):
-                        rejected += 1
-                        ev.append(f"{s.kind} {s.text!r} rejected by a replacement cue")
-                        break
-                for o in others:
-                    if _ADOPT_CUE.search(text.text[max(0, o.start - 60):o.start]) or re.match(
-                            r"\s*instead\b", text.text[o.start + len(o.text):], re.I):
-                        adopted_conflict += 1
-                        ev.append(f"{s.kind} {o.text!r} replaces {s.text!r}")
-                        break
-        elif others:
+            where = "" if matches else f" in {_role_name(elsewhere[0][0])}"
+            ev.append(f"{s.kind} {s.text!r} found{where}")
+        if acted:
+            # acting on another value for the same thing (a tool argument, the context handed on)
+            p, t = acted[0]
             if s.hard:
                 conflict_hard += 1
             else:
                 conflict_soft += 1
-            conflicts.append((s, others[0]))
+            conflict_span = conflict_span or _span(p, t.start, t.text)
+            ev.append(f"{s.kind} conflict: fact {s.text!r}, {p.key} {t.text!r}")
+        elif matches and others and _REPLACEMENT.search(text.text):
+            for t in matches:
+                if _REJECT_CUE.search(text.text[max(0, t.start - 30):t.start]):
+                    rejected += 1
+                    conflict_span = conflict_span or _span(said, t.start, t.text)
+                    ev.append(f"{s.kind} {s.text!r} rejected by a replacement cue")
+                    break
+            for o in others:
+                if _ADOPT_CUE.search(text.text[max(0, o.start - 60):o.start]) or re.match(
+                        r"\s*instead\b", text.text[o.start + len(o.text):], re.I):
+                    adopted_conflict += 1
+                    conflict_span = conflict_span or _span(said, o.start, o.text)
+                    ev.append(f"{s.kind} {o.text!r} replaces {s.text!r}")
+                    break
+        elif others and not matches:
+            # the receiver says another value for it (even if a tool or the context it handed
+            # on holds the fact's value: what it told the user is wrong)
+            if s.hard:
+                conflict_hard += 1
+            else:
+                conflict_soft += 1
+            conflict_span = conflict_span or _span(said, others[0].start, others[0].text)
             ev.append(f"{s.kind} conflict: fact {s.text!r}, messages {others[0].text!r}")
-        elif s.hard:
+        elif not (matches or elsewhere) and s.hard:
             ev.append(f"{s.kind} {s.text!r} not mentioned")
+
+    def count(*where: str) -> int:
+        return sum(1 for r in roles.values() if not r.isdisjoint(where))
+
+    found_hard = len(roles)
     sig.update({
         "n_hard_slots": float(len(hard)), "hard_found": float(found_hard),
         "hard_conflict": float(conflict_hard),
@@ -899,13 +1191,18 @@ def _compare(item: RetentionItem) -> _Comparison:
         "soft_conflict": float(conflict_soft),
         "value_rejected": float(rejected), "conflict_adopted": float(adopted_conflict),
         "replacement_cue": float(bool(_REPLACEMENT.search(text.text))),
+        "found_in_text": float(count("said")), "found_in_tool": float(count("act", "world")),
+        "found_in_handoff": float(count("handoff")),
+        "user_restated": float(restated is not None),
     })
 
-    # topic overlap
-    fstems = _content_stems(fact)
+    # topic overlap: the receiver's text and the values it acted on
     value_stems = {w.stem for s in fact.slots for w in fact.words if w.start == s.start}
-    shared = [s for s in fstems if s in text.stems or (
-        s in _HYPERNYMS and not _HYPERNYMS[s].isdisjoint(text.stems))]
+    fstems = _content_stems(fact)
+    act_stems = frozenset().union(*(p.an.stems for p in (*acts, *world)))
+    all_stems = text.stems | act_stems
+    shared = [s for s in fstems if s in all_stems or (
+        s in _HYPERNYMS and not _HYPERNYMS[s].isdisjoint(all_stems))]
     overlap = len(shared) / len(fstems) if fstems else 0.0
     best_sent, best_ov = -1, 0.0
     if fstems and text.words:
@@ -926,13 +1223,15 @@ def _compare(item: RetentionItem) -> _Comparison:
                 "text_words": float(len(text.words))})
 
     # polarity: a negation in the fact vs a negation close before a fact word in the text
+    # (only a fact without values can be negated: a value is contradicted only by another value)
     neg_fact = float(bool(fact.negation_positions))
     neg_text = 0.0
     if best_sent >= 0:
         fset = set(fstems)
+        sa, sb = text.sentences[best_sent]
         for p in text.negation_positions:
             w = text.words[p]
-            if w.sentence != best_sent:
+            if w.sentence != best_sent or _is_question(text.text[sa:sb]):
                 continue
             if any(x.stem in fset for x in text.words[p + 1:p + 5] if x.sentence == best_sent):
                 neg_text = 1.0
@@ -941,24 +1240,35 @@ def _compare(item: RetentionItem) -> _Comparison:
     sig.update({"negation_fact": neg_fact, "negation_text": neg_text,
                 "polarity_mismatch": mismatch})
 
-    # re-asks: an agent question about what the fact holds, without its value
+    # re-asks: a question of the receiver about what the fact holds, without its value
     reask = 0.0
     questions = 0
+    reask_span: EvidenceSpan | None = None
     key_stems = set(fstems) - value_stems
-    hard_texts = list(hard)
+    text_found = sum(1 for s in hard if any(_same(s, t) for t in text.slots))
     # a yes/no question about the fact ("Have you tried two cards?") asks for it again even
     # though it holds the value, unless it is a confirmation or the value is also stated
     asking = [(a, b) for a, b in text.sentences
               if _is_question(text.text[a:b]) and _ASKING.match(text.text[a:b].strip())
               and not _CONFIRM.search(text.text[a:b])]
-    if found_hard and asking and all(any(a <= pos < b for a, b in asking)
+
+    def ask_span(a: int, b: int) -> EvidenceSpan:
+        sentence = text.text[a:b]
+        lead = len(sentence) - len(sentence.lstrip())
+        return _span(said, a + lead, sentence.strip())
+
+    if text_found and asking and all(any(a <= pos < b for a, b in asking)
                                      for pos in matched_at):
         reask = 1.0
-        found_hard = 0
+        for r in roles.values():  # a value said only inside the question does not count
+            r.discard("said")
+        found_hard = sum(1 for r in roles.values() if r)
+        reask_span = ask_span(*asking[0])
         ev.append(f"re-ask: {text.text[asking[0][0]:asking[0][1]].strip()[:80]!r}")
     elif not hard and best_sent >= 0 and text.sentences[best_sent] in asking:
         sa, sb = text.sentences[best_sent]
         reask = 1.0
+        reask_span = ask_span(sa, sb)
         ev.append(f"re-ask: {text.text[sa:sb].strip()[:80]!r}")
     for a, b in text.sentences:
         if reask:
@@ -968,50 +1278,115 @@ def _compare(item: RetentionItem) -> _Comparison:
         if not _is_question(sentence):
             continue
         questions += 1
-        if found_hard:
+        if text_found:
             continue
         qwords = {w.stem for w in text.words if a <= w.start < b}
         asks_kind = any(any(k in qwords for k in _ASKS_FOR.get(s.kind, ())) for s in fact.slots)
         shared_keys = key_stems & qwords
-        if hard_texts and (shared_keys or asks_kind):
+        if hard and (shared_keys or asks_kind):
             reask = 1.0
-        elif not hard_texts and key_stems and len(shared_keys) >= max(1, len(key_stems) / 2):
+        elif not hard and key_stems and len(shared_keys) >= max(1, len(key_stems) / 2):
             reask = 1.0
         if reask:
+            reask_span = ask_span(a, b)
             ev.append(f"re-ask: {sentence.strip()[:80]!r}")
             break
-    sig.update({"reask": reask, "questions": float(questions)})
+    # "I don't see an account attached", "whatever address is on the account": the receiver
+    # says it does not have the thing that names the fact's value
+    disclaimed = 0.0
+    value_nouns = frozenset().union(*(_label_at(fact, s) for s in hard))
+    if value_nouns and not text_found:
+        cues = sorted({*text.negation_positions, *(
+            i for i, w in enumerate(text.words) if w.text.lower() in _DISCLAIMERS)})
+        for i in cues:
+            w = text.words[i]
+            if text.text[w.start + len(w.text):w.start + len(w.text) + 1] == "-":
+                continue  # "no-IP-address error": part of a name
+            near = [x for x in text.words[i + 1:i + 6] if x.sentence == w.sentence]
+            if any(_SLOT_NOUN.get(x.stem) in value_nouns for x in near):
+                sa, sb = text.sentences[w.sentence]
+                disclaimed = 1.0
+                ev.append(f"says it lacks it: {text.text[sa:sb].strip()[:80]!r}")
+                break
+    sig.update({"reask": reask, "questions": float(questions), "disclaimed": disclaimed})
+
+    # a negation of the fact's own statement ("you haven't turned on two-factor yet" for "has
+    # turned on two-factor"): most of its words, at least two, right after the negation.
+    # A negation of anything else ("no, I don't need a refund", "not a problem") is none.
+    negated: EvidenceSpan | None = None
+    predicate = [s for s in fstems if s not in value_stems and s not in _SLOT_NOUN
+                 and s not in _GENERIC_NAMES]
+    if hard and len(predicate) >= 2 and not neg_fact:
+        for i in text.negation_positions:
+            w = text.words[i]
+            sa, sb = text.sentences[w.sentence]
+            if text.text[w.start + len(w.text):w.start + len(w.text) + 1] == "-" or \
+                    _is_question(text.text[sa:sb]):
+                continue
+            if not any(x.stem in predicate for x in text.words[i + 1:i + 4]
+                       if x.sentence == w.sentence):
+                continue
+            here = {x.stem for x in text.words if x.sentence == w.sentence} & set(predicate)
+            if len(here) >= 2 and len(here) >= _PARAMS["negated_share"] * len(predicate):
+                negated = ask_span(sa, sb)
+                ev.append(f"negated: {text.text[sa:sb].strip()[:80]!r}")
+                break
+    sig["negated"] = float(negated is not None)
+
+    def done(label: str, why: str, span: EvidenceSpan | None = None) -> _Comparison:
+        return _Comparison(sig, label, why, ev, span)
 
     p = _PARAMS
-    if not agent_msgs:
-        return _Comparison(sig, "lost", "no agent message after the handoff",
-                           ev + ["no agent message after the handoff"])
+    if not n_evidence:
+        ev.append("no agent message after the handoff")
+        return done("lost", "no agent message after the handoff")
     if conflict_hard or rejected or adopted_conflict:
-        return _Comparison(sig, "contradicted", "the messages hold a different value", ev)
+        return done("contradicted", "the receiver states or acts on a different value",
+                    conflict_span)
+    match_span = first_match[1] if first_match else None
     if hard:
-        if found_hard / len(hard) >= p["slot_share"]:
-            if mismatch and neg_text and best_ov >= p["polarity_overlap"]:
-                ev.append("negated in the messages")
-                return _Comparison(sig, "contradicted", "the messages negate the fact", ev)
-            return _Comparison(sig, "retained", "the fact's values appear in the messages", ev)
+        only_handed_on = found_hard and not count("said", "act", "world")
+        if negated is not None and found_hard:
+            return done("contradicted", "the receiver negates the fact", negated)
+        if found_hard / len(hard) >= p["slot_share"] and not (
+                only_handed_on and (reask or disclaimed)):
+            return done("retained", "the fact's values appear in the receiver's entries",
+                        match_span)
+        if restated is not None:
+            ev.append(f"the user gave it again: {restated.content.strip()[:80]!r}")
+            return done("lost", "the user had to give the fact again", reask_span)
         if reask:
-            return _Comparison(sig, "lost", "an agent asks again for what the fact holds", ev)
-        return _Comparison(sig, "lost", "the fact's values are not mentioned", ev)
+            return done("lost", "the receiver asks again for what the fact holds", reask_span)
+        if disclaimed:
+            return done("lost", "the receiver says it does not have the fact")
+        return done("lost", "the fact's values are not in the receiver's entries")
     if conflict_soft:
-        return _Comparison(sig, "contradicted", "the messages describe something else", ev)
+        return done("contradicted", "the receiver describes something else", conflict_span)
     names = [s for s in soft if s.kind == "proper"]
-    if names and sum(1 for s in names if any(_same(s, t) for t in text.slots)) \
+    all_slots = [*text.slots, *(t for q in (*acts, *world) for t in q.an.slots)]
+    if names and sum(1 for s in names if any(_same(s, t) for t in all_slots)) \
             >= p["slot_share"] * len(names) and not mismatch:
-        return _Comparison(sig, "retained", "the names in the fact appear in the messages", ev)
+        return done("retained", "the names in the fact appear in the receiver's entries",
+                    match_span)
     if mismatch and best_ov >= p["polarity_overlap"]:
         ev.append("negation in the fact" if neg_fact else "negation in the messages")
-        return _Comparison(sig, "contradicted", "the messages state the opposite", ev)
+        return done("contradicted", "the receiver states the opposite",
+                    ask_span(*text.sentences[best_sent]) if best_sent >= 0 else None)
+    if restated is not None and overlap < p["retain_overlap"]:
+        ev.append(f"the user gave it again: {restated.content.strip()[:80]!r}")
+        return done("lost", "the user had to give the fact again", reask_span)
     if reask:
-        return _Comparison(sig, "lost", "an agent asks again for what the fact holds", ev)
+        return done("lost", "the receiver asks again for what the fact holds", reask_span)
     ev.append(f"{len(shared)}/{len(fstems)} content words shared")
     if overlap >= p["retain_overlap"]:
-        return _Comparison(sig, "retained", "the messages restate the fact", ev)
-    return _Comparison(sig, "lost", "the messages do not show the fact", ev)
+        return done("retained", "the receiver restates the fact", match_span)
+    return done("lost", "the receiver's entries do not show the fact")
+
+
+def _role_name(part: _Part) -> str:
+    return {"act": "a tool call", "handoff": "the context handed on",
+            "world": "a tool result"}.get(part.role, "the text")
+
 
 
 @lru_cache(maxsize=1)
@@ -1041,8 +1416,17 @@ class HeuristicJudge:
     >>> judge.judge(item("Account number is ACCT-4471", "What is your account number?")).label
     'lost'
     >>> v = judge.judge(item("Account number is ACCT-4471", "Refund for ACCT-4471 started."))
-    >>> v.label, v.evidence
-    ('retained', ("ident 'ACCT-4471' found",))
+    >>> v.label, v.evidence, v.span.describe()
+    ('retained', ("ident 'ACCT-4471' found",), 'billing · turn 0 · text: "ACCT-4471"')
+
+    A tool argument carries a fact as well as a sentence does:
+
+    >>> call = Message("billing", 'lookup(account_number="ACCT-4471")', 1, kind="tool_call",
+    ...                tool="lookup", fields=(("arguments.account_number", 23, 32),))
+    >>> v = judge.judge(RetentionItem("c/h0/f1", "c", 0, "f1", "Account is ACCT-4471", (),
+    ...                               (call,), "triage", "billing"))
+    >>> v.label, v.span.field
+    ('retained', 'arguments.account_number')
     """
 
     name = "heuristic"
@@ -1059,7 +1443,8 @@ class HeuristicJudge:
         out = []
         for it in items:
             c = _compare(it)
-            out.append(Verdict(it.item_id, c.label, c.rationale, tuple(c.evidence)))
+            out.append(Verdict(it.item_id, c.label, c.rationale, tuple(c.evidence),
+                               span=c.span))
         return out
 
     def judge(self, item: RetentionItem) -> Verdict:

@@ -13,7 +13,8 @@ from maev_kit.retention._items import LABELS, RetentionItem
 
 __all__ = ["LearnedJudge", "NotFittedError", "TrainingOverlapError"]
 
-_REVISION = "1"
+_REVISION = "2"  # 2: reads the receiving agent's evidence (its text, tool calls and results,
+#   the context it hands on), not every agent's text
 
 
 class NotFittedError(MaevError, ValueError):
@@ -26,15 +27,22 @@ class TrainingOverlapError(InputError):
 
 
 def _agent_text(item: RetentionItem) -> str:
-    return "\n".join(m.content for m in item.after if not m.is_user)
+    """What the receiving agent said and did after the handoff: its text, its tool calls and
+    their results, the context it handed on (:attr:`RetentionItem.evidence`)."""
+    return "\n".join(m.content for m in item.evidence)
 
 
 def _fingerprint(item: RetentionItem) -> str:
-    return hashlib.sha256(f"{item.fact}\0{_agent_text(item)}".encode()).hexdigest()
+    """The item's inputs: the fact, the receiver's entries and the user's (the heuristic's
+    signals read both), each with its kind — the same item under another id has the same."""
+    mine = {id(m) for m in item.evidence}
+    seen = "\0".join(f"{m.kind}:{m.content}" for m in item.after
+                     if m.is_user or id(m) in mine)
+    return hashlib.sha256(f"{item.fact}\0{seen}".encode()).hexdigest()
 
 
 def _documents(item: RetentionItem) -> tuple[str, str]:
-    """(fact words, fact words missing from the agents' messages) as space-joined stems."""
+    """(fact words, fact words missing from the receiver's entries) as space-joined stems."""
     fact = _analyze(item.fact)
     text_stems = _analyze(_agent_text(item)).stems
     words = [w.text.lower() for w in fact.words]
@@ -47,7 +55,9 @@ class LearnedJudge:
 
     A multinomial logistic regression (scikit-learn) over three feature blocks: the
     :class:`HeuristicJudge`'s numeric ``signals`` and its label (scaled), TF-IDF of the fact's
-    words (1–2-grams), and TF-IDF of the fact's content words that the agents' messages lack.
+    words (1–2-grams), and TF-IDF of the fact's content words that the receiving agent's
+    entries lack (its text, tool calls and results, the context it hands on:
+    :attr:`~maev_kit.retention.RetentionItem.evidence`; other agents' entries do not count).
     Training is deterministic (items are sorted by id before fitting; lbfgs solver).
 
     Use it on held-out items only: :meth:`judge_items` raises :class:`TrainingOverlapError` for

@@ -241,3 +241,32 @@ def test_sd_048_seats_from_the_support_desk_set_is_retained():
     v = JUDGE.judge(item)
     assert v.label == "retained", v.evidence
     assert v.evidence == ("quantity '12' found",)
+
+
+@pytest.mark.parametrize("expected, fact, said", CASES, ids=[f"{c[0]}:{c[2][:30]}" for c in CASES])
+def test_retained_and_contradicted_verdicts_point_at_the_receivers_text(expected, fact, said):
+    v = judge(fact, said)
+    if v.span is None:  # retained on shared words alone, or lost
+        assert v.label == "lost" or any(e.endswith("content words shared") for e in v.evidence)
+        return
+    assert (v.span.kind, v.span.speaker, v.span.field, v.span.turn_index) == (
+        "text", "billing", "text", 10)
+    assert said[v.span.start:v.span.end] == v.span.text
+    if v.label == "contradicted" and "negation in the messages" in v.evidence:
+        assert v.span.text == said  # the sentence that states the opposite
+
+
+def test_the_span_names_the_value_that_carried_or_contradicted_the_fact():
+    v = judge("Account number is ACCT-4471", "Hello!", "Refund for acct-4471 is on its way.")
+    assert (v.label, v.span.text, v.span.turn_index, v.span.start) == (
+        "retained", "acct-4471", 11, 11)
+    v = judge("Account number is ACCT-4471", "I've opened ACCT-4472 for you.")
+    assert (v.label, v.span.text) == ("contradicted", "ACCT-4472")
+    v = judge("Account number is ACCT-4471", "Could you give me your account number?")
+    assert (v.label, v.span.text) == ("lost", "Could you give me your account number?")
+    assert JUDGE.judge_items([make_item("Account number is ACCT-4471", "ACCT-4471 it is.")]
+                             )[0].span.describe() == 'billing · turn 10 · text: "ACCT-4471"'
+
+
+def test_the_version_names_the_rules_revision():
+    assert JUDGE.version.startswith("2-")

@@ -101,3 +101,27 @@ def test_beats_chance_on_held_out_snli():
     pred = [v.label for v in judge.judge_items(items(test))]
     acc = sum(p == r["label"] for p, r in zip(pred, test)) / len(test)
     assert acc > 0.5  # chance is 1/3
+
+
+def test_its_inputs_are_the_receivers_entries_so_its_version_follows_them():
+    from maev_kit.retention import RetentionItem
+    from maev_kit.traces import Message
+
+    train, labels, _ = dataset()
+
+    def with_after(item, *extra):
+        return RetentionItem(item.item_id, item.conversation_id, 0, item.fact_id, item.fact,
+                             item.before, (*item.after, *extra), item.from_agent,
+                             item.to_agent)
+
+    base = LearnedJudge().fit(train, labels).version
+    # another agent's entry is no input: same version
+    router = Message("triage", "Summary: ORD-0 ships Monday.", 40)
+    other = LearnedJudge().fit([with_after(train[0], router), *train[1:]], labels).version
+    assert other == base
+    # a tool call of the receiving agent is one: another version
+    lookup = Message("billing", 'track(order="ORD-0")', 40, kind="tool_call", tool="track",
+                     fields=(("arguments.order", 13, 18),))
+    mine = LearnedJudge().fit([with_after(train[0], lookup), *train[1:]], labels).version
+    assert mine != base
+    assert base.startswith("2-C1-")
