@@ -1598,9 +1598,12 @@ the key facts a customer gave before a handoff survive it.
 | conversations | {s['conversations']} |
 | handoffs | {s['handoffs']} (longest chain: {s['longest_chain']}) |
 | messages (customer + agent) | {s['messages']} |
-| retention items (key fact × handoff) | {s['retention_items']} |
+| key facts as listed (fact × the handoff it is listed at) | {s['retention_items']} |
 | reference labels | {tot}: retained {lab['retained']} ({pct['retained']}), lost {lab['lost']} ({pct['lost']}), contradicted {lab['contradicted']} ({pct['contradicted']}) |
 | split | dev {s['splits']['dev']} conversations, test {s['splits']['test']} conversations |
+
+Each listed fact has a reference label. Scoring also judges a fact at every later handoff where
+it is not listed (a fact belongs to the conversation); those items carry no reference label.
 
 Handoff reasons recorded in the traces: {reasons} (`None` = the framework recorded no reason).
 

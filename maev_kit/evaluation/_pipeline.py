@@ -248,8 +248,14 @@ def _load(source: Any, *, expectations: Any = None, contracts: Any = None,
     if retention:
         exp_by_conv, sources, info = _with_facts(traces, exp_by_conv, facts, fact_backend,
                                                  fact_options or {})
-    return _Inputs(traces, exp_by_conv, list(contracts) if contracts else None,
-                   build_retention_items(traces, exp_by_conv) if retention else [],
+    items = build_retention_items(traces, exp_by_conv) if retention else []
+    if info is not None:  # count the conversations' facts, not their hops
+        first: dict[tuple[str, str], str] = {}
+        for it in items:
+            first.setdefault((it.conversation_id, it.fact_key), sources.get(it.item_id) or (
+                "context" if it.derived else "expectations"))
+        info["by_source"] = dict(Counter(first.values()).most_common())
+    return _Inputs(traces, exp_by_conv, list(contracts) if contracts else None, items,
                    labeled_set, split, splits, sources, info)
 
 

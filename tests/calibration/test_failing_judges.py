@@ -116,7 +116,9 @@ def test_a_judge_failing_for_under_half_the_items_is_ranked_with_its_failure_rat
     from maev_kit.judges import HeuristicJudge, Verdict
     from maev_kit.runner import run_judge
 
-    items = support.items_in("test")
+    # the labeled items (a fact is also judged at later handoffs nobody labeled)
+    labeled = {r["item_id"] for r in support.labels()}
+    items = [it for it in support.items_in("test") if it.item_id in labeled]
     run = run_judge(HeuristicJudge(), items, progress=False)
     cut = len(items) // 3
     broken = [Verdict(v.item_id, None, error="429", cause="rate_limit") if k < cut else v
@@ -146,7 +148,7 @@ def test_confidence_sets_every_ci_label(support):
 @pytest.mark.parametrize(("kw", "message"), [
     ({"split": "tset"}, "no split 'tset' in support_desk; splits: dev, test"),
     ({"judges": ["heurstic"]}, "unknown judge 'heurstic'; did you mean 'heuristic'?"),
-    ({"judges": ["gpt-4o-mini"], "prompts": ["v3"]}, "unknown prompt 'v3': not a builtin prompt (v1, v2) and no template file at that path"),
+    ({"judges": ["gpt-4o-mini"], "prompts": ["v9"]}, "unknown prompt 'v9': not a builtin prompt (v1, v2, v3) and no template file at that path"),
     ({"judges": ["retention-v2"]}, "is a prompt variant, not a judge model"),
 ])
 def test_bad_names_are_one_line_input_errors(support, kw, message):

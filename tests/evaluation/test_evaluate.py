@@ -45,7 +45,11 @@ def test_pairs_ledger_and_loops(result):
     assert result.handoff_matrix.loc["tech", "billing"] == 2
     pairs = result.pair_stats.set_index(["from_agent", "to_agent"])
     assert pairs.loc[("triage", "billing"), "retention_rate"] == 1.0
-    assert list(result.ledger["item_id"]) == ["good/h0/f1", "bad/h0/f1"]
+    # bad's one fact is judged at each of its four handoffs, under one fact_key
+    assert list(result.ledger["item_id"]) == ["good/h0/f1", "bad/h0/f1", "bad/h1/f1",
+                                              "bad/h2/f1", "bad/h3/f1"]
+    assert list(result.ledger["hop"]) == [0, 0, 1, 2, 3]
+    assert set(result.ledger["fact_key"]) == {"f1"}
     assert result.loops[0]["conversation_id"] == "bad"
     assert result.routing["exact_routing_accuracy"] == 0.5
 

@@ -64,7 +64,8 @@ def test_auto_is_the_expectations_on_support_desk(sd_auto, support_desk):
     assert sorted(led["item_id"]) == sorted(i.item_id for i in support_desk.items)
     facts = sd_auto.provenance["facts"]
     assert facts["mode"] == "auto"
-    assert facts["by_source"] == {"expectations": len(support_desk.items)}
+    # by_source counts the conversations' facts (each judged at several handoffs), not items
+    assert facts["by_source"] == {"expectations": len(sd_auto.fact_ledger)}
     assert facts["conversations_without_facts"] == 0
     # an explicit expectations file gives the same facts, judged the same
     by_file = run("support_desk", facts=support_desk.path / "expectations.jsonl")
@@ -86,7 +87,7 @@ def test_a_proposer_replaces_the_key_facts_but_keeps_handoffs_and_routing(mode, 
     else:
         assert all(f.startswith("p-") for f in led["fact_id"])
     assert r.provenance["facts"]["mode"] == mode
-    assert r.provenance["facts"]["by_source"] == {mode: len(led)}
+    assert r.provenance["facts"]["by_source"] == {mode: len(r.fact_ledger)}
     # the expected handoffs and routing cases still score: same numbers as with the written facts
     for col in ("handoff_quality", "routing_quality"):
         a, b = r.per_conversation[col], sd_auto.per_conversation[col]
@@ -164,7 +165,7 @@ def test_auto_on_a_trace_file_uses_context_then_offline_handoff_by_handoff(tmp_p
     assert r.not_applicable["routing"]["reason"] == "no routing case"
     assert math.isnan(r.summary().loc["handoff_quality", "mean"])
     assert r.provenance["facts"]["by_source"] == dict(
-        r.ledger["fact_source"].value_counts())
+        r.fact_ledger["fact_source"].value_counts())
 
 
 def test_auto_asks_the_offline_proposer_only_for_handoffs_without_context(monkeypatch):

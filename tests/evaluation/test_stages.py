@@ -21,7 +21,9 @@ def inputs():
 def test_load_gives_traces_expectations_and_items(inputs):
     assert [t.conversation_id for t in inputs.traces] == ["good", "bad"]
     assert set(inputs.expectations) == {"good", "bad"}
-    assert [it.item_id for it in inputs.items] == ["good/h0/f1", "bad/h0/f1"]
+    # a fact is judged at its handoff and every later one: bad has four
+    assert [it.item_id for it in inputs.items] == ["good/h0/f1", "bad/h0/f1", "bad/h1/f1",
+                                                   "bad/h2/f1", "bad/h3/f1"]
     assert inputs.labeled_set is None and inputs.contracts is None
 
 

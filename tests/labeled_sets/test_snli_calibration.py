@@ -45,7 +45,8 @@ def test_at_least_600_items_one_fact_each(snli):
 
 def test_trace_shape(snli):
     for t, item in zip(snli.traces, snli.items):
-        assert [m.speaker for m in t.messages()] == ["user", "intake", "responder"]
+        assert [(m.speaker, m.kind) for m in t.messages()] == [
+            ("user", "user"), ("intake", "text"), ("intake", "handoff"), ("responder", "text")]
         assert len(t.handoffs) == 1
         h = t.handoffs[0]
         assert (h.from_agent, h.to_agent, h.reason) == ("intake", "responder", None)

@@ -42,7 +42,9 @@ def test_timeline_orders_by_turn_index_user_turn_handoff_on_ties():
                         user_messages=[UserMessage("hi", 1)])
     kinds = [type(e).__name__ for e in t.timeline()]
     assert kinds == ["UserMessage", "AgentTurn", "Handoff"]
-    assert [m.speaker for m in t.messages()] == ["user", "a"]
+    assert [(m.speaker, m.kind) for m in t.messages()] == [
+        ("user", "user"), ("a", "text"), ("a", "handoff")]
+    assert [m.speaker for m in t.messages(tools=False)] == ["user", "a"]
 
 
 def test_traces_are_slotted_and_pickles_of_dict_based_versions_still_load():
