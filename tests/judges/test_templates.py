@@ -22,7 +22,10 @@ def test_a_file_is_named_by_its_stem_and_identified_by_its_content(tmp_path):
     same.write_text(V1, encoding="utf-8")
     t = PromptTemplate.from_file(same)
     assert (t.name, t.source, t.text) == ("copy_of_v1", str(same), V1)
-    assert t.sha256 == PromptTemplate.builtin("v1").sha256  # same text, same hash
+    # same text, same view, same hash: v1 renders the text-only view; a template file renders
+    # the conversation view unless told otherwise, and the view is part of the hash
+    assert PromptTemplate.from_file(same, view="text").sha256 == PromptTemplate.builtin("v1").sha256
+    assert t.view == "conversation" and t.sha256 != PromptTemplate.builtin("v1").sha256
     mine = PromptTemplate.from_file(marked_template(tmp_path))
     assert mine.name == "mine" and mine.sha256 != t.sha256
     assert PromptTemplate.from_text(mine.text, name="other").sha256 == mine.sha256
@@ -62,7 +65,7 @@ def test_a_bad_template_is_one_input_error_naming_file_and_line(tmp_path, text, 
 
 
 def test_unknown_prompt_and_missing_file(tmp_path):
-    with pytest.raises(InputError, match=r"unknown prompt 'v7': not a builtin prompt \(v1, v2\)"):
+    with pytest.raises(InputError, match=r"unknown prompt 'v7': not a builtin prompt \(v1, v2, v3\)"):
         RetentionJudge("v7")
     with pytest.raises(InputError, match="prompt template .*nope.txt: No such file"):
         PromptTemplate.from_file(tmp_path / "nope.txt")

@@ -8,7 +8,8 @@ def test_evidence_becomes_a_tuple_and_round_trips():
     assert v.evidence == ("a", "b")
     assert Verdict.from_dict(v.to_dict()) == v
     assert v.to_dict() == {"item_id": "c/h0/f1", "label": "retained", "rationale": "quoted",
-                           "evidence": ["a", "b"], "error": None, "raw": None, "cause": None}
+                           "evidence": ["a", "b"], "error": None, "raw": None, "cause": None,
+                           "span": None}
 
 
 def test_cause_is_one_of_the_agreed_causes_and_goes_with_an_error():
