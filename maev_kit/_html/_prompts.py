@@ -152,7 +152,7 @@ def changed_rows_html(cmp: Any, *, excerpts: bool = True, limit: int | None = No
             out.append(f"<div>{head}</div>")
             continue
         item = cmp.items.get(r["item_id"])
-        body = item_html(item) if item is not None else ""
+        body = item_html(item, anchors=None) if item is not None else ""  # many items: no ids
         why = (f"<p><b>a</b>: {_e(r.get('rationale_a') or '')}<br><b>b</b>: "
                f"{_e(r.get('rationale_b') or '')}</p>")
         out.append(f"<details><summary>{head}</summary>{why}{body}</details>")

@@ -1,21 +1,34 @@
 """HTML for traces and retention items — plain strings, no widget library.
 
-Every piece of trace text (messages, agent ids, context keys and values, tool calls, facts,
-rationales) goes through :func:`maev_kit._html.esc` before it reaches the page: trace text is
-untrusted, and the notebook's HTML output runs scripts and ``onerror`` handlers.
+Both render the conversation view judges read (:func:`maev_kit.traces.conversation_view`),
+entry by entry and by kind: user text, agent text, tool calls (a monospaced "call" row: the
+tool's name and arguments), tool results (a "result" row, never drawn as the agent speaking)
+and handoffs with the context they passed. Each entry carries an anchor
+(:func:`entry_anchor`, ``id="t5-p1"``) and, given a verdict's evidence span, the exact
+characters it names are wrapped in ``<mark class="evidence ...">`` — so what a page shows and
+what a verdict rests on cannot silently differ. In a retention item the receiving agent's
+entries are the evidence; the user's and other agents' are marked as context.
+
+Every piece of trace text (messages, agent ids, context keys and values, tool names and
+arguments, tool results, facts, rationales) goes through :func:`maev_kit._html.esc` before it
+reaches the page: trace text is untrusted, and the notebook's HTML output runs scripts and
+``onerror`` handlers.
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from maev_kit._html import esc as _e
+from maev_kit.traces._view import Message, conversation_view
 
-__all__ = ["DEFAULT_PAGE_SIZE", "PALETTE", "agent_colors", "fact_terms", "item_html", "trace_html"]
+__all__ = ["DEFAULT_PAGE_SIZE", "ENTRY_KIND_NAMES", "PALETTE", "agent_colors", "anchor_prefix",
+           "entry_anchor", "entry_anchors", "entry_html", "evidence_excerpt_html", "fact_terms",
+           "find_entry", "item_html", "trace_html"]
 
 #: Events per page of a long trace.
 DEFAULT_PAGE_SIZE = 200
@@ -54,6 +67,26 @@ _CSS = """
 .maev-tv .fact{font-size:15px;padding:6px 10px;background:#ddf4ff;border-radius:4px;margin:4px 0}
 .maev-tv .more{color:#57606a;font-style:italic;margin:6px 0}
 .maev-tv .facts{margin:2px 0 6px;padding-left:18px}
+.maev-tv .ev.call{background:#eef1f4}
+.maev-tv .ev.result{background:#fff;border-left-style:dotted;border-left-color:#8c959f;
+ color:#24292f}
+.maev-tv .mono{display:block;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
+ font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;margin-top:1px}
+.maev-tv .tag{display:inline-block;font-size:10.5px;font-weight:600;text-transform:uppercase;
+ letter-spacing:.3px;padding:0 5px;border-radius:3px;margin-right:6px;border:1px solid #d0d7de;
+ color:#57606a;background:#fff}
+.maev-tv .tag.call{color:#0550ae;border-color:#0550ae}
+.maev-tv .tag.result{color:#57606a;border-style:dotted}
+.maev-tv .tag.ctx{color:#6e7781}
+.maev-tv .src{font-size:11.5px;color:#57606a;margin-right:6px}
+.maev-tv .ctx-entry{opacity:.6}
+.maev-tv .evid-entry{box-shadow:inset 0 0 0 1px #d0d7de}
+.maev-tv mark.evidence{background:#ffd33d;outline:2px solid #bf8700;border-radius:2px}
+.maev-tv mark.evidence.retained{background:#aceebb;outline-color:#1a7f37}
+.maev-tv mark.evidence.contradicted{background:#ffcecb;outline-color:#cf222e}
+.maev-tv .warn{color:#9a6700;font-size:11.5px}
+.maev-tv .legend{color:#57606a;font-size:11.5px;margin:4px 0}
+.maev-tv :target{box-shadow:0 0 0 3px #0969da}
 """
 
 
@@ -171,7 +204,23 @@ def _verdict_map(verdicts: Any) -> dict[str, tuple[str | None, tuple[str, ...]]]
     return out
 
 
-def _highlight(text: str, terms: Sequence[tuple[str, str]]) -> str:
+def _verdict_spans(verdicts: Any) -> list[_Span]:
+    """The evidence spans of the verdicts that carry one (``Verdict.span``)."""
+    if verdicts is None:
+        return []
+    verdicts = getattr(verdicts, "verdicts", verdicts)
+    vals = verdicts.values() if isinstance(verdicts, Mapping) else verdicts
+    out = []
+    for v in vals:
+        if v is None or isinstance(v, str) or getattr(v, "span", None) is None:
+            continue
+        sp = _span_of(v)
+        if sp is not None:
+            out.append(sp)
+    return out
+
+
+def _highlight_terms(text: str, terms: Sequence[tuple[str, str]]) -> str:
     """Escape ``text``, wrapping each occurrence of a term in ``<mark class=...>``."""
     if not terms:
         return _e(text)
@@ -181,10 +230,280 @@ def _highlight(text: str, terms: Sequence[tuple[str, str]]) -> str:
     out, pos = [], 0
     for m in pattern.finditer(text):
         out.append(_e(text[pos:m.start()]))
-        out.append(f'<mark class="{cls.get(m.group(0).lower(), "")}">{_e(m.group(0))}</mark>')
+        out.append(f'<mark class="{_e(cls.get(m.group(0).lower(), ""))}">{_e(m.group(0))}</mark>')
         pos = m.end()
     out.append(_e(text[pos:]))
     return "".join(out)
+
+
+def _highlight(text: str, terms: Sequence[tuple[str, str]],
+               spans: Sequence[tuple[int, int, str, str]] = ()) -> str:
+    """Escape ``text``: each evidence span ``(start, end, label, title)`` exactly in a
+    ``<mark class="evidence label">``, each occurrence of a fact term elsewhere in a
+    ``<mark class=...>`` (a span that overlaps an earlier one is left out)."""
+    out, pos = [], 0
+    for start, end, label, title in sorted(spans):
+        if start < pos or not 0 <= start < end <= len(text):
+            continue
+        out.append(_highlight_terms(text[pos:start], terms))
+        cls = f"evidence {label}" if label in LABEL_COLORS else "evidence"
+        t = f' title="{_e(title)}"' if title else ""
+        out.append(f'<mark class="{cls}"{t}>{_e(text[start:end])}</mark>')
+        pos = end
+    out.append(_highlight_terms(text[pos:], terms))
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------- entries, spans
+#: How each kind of entry is named on the page.
+ENTRY_KIND_NAMES = {"user": "user", "text": "agent text", "tool_call": "tool call",
+                    "tool_result": "tool result", "handoff": "handoff"}
+
+
+def anchor_prefix(key: str) -> str:
+    """A prefix for the anchors of one conversation (or item) on a page holding several:
+    ``c`` and 10 hex digits of its sha1, safe in an ``id`` whatever the key holds.
+
+    >>> anchor_prefix("c-1")
+    'ce788f49363-'
+    """
+    return "c" + hashlib.sha1(str(key).encode("utf-8")).hexdigest()[:10] + "-"
+
+
+def entry_anchor(turn_index: Any, part: Any = 0, kind: str | None = None,
+                 prefix: str = "") -> str:
+    """The anchor id of one entry of the conversation view: ``t{turn}-p{part}`` (``t{turn}-h{part}``
+    for a handoff, which may share its turn index with the turn spoken before it).
+
+    >>> entry_anchor(5, 1), entry_anchor(2, 0, "handoff"), entry_anchor(3, 0, prefix="cab-")
+    ('t5-p1', 't2-h0', 'cab-t3-p0')
+    """
+    sep = "h" if kind == "handoff" else "p"
+    return f"{prefix}t{int(turn_index)}-{sep}{int(part or 0)}"
+
+
+def entry_anchors(entries: Sequence[Any], prefix: str | None = "") -> list[str | None]:
+    """The anchor id of each entry, in order: :func:`entry_anchor`, and ``-2``, ``-3``… on an
+    entry whose name an earlier one already took (None for each when ``prefix`` is None).
+
+    >>> ms = [Message("user", "hi", 2, True), Message("a", "yo", 2), Message("a", "→ b()", 2,
+    ...       kind="handoff", tool="b")]
+    >>> entry_anchors(ms, "x-")
+    ['x-t2-p0', 'x-t2-p0-2', 'x-t2-h0']
+    """
+    out: list[str | None] = []
+    seen: dict[str, int] = {}
+    for m in entries:
+        if prefix is None:
+            out.append(None)
+            continue
+        base = entry_anchor(m.turn_index, getattr(m, "part", 0), getattr(m, "kind", None),
+                            prefix)
+        seen[base] = seen.get(base, 0) + 1
+        out.append(base if seen[base] == 1 else f"{base}-{seen[base]}")
+    return out
+
+
+@dataclass(frozen=True)
+class _Span:
+    """An evidence span to mark: the entry ``(turn_index, part, kind)`` and ``[start, end)``."""
+
+    turn_index: int
+    part: int
+    start: int
+    end: int
+    kind: str | None = None
+    text: str | None = None
+    label: str | None = None
+    title: str = ""
+
+
+def _span_of(obj: Any, label: str | None = None, title: str = "") -> _Span | None:
+    """A :class:`_Span` from an EvidenceSpan, a Verdict with ``.span``, a mapping or a tuple
+    ``(turn_index, part, start, end)``; None for anything else."""
+    if obj is None:
+        return None
+    inner = getattr(obj, "span", None)
+    if inner is not None and not isinstance(obj, Mapping):  # a Verdict
+        lab = getattr(obj, "label", None)
+        who = getattr(obj, "judge", "") or ""
+        return _span_of(inner, label or lab,
+                        title or (f"judge{' ' + who if who else ''}: {lab}" if lab else ""))
+    if isinstance(obj, Mapping):
+        get = obj.get
+    elif isinstance(obj, tuple) and len(obj) >= 4:
+        vals = dict(zip(("turn_index", "part", "start", "end", "label"), obj))
+        get = vals.get
+    else:
+        def get(k: str, d: Any = None) -> Any:
+            return getattr(obj, k, d)
+    try:
+        ti, part, start, end = (int(get("turn_index")), int(get("part", 0) or 0),
+                                int(get("start")), int(get("end")))
+    except (TypeError, ValueError):
+        return None
+    kind = get("kind")
+    text = get("text")
+    lab = label or get("label")
+    given = get("title")
+    return _Span(ti, part, start, end, str(kind) if kind else None,
+                 str(text) if text is not None else None,
+                 str(lab) if isinstance(lab, str) else None,
+                 title or (str(given) if given else "")
+                 or (f"judge: {lab}" if isinstance(lab, str) else "evidence"))
+
+
+def _spans(spans: Any) -> list[_Span]:
+    if spans is None:
+        return []
+    if isinstance(spans, (str, bytes)):
+        raise TypeError("`spans` must be a list of EvidenceSpans or Verdicts, not a string")
+    if not isinstance(spans, Iterable) or isinstance(spans, tuple) and spans and \
+            isinstance(spans[0], int):
+        spans = [spans]
+    return [sp for sp in (_span_of(x) for x in spans) if sp is not None]
+
+
+def find_entry(entries: Sequence[Any], turn_index: int, part: int = 0,
+               kind: str | None = None) -> Any:
+    """The first entry of ``entries`` named by ``(turn_index, part)`` (and ``kind`` when given),
+    or None — the same entry :func:`entry_anchor` names on the page."""
+    for m in entries:
+        if m.turn_index == turn_index and getattr(m, "part", 0) == part and \
+                (kind is None or getattr(m, "kind", None) == kind):
+            return m
+    return None
+
+
+def _spans_by_entry(entries: Sequence[Any], spans: Sequence[_Span]
+                    ) -> tuple[dict[int, list[tuple[int, int, str, str]]], dict[int, list[str]]]:
+    """Per entry (by position in ``entries``): the spans to mark, and the warnings of spans whose
+    text is not where they say (shown, never hidden: the view and the verdict must agree)."""
+    marks: dict[int, list[tuple[int, int, str, str]]] = {}
+    warns: dict[int, list[str]] = {}
+    for sp in spans:
+        at = next((i for i, m in enumerate(entries) if m.turn_index == sp.turn_index
+                   and getattr(m, "part", 0) == sp.part
+                   and (sp.kind is None or getattr(m, "kind", None) == sp.kind)), None)
+        if at is None:
+            continue
+        content = entries[at].content
+        ok = 0 <= sp.start < sp.end <= len(content)
+        if ok and sp.text is not None and content[sp.start:sp.end] != sp.text:
+            ok = False
+        if ok:
+            marks.setdefault(at, []).append((sp.start, sp.end, sp.label or "", sp.title))
+        else:
+            warns.setdefault(at, []).append(
+                f"the verdict's evidence {sp.text!r} is not at characters {sp.start}–{sp.end} "
+                "of this entry" if sp.text is not None else
+                f"the verdict's evidence span {sp.start}–{sp.end} lies outside this entry")
+    return marks, warns
+
+
+def _context_rows(m: Any, terms: Sequence[tuple[str, str]],
+                  marks: Sequence[tuple[int, int, str, str]]) -> list[str]:
+    """A handoff entry's context, one row per ``context.<key>`` field, each value as the view
+    shows it (cut to the budget), evidence marks shifted into the value."""
+    rows = []
+    for name, a, b in getattr(m, "fields", ()) or ():
+        key = name.split(".", 1)[1] if "." in name else name
+        local = [(s - a, e - a, lab, t) for s, e, lab, t in marks if a <= s and e <= b]
+        rows.append(f"<tr><td><code>{_e(key)}</code></td>"
+                    f"<td>{_highlight(m.content[a:b], terms, local)}</td></tr>")
+    return rows
+
+
+def entry_html(m: Any, colors: Mapping[str, str], *, terms: Sequence[tuple[str, str]] = (),
+               marks: Sequence[tuple[int, int, str, str]] = (), warnings: Sequence[str] = (),
+               anchor: str | None = None, role: str = "", badges: str = "", lane: int = 0,
+               side: str | None = None, body: str | None = None) -> str:
+    """One entry of the conversation view as an escaped ``<div>``, drawn by its kind.
+
+    ``side`` is ``"evidence"`` (the receiving agent's own entry) or ``"context"`` (the user's
+    or another agent's; dimmed, tagged "context") in a retention item, None elsewhere.
+    ``body`` replaces the rendered content (already escaped HTML of ``m.content``: a caller
+    with marks of its own).
+
+    >>> m = Message("billing", 'pay(ref="<b>")', 3, kind="tool_call", tool="pay", part=1,
+    ...             fields=(("arguments.ref", 9, 12),))
+    >>> out = entry_html(m, {}, anchor="t3-p1")
+    >>> 'class="ev call"' in out, 'id="t3-p1"' in out, "&lt;b&gt;" in out, "<b>" in out
+    (True, True, True, False)
+    """
+    kind = getattr(m, "kind", "user" if m.is_user else "text")
+    ti = int(m.turn_index)
+    part = int(getattr(m, "part", 0) or 0)
+    attrs = f' id="{_e(anchor)}"' if anchor else ""
+    attrs += f' data-kind="{_e(kind)}" data-turn="{ti}" data-part="{part}"'
+    extra, tag = "", ""
+    if side == "context":
+        extra, tag = " ctx-entry", '<span class="tag ctx">context</span>'
+        attrs += ' data-side="context"'
+    elif side == "evidence":
+        extra = " evid-entry"
+        attrs += ' data-side="evidence"'
+    warn = "".join(f'<div class="warn">⚠ {_e(w)}</div>' for w in warnings)
+    when = f'<span class="ti">#{_e(ti)}</span>'
+    margin = f"margin-left:{min(lane, 8) * 22}px"
+    text = body if body is not None else _highlight(m.content, terms, marks)
+    if kind == "user" or m.is_user:
+        return (f'<div class="ev user{extra}"{attrs}>{tag}<span class="who">user</span>'
+                f"{badges}{when}\n{text}{warn}</div>")
+    color = colors.get(m.speaker, "#999")
+    who = f'<span class="who" style="color:{color}">{_e(m.speaker)}</span>'
+    if kind == "tool_call":
+        attrs += f' data-tool="{_e(m.tool or "")}"'
+        return (f'<div class="ev call{extra}"{attrs} style="border-left-color:{color};{margin}">'
+                f'{tag}<span class="tag call">call</span>{who}{badges}{when}'
+                f'<code class="mono">{text}</code>{warn}</div>')
+    if kind == "tool_result":
+        attrs += f' data-tool="{_e(m.tool or "")}"'
+        src = (f"{_e(m.tool)} returned" if m.tool else "tool output") + \
+            f" (to {_e(m.speaker)})"
+        return (f'<div class="ev result{extra}"{attrs} style="{margin}">'
+                f'{tag}<span class="tag result">result</span><span class="src">{src}</span>'
+                f'{badges}{when}<code class="mono">{text}</code>{warn}</div>')
+    if kind == "handoff":
+        tc = colors.get(m.tool or "", "#999")
+        rows = _context_rows(m, terms, marks)
+        ctx = f"<table>{''.join(rows)}</table>" if rows else \
+            '<div class="badge">no context passed</div>'
+        if body is not None:
+            ctx = f'<code class="mono">{body}</code>'
+        return (f'<div class="ho{extra}"{attrs}>{tag}<span class="arrow">⇢ handoff: '
+                f'<span style="color:{color}">{_e(m.speaker)}</span> → '
+                f'<span style="color:{tc}">{_e(m.tool or "")}</span></span>{badges}'
+                f' <span class="badge">#{_e(ti)}</span>{ctx}{warn}</div>')
+    r = f'<span class="badge">{_e(role)}</span>' if role else ""
+    return (f'<div class="ev turn{extra}"{attrs} style="border-left-color:{color};{margin}">'
+            f"{tag}{who}{r}{badges}{when}\n{text}{warn}</div>")
+
+
+def evidence_excerpt_html(m: Any, start: int, end: int, *, width: int = 60,
+                          label: str | None = None) -> str:
+    """A compact, escaped excerpt of one entry around ``content[start:end]``, the span in a
+    ``<mark class="evidence">`` — for a table row or a verdict box.
+
+    >>> m = Message("billing", "Your ref <BK-1> is booked", 3)
+    >>> evidence_excerpt_html(m, 9, 15)
+    '<span class="excerpt"><span class="src">billing · turn 3 · text</span> Your ref <mark class="evidence">&lt;BK-1&gt;</mark> is booked</span>'
+    """
+    text = m.content
+    start, end = max(0, start), min(len(text), end)
+    lo, hi = max(0, start - width), min(len(text), end + width)
+    head = ("…" if lo else "") + _e(text[lo:start])
+    tail = _e(text[end:hi]) + ("…" if hi < len(text) else "")
+    cls = f"evidence {label}" if label in LABEL_COLORS else "evidence"
+    kind = getattr(m, "kind", "text")
+    where = f"{_e(m.speaker)} · turn {_e(m.turn_index)} · {_e(kind)}"
+    field = m.field_at(start, end) if hasattr(m, "field_at") else ""
+    if field and field != "text":
+        where += f" › {_e(field)}"
+    body = f'{head}<mark class="{cls}">{_e(text[start:end])}</mark>{tail}'
+    if kind in ("tool_call", "tool_result"):
+        body = f'<code class="mono">{body}</code>'
+    return f'<span class="excerpt"><span class="src">{where}</span> {body}</span>'
 
 
 # --------------------------------------------------------------------------- contracts, loops
@@ -285,39 +604,34 @@ def _loop_handoffs(trace: Any) -> set[int]:
 
 
 # --------------------------------------------------------------------------- trace
-def _events(trace: Any) -> list[tuple[str, Any, int]]:
+def _events(trace: Any) -> list[tuple[str, Any, int, Any]]:
+    """The trace's conversation view as events ``(kind, entry, handoff_index, handoff)``: one
+    per entry (:func:`~maev_kit.traces.conversation_view`), a handoff's entry paired with its
+    :class:`~maev_kit.traces.Handoff` and index (-1 and None for other entries)."""
     hidx = {id(h): i for i, h in enumerate(trace.handoffs)}
-    out = []
-    for e in trace.timeline():
-        kind = type(e).__name__
-        out.append((kind, e, hidx.get(id(e), -1)))
+    hoffs = iter([e for e in trace.timeline() if hasattr(e, "from_agent")])
+    out: list[tuple[str, Any, int, Any]] = []
+    for m in conversation_view(trace):
+        if m.kind == "handoff":
+            h = next(hoffs, None)
+            out.append(("handoff", m, hidx.get(id(h), -1), h))
+        else:
+            out.append((m.kind, m, -1, None))
     return out
 
 
-def _tool_calls_html(calls: Sequence[Any]) -> str:
-    parts = []
-    for c in calls:
-        name = None
-        if isinstance(c, Mapping):
-            fn = c.get("function")
-            name = c.get("name") or (fn.get("name") if isinstance(fn, Mapping) else None)
-        try:
-            body = json.dumps(c, indent=1, ensure_ascii=False, default=str)
-        except (TypeError, ValueError):
-            body = repr(c)
-        parts.append(f'<details class="tool"><summary>tool call {_e(name or "")}</summary>'
-                     f"<pre>{_e(body)}</pre></details>")
-    return "".join(parts)
-
-
 def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts: Any = None,
-               page: int | None = None, page_size: int = DEFAULT_PAGE_SIZE) -> str:
+               page: int | None = None, page_size: int = DEFAULT_PAGE_SIZE,
+               spans: Any = None, anchors: str | None = "") -> str:
     """A multi-agent conversation as one self-contained, escaped HTML fragment.
 
-    One lane and colour per agent, user messages set apart, tool calls collapsed, each handoff
-    a marker (from → to, reason, mode, the context passed), missing contract keys and
-    circular handoffs in red, key facts highlighted where stated and — given judge
-    ``verdicts`` — where they were retained, re-asked or contradicted.
+    The conversation view judges read, entry by entry: one lane and colour per agent, user
+    messages set apart, each tool call a monospaced "call" row (name and arguments), each
+    tool result a "result" row, each handoff a marker (from → to, reason, mode, the context
+    passed), missing contract keys and circular handoffs in red, key facts highlighted where
+    stated and — given judge ``verdicts`` — where they were retained, re-asked or
+    contradicted. A verdict's evidence span (``spans``, or the ``.span`` of the ``verdicts``)
+    marks the exact characters in ``<mark class="evidence ...">``.
 
     Parameters
     ----------
@@ -329,6 +643,11 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
     page : int, optional
         Render only this page (0-based) of ``page_size`` events. By default every event is
         rendered, pages after the first inside collapsed ``<details>``.
+    spans : list of EvidenceSpan or Verdict (or dicts with turn_index, part, start, end), optional
+        Evidence to mark, in addition to the spans of ``verdicts``.
+    anchors : str or None
+        Prefix of each entry's ``id`` (:func:`entry_anchor`): ``""`` gives ``id="t5-p1"``; a
+        page with several traces passes :func:`anchor_prefix` of each; None: no ids.
 
     Examples
     --------
@@ -355,9 +674,13 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
                                  *(a for h in trace.handoffs for a in (h.from_agent, h.to_agent))]))
     colors = agent_colors(agents)
     lane = {a: i for i, a in enumerate(agents)}
+    roles = {(t.turn_index, t.agent_id): t.agent_role for t in trace.turns}
     fact_list = _normalize_facts(facts, cid, verdicts)
     problems, never_made = _contract_problems(contracts, trace)
     loops = _loop_handoffs(trace)
+    entries = [ev[1] for ev in events]
+    marks, warns = _spans_by_entry(entries, [*_verdict_spans(verdicts), *_spans(spans)])
+    ids = entry_anchors(entries, anchors)
 
     # handoff boundaries (turn_index) in order, to place each fact's before/after window
     h_order = sorted(range(len(trace.handoffs)), key=lambda i: trace.handoffs[i].turn_index)
@@ -392,28 +715,19 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
                                         f.text))
         return terms, badges
 
-    def render_event(kind: str, e: Any, hi: int) -> str:
-        if kind == "UserMessage":
-            terms, badges = marks_for(e.turn_index, e.content, True)
-            return (f'<div class="ev user"><span class="who">user</span>{"".join(badges)}'
-                    f'<span class="ti">#{_e(e.turn_index)}</span>\n'
-                    f"{_highlight(e.content, terms)}</div>")
-        if kind == "AgentTurn":
-            color = colors.get(e.agent_id, "#999")
-            terms, badges = marks_for(e.turn_index, e.message, False)
-            return (f'<div class="ev turn" style="border-left-color:{color};margin-left:'
-                    f'{min(lane.get(e.agent_id, 0), 8) * 22}px">'
-                    f'<span class="who" style="color:{color}">{_e(e.agent_id)}</span>'
-                    f'<span class="badge">{_e(e.agent_role)}</span>{"".join(badges)}'
-                    f'<span class="ti">#{_e(e.turn_index)}</span>\n'
-                    f"{_highlight(e.message, terms)}{_tool_calls_html(e.tool_calls)}</div>")
-        # Handoff
-        reason = e.reason.value if e.reason is not None else "—"
+    def render_event(pos: int) -> str:
+        kind, m, hi, e = events[pos]
+        mk, wn, anchor = marks.get(pos, []), warns.get(pos, []), ids[pos]
+        if kind != "handoff":
+            terms, badges = marks_for(m.turn_index, m.content, m.is_user)
+            return entry_html(m, colors, terms=terms, marks=mk, warnings=wn, anchor=anchor,
+                              role=roles.get((m.turn_index, m.speaker), ""),
+                              badges="".join(badges), lane=lane.get(m.speaker, 0))
+        # Handoff: the marker, with the context as the view shows it
+        reason = e.reason.value if e is not None and e.reason is not None else "—"
+        mode = e.mode if e is not None else ""
         cls = "ho loop" if hi in loops else "ho"
-        rows = []
-        for k, v in e.context_passed.items():
-            val = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
-            rows.append(f"<tr><td><code>{_e(k)}</code></td><td>{_e(val)}</td></tr>")
+        rows = _context_rows(m, [], mk)
         miss = problems.get(hi, [])
         for p in miss:
             rows.append(f'<tr class="missing" data-kind="{_e(p.kind)}" data-key="{_e(p.key)}">'
@@ -428,13 +742,18 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
         loop = " " + _chip("circular handoff", "#cf222e") if hi in loops else ""
         missing = " " + _chip(f"contract: {_plural(len(miss), 'problem')}", "#cf222e") \
             if miss else ""
-        fc, tc = colors.get(e.from_agent, "#999"), colors.get(e.to_agent, "#999")
-        return (f'<div class="{cls}" data-handoff="{hi}"><span class="arrow">⇢ handoff {hi}: '
-                f'<span style="color:{fc}">{_e(e.from_agent)}</span> → '
-                f'<span style="color:{tc}">{_e(e.to_agent)}</span></span>'
-                f' <span class="badge">reason: {_e(reason)} · mode: {_e(e.mode)} · '
-                f"#{_e(e.turn_index)}</span>{loop}{missing}"
-                f'{"<div>" + fact_chips + "</div>" if fact_chips else ""}{ctx}</div>')
+        fa, ta = m.speaker, m.tool or ""
+        fc, tc = colors.get(fa, "#999"), colors.get(ta, "#999")
+        idattr = f' id="{_e(anchor)}"' if anchor else ""
+        warn = "".join(f'<div class="warn">⚠ {_e(w)}</div>' for w in wn)
+        return (f'<div class="{cls}"{idattr} data-handoff="{hi}" data-kind="handoff" '
+                f'data-turn="{int(m.turn_index)}" data-part="{int(m.part)}">'
+                f'<span class="arrow">⇢ handoff {hi}: '
+                f'<span style="color:{fc}">{_e(fa)}</span> → '
+                f'<span style="color:{tc}">{_e(ta)}</span></span>'
+                f' <span class="badge">reason: {_e(reason)} · mode: {_e(mode)} · '
+                f"#{_e(m.turn_index)}</span>{loop}{missing}"
+                f'{"<div>" + fact_chips + "</div>" if fact_chips else ""}{ctx}{warn}</div>')
 
     legend = " ".join(_chip(a, colors[a]) for a in agents)
     head = (f'<div class="hdr"><span class="cid">{_e(cid)}</span>'
@@ -456,7 +775,7 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
 
     if page is not None:
         lo, hi_ = page * page_size, min(n, (page + 1) * page_size)
-        body = "".join(render_event(*ev) for ev in events[lo:hi_])
+        body = "".join(render_event(i) for i in range(lo, hi_))
         if n_pages > 1:
             body = (f'<div class="more">events {lo + 1}–{hi_} of {n} (page {page + 1} of '
                     f"{n_pages})</div>{body}")
@@ -464,7 +783,7 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
         chunks = []
         for p in range(n_pages):
             lo, hi_ = p * page_size, min(n, (p + 1) * page_size)
-            inner = "".join(render_event(*ev) for ev in events[lo:hi_])
+            inner = "".join(render_event(i) for i in range(lo, hi_))
             chunks.append(inner if p == 0 else
                           f'<details><summary class="more">events {lo + 1}–{hi_} of {n}'
                           f"</summary>{inner}</details>")
@@ -473,23 +792,25 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
 
 
 # --------------------------------------------------------------------------- items
-def _message_html(m: Any, colors: Mapping[str, str], terms: Sequence[tuple[str, str]]) -> str:
-    if m.is_user:
-        return (f'<div class="ev user"><span class="who">user</span>'
-                f'<span class="ti">#{_e(m.turn_index)}</span>\n'
-                f"{_highlight(m.content, terms)}</div>")
-    color = colors.get(m.speaker, "#999")
-    return (f'<div class="ev turn" style="border-left-color:{color}">'
-            f'<span class="who" style="color:{color}">{_e(m.speaker)}</span>'
-            f'<span class="ti">#{_e(m.turn_index)}</span>\n{_highlight(m.content, terms)}</div>')
+def _entry_key(m: Any) -> tuple[Any, ...]:
+    return (m.turn_index, getattr(m, "part", 0), getattr(m, "kind", "text"), m.speaker,
+            m.content)
 
 
 def item_html(item: Any, *, label: str | None = None, verdict: Any = None,
-              position: tuple[int, int] | None = None) -> str:
-    """One retention item for labeling: the fact, the messages before (collapsed), after.
+              position: tuple[int, int] | None = None, span: Any = None,
+              anchors: str | None = "") -> str:
+    """One retention item for labeling: the fact, the entries before (collapsed), the handoff
+    with the context it passed, and the entries after it.
 
-    ``verdict`` (a Verdict or ShownVerdict) is shown when given — the caller decides when
-    (the Labeler only passes it after the annotator has labeled the item).
+    Entries are drawn by kind (text, tool call, tool result, handoff), as the judge reads
+    them. After the handoff, the receiving agent's entries (``item.evidence``) are marked
+    as evidence and the user's and other agents' as context (dimmed, tagged "context").
+    ``span`` (an EvidenceSpan, or a Verdict with one) marks the exact characters of the
+    verdict's evidence; ``verdict`` (a Verdict or ShownVerdict) is shown when given — the
+    caller decides when (the Labeler only passes it after the annotator has labeled the
+    item), and its ``.span``, if any, is marked too. ``anchors`` prefixes each entry's
+    ``id`` (see :func:`trace_html`).
 
     >>> from maev_kit.retention import RetentionItem
     >>> from maev_kit.traces import Message
@@ -500,19 +821,63 @@ def item_html(item: Any, *, label: str | None = None, verdict: Any = None,
     >>> "&lt;/div&gt;" in out, out.count("<details") == 1
     (True, True)
     """
-    speakers = [m.speaker for m in (*item.before, *item.after) if not m.is_user]
-    colors = agent_colors([getattr(item, "from_agent", ""), getattr(item, "to_agent", ""),
-                           *speakers])
+    before, after = list(item.before), list(item.after)
+    fa, ta = getattr(item, "from_agent", ""), getattr(item, "to_agent", "")
+    speakers = [m.speaker for m in (*before, *after) if not m.is_user]
+    colors = agent_colors([fa, ta, *speakers])
     terms = [(t, "") for t in fact_terms(item.fact)]
     pos = f"item {position[0]} of {position[1]} · " if position else ""
     derived = " (derived from context)" if getattr(item, "derived", False) else ""
-    before = "".join(_message_html(m, colors, terms) for m in item.before)
-    after = "".join(_message_html(m, colors, terms) for m in item.after) or \
+    # the handoff's own entry closes "before": it is drawn as the marker between the two
+    hand = None
+    if before and getattr(before[-1], "kind", "") == "handoff" and \
+            before[-1].speaker == fa and (before[-1].tool or "") == ta:
+        hand = before.pop()
+    entries = [*before, *([hand] if hand is not None else []), *after]
+    span_list = _spans(span) + _verdict_spans([verdict] if verdict is not None else None)
+    marks, warns = _spans_by_entry(entries, span_list)
+    try:
+        evidence = {_entry_key(m) for m in item.evidence}
+    except AttributeError:  # an item-like object without `.evidence`
+        evidence = {_entry_key(m) for m in after if not m.is_user and
+                    (not ta or m.speaker == ta)}
+    ids = entry_anchors(entries, anchors)
+
+    def draw(i: int, side: str | None) -> str:
+        return entry_html(entries[i], colors, terms=terms, marks=marks.get(i, []),
+                          warnings=warns.get(i, []), anchor=ids[i], side=side)
+
+    nb = len(before)
+    before_html = "".join(draw(i, None) for i in range(nb))
+    hand_html = ""
+    first_after = nb
+    if hand is not None:
+        first_after = nb + 1
+        a = ids[nb]
+        ida = f' id="{_e(a)}"' if a else ""
+        rows = _context_rows(hand, terms, marks.get(nb, []))
+        ctx = (f"<table>{''.join(rows)}</table>" if rows else
+               '<div class="badge">no context passed</div>')
+        warn = "".join(f'<div class="warn">⚠ {_e(w)}</div>' for w in warns.get(nb, []))
+        hand_html = (f'<div class="ho"{ida} data-kind="handoff" '
+                     f'data-turn="{int(hand.turn_index)}" data-part="{int(hand.part)}">'
+                     f'<span class="arrow">⇢ handoff {_e(item.handoff_index)}: '
+                     f'<span style="color:{colors.get(fa, "#999")}">{_e(fa)}</span> → '
+                     f'<span style="color:{colors.get(ta, "#999")}">{_e(ta)}</span></span>'
+                     f' <span class="badge">context passed:</span>{ctx}{warn}</div>')
+    else:
+        hand_html = (f'<div class="ho"><span class="arrow">⇢ handoff {_e(item.handoff_index)}: '
+                     f'<span style="color:{colors.get(fa, "#999")}">{_e(fa)}</span> → '
+                     f'<span style="color:{colors.get(ta, "#999")}">{_e(ta)}</span></span></div>')
+    after_html = "".join(
+        draw(i, "evidence" if _entry_key(entries[i]) in evidence else "context")
+        for i in range(first_after, len(entries))) or \
         '<div class="more">no messages after the handoff</div>'
-    fa, ta = getattr(item, "from_agent", ""), getattr(item, "to_agent", "")
-    ho = (f'<div class="ho"><span class="arrow">⇢ handoff {_e(item.handoff_index)}: '
-          f'<span style="color:{colors.get(fa, "#999")}">{_e(fa)}</span> → '
-          f'<span style="color:{colors.get(ta, "#999")}">{_e(ta)}</span></span></div>')
+    legend = ""
+    if after:
+        who = _e(ta) if ta else "the receiving agent"
+        legend = (f'<div class="legend">after the handoff: {who}\'s entries are the evidence; '
+                  "the user's and other agents' are context</div>")
     lab = ""
     if label:
         lab = " " + _chip(f"your label: {label}", LABEL_COLORS.get(label, "#6e7781"))
@@ -530,5 +895,5 @@ def item_html(item: Any, *, label: str | None = None, verdict: Any = None,
             f'<div class="hdr"><span>{pos}<span class="cid">{_e(item.item_id)}</span>{derived}'
             f"</span>{lab}</div>"
             f'<div class="fact">{_e(item.fact)}</div>'
-            f"<details><summary>before the handoff ({len(item.before)} messages)</summary>"
-            f"{before}</details>{ho}{after}{ver}</div>")
+            f"<details><summary>before the handoff ({len(before)} messages)</summary>"
+            f"{before_html}</details>{hand_html}{legend}{after_html}{ver}</div>")

@@ -13,8 +13,14 @@ from typing import Any
 
 from maev_kit._html import esc, fmt, is_missing
 
-__all__ = ["CSS", "callout", "details", "esc", "figure", "fmt", "kv_table", "page",
+__all__ = ["CSS", "Markup", "callout", "details", "esc", "figure", "fmt", "kv_table", "page",
            "records_table", "section", "table"]
+
+
+class Markup(str):
+    """A table cell that is already HTML, made by the report from escaped parts (a link to a
+    trace entry, an evidence excerpt): :func:`records_table` puts it in as it is. Never wrap
+    trace text in it unescaped."""
 
 #: Labels that get a colour in tables (class names come from this set, never from the data).
 _LABEL_CLASSES = {"retained": "lab-ret", "lost": "lab-lost", "contradicted": "lab-con",
@@ -103,6 +109,18 @@ pre.json{background:var(--soft);border:1px solid var(--line);border-radius:4px;p
 .transcript .ev.user{border-left-color:#E69F00;background:#fff8e6}
 .transcript .ev.ho{border-left-color:#0072B2;background:#fff;border:1px dashed #57606a}
 .transcript .who{font-weight:600;margin-right:6px}
+.transcript .ev.call{border-left-color:#0550ae;background:#eef1f4}
+.transcript .ev.result{border-left-style:dotted;background:#fff}
+.transcript .mono,.excerpt .mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
+ font-size:12px}
+.transcript .tag{font-size:10.5px;font-weight:600;text-transform:uppercase;margin-right:6px;
+ color:#57606a}
+.excerpt .src{color:var(--muted);font-size:11.5px;margin-right:4px}
+mark.evidence{background:#ffd33d;outline:2px solid #bf8700;border-radius:2px}
+mark.evidence.retained{background:#aceebb;outline-color:#1a7f37}
+mark.evidence.contradicted{background:#ffcecb;outline-color:#cf222e}
+a.ev-link{color:var(--accent)}
+.path{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;letter-spacing:1px}
 footer{color:var(--muted);font-size:12px;text-align:center;margin:18px 0}
 @media print{html,body{background:#fff}header.top{background:#fff;color:#000}
  header.top .sub{color:#333}nav.toc{display:none}section.card{break-inside:avoid-page}}
@@ -124,6 +142,8 @@ def _is_num(value: Any) -> bool:
 
 
 def _cell(col: str, value: Any, spec: str | None) -> str:
+    if isinstance(value, Markup):
+        return f'<td class="txt">{value}</td>'
     text = fmt(value, spec)
     if col in _LABEL_COLUMNS and isinstance(value, str) and value in _LABEL_CLASSES:
         return f'<td><span class="lab {_LABEL_CLASSES[value]}">{esc(text)}</span></td>'

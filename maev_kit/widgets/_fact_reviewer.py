@@ -10,7 +10,7 @@ import ipywidgets as widgets
 import traitlets
 
 from maev_kit._html import esc as _e
-from maev_kit._html._trace import agent_colors
+from maev_kit._html._trace import agent_colors, entry_html
 from maev_kit.facts._review import FactReviewSession, FactUnderReview, HandoffUnderReview
 from maev_kit.widgets._labeler import _KeyHandler
 
@@ -49,6 +49,18 @@ _CSS = """
  color:#fff;white-space:nowrap}
 .maev-fr .meta{color:#57606a;font-size:11.5px}
 .maev-fr .more{color:#57606a;font-style:italic}
+.maev-fr .ti{color:#6e7781;font-size:11px;float:right}
+.maev-fr .badge{font-size:11px;margin-left:6px;color:#57606a}
+.maev-fr .ev.call{background:#eef1f4}
+.maev-fr .ev.result{background:#fff;border-left:4px dotted #8c959f}
+.maev-fr .mono{display:block;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
+ font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;margin-top:1px}
+.maev-fr .tag{display:inline-block;font-size:10.5px;font-weight:600;text-transform:uppercase;
+ letter-spacing:.3px;padding:0 5px;border-radius:3px;margin-right:6px;border:1px solid #d0d7de;
+ color:#57606a;background:#fff}
+.maev-fr .tag.call{color:#0550ae;border-color:#0550ae}
+.maev-fr .tag.result{border-style:dotted}
+.maev-fr .src{font-size:11.5px;color:#57606a;margin-right:6px}
 """
 
 #: Messages shown before the handoff; earlier ones sit in a collapsed block.
@@ -94,13 +106,19 @@ def review_html(h: HandoffUnderReview, focused: FactUnderReview | None = None, *
                 (f.span.start, f.span.end, f.fact_id == focus_id))
     colors = agent_colors([h.from_agent, h.to_agent, *(m.speaker for m in h.before
                                                         if not m.is_user)])
+    entries = list(h.before)
+    # the handoff's own entry (the last one before it) is drawn as the closing marker
+    own = None
+    if entries and getattr(entries[-1], "kind", "") == "handoff" and \
+            entries[-1].speaker == h.from_agent and (entries[-1].tool or "") == h.to_agent:
+        own = len(entries) - 1
     msgs = []
-    for i, m in enumerate(h.before):
-        cls = "ev user" if m.is_user else "ev"
-        color = "#9a6700" if m.is_user else colors.get(m.speaker, "#ccc")
-        msgs.append(f'<div class="{cls}" style="border-left-color:{color}">'
-                    f'<span class="who" style="color:{color}">{_e(m.speaker)}</span>'
-                    f"{_marked(m.content, spans.get(i, []))}</div>")
+    for i, m in enumerate(entries):
+        if i == own:
+            continue
+        # each kind as the judges and the Labeler show it: text, tool call, tool result
+        # (where an agent may have learned a value), earlier handoffs with their context
+        msgs.append(entry_html(m, colors, body=_marked(m.content, spans.get(i, []))))
     if len(msgs) > _SHOWN:
         early = len(msgs) - _SHOWN
         msgs = [f"<details><summary>{early} earlier messages</summary>{''.join(msgs[:early])}"
@@ -128,12 +146,18 @@ def review_html(h: HandoffUnderReview, focused: FactUnderReview | None = None, *
              '<div class="more">no facts at this handoff: press n to add one</div>')
     pos = f"handoff {position[0]} of {position[1]} · " if position else ""
     fa, ta = h.from_agent, h.to_agent
+    closing = f'<div class="ho">⇢ handoff to {_e(ta)}</div>'
+    if own is not None:
+        m = entries[own]
+        closing = (f'<div class="ho" data-kind="handoff">⇢ handoff to {_e(ta)} · context '
+                   f'passed: <code class="mono">{_marked(m.content, spans.get(own, []))}</code>'
+                   "</div>")
     return (f'<div class="maev-fr"><style>{_CSS}</style>'
             f'<div class="hdr">{pos}{_e(h.conversation_id)} · handoff {h.handoff_index}: '
             f'<span style="color:{colors.get(fa, "#999")}">{_e(fa)}</span> → '
             f'<span style="color:{colors.get(ta, "#999")}">{_e(ta)}</span></div>'
             f"{facts}<div class=\"meta\">messages before the handoff</div>{''.join(msgs)}"
-            f'<div class="ho">⇢ handoff to {_e(ta)}</div></div>')
+            f"{closing}</div>")
 
 
 class _ReviewKeys(_KeyHandler):

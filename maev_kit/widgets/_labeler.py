@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
@@ -11,6 +12,8 @@ import anywidget
 import ipywidgets as widgets
 import traitlets
 
+from maev_kit._html._trace import _CSS as _TV_CSS
+from maev_kit._html._trace import _span_of, evidence_excerpt_html, find_entry
 from maev_kit.labels import LabelingSession, LabelStore
 from maev_kit.widgets._render import LABEL_COLORS, item_html
 
@@ -31,6 +34,21 @@ class _KeyHandler(anywidget.AnyWidget):
     hint = traitlets.Unicode("").tag(sync=True)
 
 
+def _verdict_spans(verdicts: Any) -> dict[str, Any]:
+    """item id -> the evidence span of each verdict that has one."""
+    verdicts = getattr(verdicts, "verdicts", verdicts)
+    if verdicts is None or isinstance(verdicts, (str, bytes)):
+        return {}
+    pairs = verdicts.items() if isinstance(verdicts, Mapping) else (
+        (getattr(v, "item_id", None), v) for v in verdicts)
+    out = {}
+    for iid, v in pairs:
+        sp = _span_of(v) if getattr(v, "span", None) is not None else None
+        if iid is not None and sp is not None:
+            out[iid] = sp
+    return out
+
+
 class Labeler(widgets.VBox):
     """Label retention items one at a time: buttons, keyboard shortcuts, note, progress.
 
@@ -46,7 +64,9 @@ class Labeler(widgets.VBox):
     seed : int
     verdicts : list of Verdict, JudgeRun or dict item_id -> label, optional
         Hidden until the annotator has labeled the item (``blind=True``), then shown with
-        the "reveal judge verdict" button.
+        the "reveal judge verdict" button. A verdict's evidence span (``Verdict.span``) is
+        then marked in the item (the exact characters of the receiving agent's entry: its
+        text, a tool argument, a tool result) and quoted under the verdict.
     blind : bool
 
     Keys (while the labeler has the focus — click it once): ``1`` retained, ``2`` lost,
@@ -74,6 +94,8 @@ class Labeler(widgets.VBox):
                  verdicts: Any = None, blind: bool = True, **kwargs: Any):
         self.session = LabelingSession(items, store, annotator=annotator, order=order,
                                        seed=seed, verdicts=verdicts, blind=blind)
+        #: item id -> the judge's evidence span (shown only with the revealed verdict).
+        self._spans = _verdict_spans(verdicts)
         styles = {"retained": "success", "lost": "warning", "contradicted": "danger",
                   "skip": ""}
         keys = {v: k for k, v in KEYMAP.items()}
@@ -191,6 +213,22 @@ class Labeler(widgets.VBox):
         self._render()
 
     # ------------------------------------------------------------ view
+    def _evidence_html(self, item_id: str, label: str | None) -> str:
+        """The revealed verdict's evidence: the entry it names, the span marked (or a warning
+        when the span does not fit the item's entry: the two must not disagree silently)."""
+        sp = self._spans.get(item_id)
+        item = self.session._by_id.get(item_id)
+        if sp is None or item is None:
+            return ""
+        m = find_entry([*item.before, *item.after], sp.turn_index, sp.part, sp.kind)
+        if m is None or not 0 <= sp.start < sp.end <= len(m.content) or \
+                (sp.text is not None and m.content[sp.start:sp.end] != sp.text):
+            return (f'<div style="color:#9a6700">⚠ the judge\'s evidence '
+                    f"{html.escape(repr(sp.text or ''))} (turn {sp.turn_index}, part {sp.part}) "
+                    "is not in this item's entries</div>")
+        return (f'<div class="maev-tv" style="margin-top:3px"><style>{_TV_CSS}</style>evidence: '
+                f"{evidence_excerpt_html(m, sp.start, sp.end, label=label)}</div>")
+
     def _set_status(self, text: str, *, error: bool = False) -> None:
         color = "#cf222e" if error else "#1a7f37"
         self.status.value = (f'<span style="color:{color};font-size:12.5px">'
@@ -213,8 +251,11 @@ class Labeler(widgets.VBox):
                 f"{p['total']} items are labeled — thank you. Press ← to go back.</div>")
         else:
             rec = s.label_of(cur.item_id)
+            span = None
+            if self._revealed == cur.item_id and s.verdict(cur.item_id) is not None:
+                span = self._spans.get(cur.item_id)
             self.item_view.value = item_html(cur, label=rec.label if rec else None,
-                                             position=(s.position + 1, len(s)))
+                                             position=(s.position + 1, len(s)), span=span)
         for b in self.buttons.values():
             b.disabled = cur is None
         self.previous_button.disabled = s.position == 0
@@ -240,6 +281,7 @@ class Labeler(widgets.VBox):
                     f'padding:3px 8px">{html.escape(self._revealed)}: judge says '
                     f'<b style="color:{color}">'
                     f'{html.escape(v.label or "error: " + (v.error or ""))}'
-                    f"</b>{agree}<br>{html.escape(v.rationale)}</div>")
+                    f"</b>{agree}<br>{html.escape(v.rationale)}"
+                    f"{self._evidence_html(self._revealed, v.label)}</div>")
         else:
             self.verdict_view.value = ""

@@ -14,8 +14,10 @@ __all__ = ["TraceViewer", "show"]
 class TraceViewer(widgets.VBox):
     """A conversation as a timeline: one lane and colour per agent, handoffs as markers.
 
-    Long traces are paginated (``page_size`` events per page) so a 1,000-turn trace builds in
-    milliseconds and the page stays light. Every piece of trace text is HTML-escaped.
+    The conversation view judges read, entry by entry: agent and user text, tool calls,
+    tool results and handoffs, each drawn by its kind. Long traces are paginated
+    (``page_size`` entries per page) so a 1,000-turn trace builds in milliseconds and the page
+    stays light. Every piece of trace text is HTML-escaped.
 
     Parameters
     ----------
@@ -27,7 +29,7 @@ class TraceViewer(widgets.VBox):
     contracts : ConversationExpectations, list of HandoffContract or dict, optional
         Required context keys; missing ones are shown in red on the handoff marker.
     page_size : int
-        Events per page.
+        Entries of the conversation view per page.
 
     Examples
     --------
@@ -83,8 +85,8 @@ class TraceViewer(widgets.VBox):
     def page_of_handoff(self, handoff_index: int) -> int:
         """The page on which handoff ``handoff_index`` is drawn."""
         target = self.trace.handoffs[handoff_index]
-        for i, (_, e, _) in enumerate(_events(self.trace)):
-            if e is target:
+        for i, (_, _, _, h) in enumerate(_events(self.trace)):
+            if h is target:
                 return i // self.page_size
         return 0  # pragma: no cover
 
