@@ -587,7 +587,7 @@ def align(
     items_or_set: Any,
     labels: Any = None,
     *,
-    base_prompt: Any = "v1",
+    base_prompt: Any = "v3",
     models: Sequence[str] | str,
     candidates: Sequence[Any] | None = None,
     examples: Sequence[int] = (0,),
@@ -619,8 +619,9 @@ def align(
     items_or_set : a labeled-set folder, bundled name or loaded set (labels default to its
         labels), or a list of RetentionItem with ``labels``.
     labels : human labels (a labels.jsonl path, a LabelStore, label dicts).
-    base_prompt : the prompt you start from (``"v1"``, ``"v2"``, a template file or a
-        PromptTemplate): always a candidate, and what the winner is tested against.
+    base_prompt : the prompt you start from (``"v3"``, the default; ``"v1"``, ``"v2"``, a
+        template file or a PromptTemplate): always a candidate, and what the winner is tested
+        against.
     models : litellm model strings (``"gpt-4o-mini"``, ``"openai/<name>"`` with
         ``backend_params={"api_base": ...}``); the first is the base prompt's model.
     candidates : more prompts to try (template files, PromptTemplates, builtin ids).

@@ -10,6 +10,7 @@ from maev_kit._cli_main import (JudgeFlags, _is_offline, _judge_line, _labeled_s
                                 _output_folder, judge_options)
 from maev_kit.calibration._cli import kappa_options
 from maev_kit.errors import InputError, MaevError
+from maev_kit.judges._prompts import DEFAULT_PROMPT
 
 __all__ = ["align_command"]
 
@@ -65,7 +66,7 @@ def align_command(labeled_set: str, examples: tuple[int, ...], strategies: tuple
                          "--batch, then `maev score --batch` with the winner's card")
     _output_folder(out_dir, "--out")
     ls = _labeled_set(labeled_set)
-    prompts = list(flags.prompts) or ["v1"]
+    prompts = list(flags.prompts) or [DEFAULT_PROMPT]
     params = flags.run_params
     result = align(
         ls, base_prompt=prompts[0], models=list(flags.judges), candidates=prompts[1:],

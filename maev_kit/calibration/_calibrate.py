@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from maev_kit.calibration._human import (
+    CannotFitError,
     check_split,
     fit_on_items,
     fit_on_other_splits,
@@ -46,6 +47,7 @@ def _resolve(judges: Sequence[Any], prompts: Sequence[Any] | None,
              judge_options: Mapping[str, Any] | None = None) -> list[_Spec]:
     """One spec per judge × prompt: each name goes through :func:`maev_kit.judges.resolve_judge`."""
     from maev_kit.judges import resolve_judge
+    from maev_kit.judges._prompts import DEFAULT_PROMPT
     from maev_kit.judges._registry import _check_prompt
 
     if isinstance(judges, str) or not isinstance(judges, Sequence) or not judges:
@@ -54,7 +56,7 @@ def _resolve(judges: Sequence[Any], prompts: Sequence[Any] | None,
     if isinstance(prompts, str) or (prompts is not None and not list(prompts)):
         raise InputError(f"`prompts` must be a list of builtin prompt ids, template files or "
                          f"PromptTemplates, such as ['v1', 'v2', 'mine.txt'], got {prompts!r}")
-    prompt_list = list(dict.fromkeys(_check_prompt(p) for p in prompts or ["v1"]))
+    prompt_list = list(dict.fromkeys(_check_prompt(p) for p in prompts or [DEFAULT_PROMPT]))
     names = [t.name for t in prompt_list]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
@@ -144,6 +146,62 @@ def _failed_run(spec: _Spec, items: list[Any], exc: JudgeUnavailableError) -> An
                     getattr(spec.backend, "model", None), stats, tuple(items))
 
 
+LABELER_HINT = ("label with maev_kit.widgets.Labeler(ls.items, "
+                "maev_kit.labels.LabelStore('{path}'), annotator='<your name>') in a notebook")
+
+
+def _labeler_hint(labeled_set: Any) -> str:
+    path = (f"{labeled_set.path}/labels.jsonl" if labeled_set is not None
+            else "labels.jsonl")
+    return LABELER_HINT.format(path=path)
+
+
+def _set_aside_notes(labeled_set: Any) -> list[str]:
+    """One note on the labels set aside because their item is gone (none when none is)."""
+    if labeled_set is None or not getattr(labeled_set, "set_aside_labels", None):
+        return []
+    from maev_kit.labels._attach import label_status
+
+    st = label_status(labeled_set)
+    open_ = {k: s for k, s in st.set_aside.items() if k not in st.reattached}
+    if not open_:
+        return []
+    why = "; ".join(f"{n} × {reason}" for reason, n in list(st.reasons().items())[:3])
+    more = len(st.reasons()) - 3
+    return [f"{len(open_)} label(s) set aside, not counted: their item is gone ({why}"
+            + (f"; and {more} more reasons" if more > 0 else "") + "). List them with "
+            f"`maev labels {labeled_set.path}`; re-attach one with `maev labels reattach`"]
+
+
+def _no_labels_error(labeled_set: Any, human: Any, split_name: str | None,
+                     items: list[Any]) -> InputError:
+    """What to do when no item to score has a human label, by the reason why."""
+    hint = _labeler_hint(labeled_set)
+    if labeled_set is not None:
+        n_skip = len(getattr(labeled_set, "skipped_labels", []))
+        aside = getattr(labeled_set, "set_aside_labels", [])
+        if not human and aside:
+            return InputError(f"no human labels to calibrate against: all {len(aside)} label "
+                              f"line(s) are set aside, their items are gone — see `maev labels "
+                              f"{labeled_set.path}` (re-attach with `maev labels reattach`), "
+                              f"or {hint}")
+        if not human:
+            skips = (f" (every label is skip: {n_skip} line(s))" if n_skip else "")
+            return InputError(f"no human labels yet{skips}: {hint}")
+        return InputError(f"no item of split {split_name!r} has a human label ({len(human)} "
+                          f"labeled item(s) are in other splits): label items of split "
+                          f"{split_name!r} — {hint} — or choose another split")
+    ids = {it.item_id for it in items}
+    if not human:
+        return InputError(f"no human labels yet: {hint}")
+    if not any(i in ids for i in human):
+        return InputError("no item to score has a human label: none of the labels' item ids "
+                          f"({len(human)}) is an item id given (ids are "
+                          "<conversation_id>/h<handoff_index>/<fact_id>)")
+    return InputError("no item to score has a human label" + (
+        f" in split {split_name!r}" if split_name else "") + f": {hint}")
+
+
 def calibrate(
     items: Any,
     human_labels: Any = None,
@@ -179,7 +237,7 @@ def calibrate(
         ``"tfidf-logreg"``) or litellm model strings (``"gpt-4o-mini"``, ``"anthropic/..."``,
         ``"ollama/..."``, ``"openai/<name>"`` with ``backend_params={"api_base": ...}``); a
         backend object or offline judge object works too. Each model runs once per prompt.
-    prompts : prompts for the model judges (default ``["v1"]``): builtin ids (``"v1"``,
+    prompts : prompts for the model judges (default ``["v3"]``): builtin ids (``"v1"``,
         ``"v2"``), template files or :class:`~maev_kit.judges.PromptTemplate` objects (see
         docs/prompts.md). The leaderboard's ``prompt`` column shows each prompt's name and
         ``prompt_sha256`` its content hash.
@@ -248,11 +306,10 @@ def calibrate(
                      {"examples": examples, "example_split": example_split,
                       "example_strategy": example_strategy, "seed": seed})
     split_name, scored, train = _split_of(split, labeled_set, all_items)
+    notes = _set_aside_notes(labeled_set)
     scored = [it for it in scored if human.get(it.item_id)]
     if not scored:
-        raise InputError("no item to score has a human label"
-                         + (f" in split {split_name!r}" if split_name else "")
-                         + ": check that the labels' item ids match the items")
+        raise _no_labels_error(labeled_set, human, split_name, all_items)
     scored_ids = {it.item_id for it in scored}
     for spec in specs:
         if getattr(spec.judge, "n_examples", 0):
@@ -264,15 +321,20 @@ def calibrate(
         spec.meta = replace(spec.meta, card_fields=card_fields(spec.judge))
     runs: dict[str, Any] = {}
     dead: dict[str, JudgeUnavailableError] = {}  # endpoint → why it cannot answer
+    unfit: dict[str, CannotFitError] = {}
     for spec in specs:
         judge = spec.judge
         if getattr(judge, "requires_fit", False) and not getattr(judge, "is_fitted", True):
-            if labeled_set is not None and isinstance(split, (str, type(None))):
-                fit_on_other_splits(judge, labeled_set, split_name)
-            else:
-                fit_on_items(judge, [it for it in train if it.item_id not in scored_ids], human,
-                             "outside the scored split" if split_name else
-                             "(no split given to hold out)")
+            try:
+                if labeled_set is not None and isinstance(split, (str, type(None))):
+                    fit_on_other_splits(judge, labeled_set, split_name)
+                else:
+                    fit_on_items(judge, [it for it in train if it.item_id not in scored_ids],
+                                 human, "outside the scored split" if split_name else
+                                 "(no split given to hold out)")
+            except CannotFitError as exc:  # nothing to learn from: the others still run
+                unfit[spec.key] = exc
+                continue
         endpoint = repr(spec.backend.cache_identity()) if spec.backend is not None else ""
         if endpoint in dead:  # the same model at the same endpoint, another prompt: no retry
             runs[spec.key] = _failed_run(spec, scored, dead[endpoint])
@@ -285,6 +347,10 @@ def calibrate(
         except JudgeUnavailableError as exc:
             dead[endpoint] = exc
             runs[spec.key] = _failed_run(spec, scored, exc)
+    if unfit and not runs:
+        raise next(iter(unfit.values()))
+    notes += [f"{key} not calibrated: {exc}" for key, exc in unfit.items()]
+    specs = [s for s in specs if s.key not in unfit]
     info = ({"name": labeled_set.name, "version": labeled_set.version,
              "content_hash": labeled_set.content_hash,
              "labels_hash": labeled_set.labels_hash} if labeled_set is not None else {})
@@ -292,4 +358,5 @@ def calibrate(
                                  threshold=threshold, n_resamples=n_resamples,
                                  confidence=confidence, seed=seed, labeled_set=info,
                                  split=split_name,
-                                 reference_labels=labels_are_reference(human_labels))
+                                 reference_labels=labels_are_reference(human_labels),
+                                 notes=notes)

@@ -47,8 +47,8 @@ AGGREGATED = ("composite", "handoff_quality", "information_retention", "routing_
               "routing_exact", "routing_acceptable")
 _LEDGER = ("item_id", "conversation_id", "handoff_index", "hop", "from_agent", "to_agent",
            "fact_id", "fact_key", "fact", "fact_source", "label", "rationale", "evidence",
-           "evidence_at", "evidence_turn", "evidence_part", "evidence_field", "error",
-           "error_cause")
+           "evidence_at", "evidence_turn", "evidence_part", "evidence_field", "evidence_start",
+           "evidence_end", "error", "error_cause")
 _PAIRS = ("from_agent", "to_agent", "handoffs", "facts", "retained", "lost", "contradicted",
           "judge_errors", "retention_rate", "context_complete")
 _LABELS = ("retained", "lost", "contradicted")
@@ -790,10 +790,11 @@ def _ledger(items: Sequence[RetentionItem], run: JudgeRun | None,
                      it.to_agent, it.fact_id, it.fact_key, it.fact, source, v.label,
                      v.rationale, "; ".join(v.evidence),
                      sp.describe() if sp else None, sp.turn_index if sp else None,
-                     sp.part if sp else None, sp.field if sp else None, v.error,
+                     sp.part if sp else None, sp.field if sp else None,
+                     sp.start if sp else None, sp.end if sp else None, v.error,
                      (v.cause or "other") if v.error else None))
     frame = pd.DataFrame(rows, columns=list(_LEDGER))
-    for col in ("evidence_turn", "evidence_part"):
+    for col in ("evidence_turn", "evidence_part", "evidence_start", "evidence_end"):
         frame[col] = frame[col].astype("Int64")
     return frame
 

@@ -131,8 +131,9 @@ class EvaluationResult:
         from_agent, to_agent, fact_id, fact_key (the conversation's fact: the id where it was
         first stated; :attr:`fact_ledger` groups by it), fact, fact_source, label (None when
         the judge failed), rationale, evidence, evidence_at / evidence_turn / evidence_part /
-        evidence_field (where the receiving agent kept or changed the value: its entry of the
-        conversation view and the text or tool argument; missing when the judge named none),
+        evidence_field / evidence_start / evidence_end (where the receiving agent kept or
+        changed the value: its entry of the conversation view, the text or tool argument and
+        the characters; missing when the judge named none),
         error, error_cause (one of :data:`maev_kit.errors.ERROR_CAUSES` when ``error`` is set).
     loops : list of dict
         Circular handoffs found, one dict per loop with conversation_id.

@@ -557,9 +557,19 @@ def _judge_choice(ev: Any, cal: Any) -> str:
             f"calibration recommends: {why}.")
 
 
-def _calibration(cal: Any, labels: _Labels | None = None, ev: Any = None) -> str:
+def _calibration(cal: Any, labels: _Labels | None = None, ev: Any = None,
+                 labeled_set: Any = None) -> str:
     labels = labels or _Labels()
     labels_name, labels_note = labels.name, labels.note
+    if cal is None and labeled_set is not None and not getattr(labeled_set, "label_records",
+                                                               True):
+        aside = len(getattr(labeled_set, "set_aside_labels", None) or [])
+        more = (f" ({aside} label line(s) are set aside: their items are gone; "
+                "<code>maev labels SET</code> lists them)" if aside else "")
+        return ('<p class="empty">No human labels yet, so no judge calibration' + more
+                + ": label with <code>maev_kit.widgets.Labeler(ls.items, "
+                "maev_kit.labels.LabelStore('SET/labels.jsonl'), annotator=...)</code> in a "
+                "notebook, then <code>maev calibrate SET --judge X</code>.</p>")
     if cal is None:
         return ('<p class="empty">No calibration in this report. Calibrate the judge against '
                 "labeled items (<code>maev calibrate SET --judge X</code>, or "
@@ -573,6 +583,12 @@ def _calibration(cal: Any, labels: _Labels | None = None, ev: Any = None) -> str
         # A calibration that recommends no judge says so in `recommended` (None).
         none_ok = hasattr(cal, "recommended") and getattr(cal, "recommended") is None
         out.append(h.callout(str(rec), warn=none_ok))
+    counts = getattr(cal, "label_counts", None) or {}
+    if counts:
+        out.append(f'<p class="note">{h.esc(labels_name.capitalize())} per class: '
+                   + h.esc(", ".join(f"{k} {v}" for k, v in counts.items())) + ".</p>")
+    for note in getattr(cal, "notes", None) or []:
+        out.append(f'<p class="note">{h.esc(str(note))}</p>')
     choice = _judge_choice(ev, cal) if ev is not None else ""
     if choice:
         out.append(f'<p class="note judge-choice">{h.esc(choice)}</p>')
@@ -963,34 +979,42 @@ def _retention(ev: Any) -> str:
     facts = (getattr(ev, "provenance", None) or {}).get("facts") or {}
     if recs:
         by: dict[str, dict[str, Any]] = {}
+        source_of: dict[tuple[Any, Any], str] = {}  # a fact's source: where it was first stated
         for r in recs:
+            key = r.get("fact_key")
+            fact = (r.get("conversation_id"), r.get("fact_id") if h.is_missing(key) else key)
             src = r.get("fact_source")
-            src = "expectations" if h.is_missing(src) or not str(src) else str(src)
-            row = by.setdefault(src, {"source": src, "facts": 0, "conversations": set(),
-                                      "retained": 0, "lost": 0, "contradicted": 0,
-                                      "not judged": 0})
-            row["facts"] += 1
+            src = source_of.setdefault(fact, "expectations" if h.is_missing(src) or not str(src)
+                                       else str(src))
+            row = by.setdefault(src, {"source": src, "facts": set(), "verdicts": 0,
+                                      "conversations": set(), "retained": 0, "lost": 0,
+                                      "contradicted": 0, "not judged": 0})
+            row["facts"].add(fact)
+            row["verdicts"] += 1
             row["conversations"].add(r.get("conversation_id"))
             lab = r.get("label")
             row[lab if lab in ("retained", "lost", "contradicted") else "not judged"] += 1
         rows = []
-        for row in sorted(by.values(), key=lambda d: -d["facts"]):
+        for row in sorted(by.values(), key=lambda d: -len(d["facts"])):
             judged = row["retained"] + row["lost"] + row["contradicted"]
-            rows.append({**row, "conversations": len(row["conversations"]),
+            rows.append({**row, "facts": len(row["facts"]),
+                         "conversations": len(row["conversations"]),
                          "retention rate": row["retained"] / judged if judged else math.nan,
                          "what it means": _fact_source_note(row["source"])})
         mode = facts.get("mode")
-        out.append(f'<p>{_plural(len(recs), "key fact")} judged across the handoffs'
+        n_facts = sum(r["facts"] for r in rows)
+        out.append(f'<p>{_plural(n_facts, "key fact")}, each judged at the handoff where it was '
+                   f'stated and every later one: {_plural(len(recs), "verdict")}'
                    + (f" (facts: {h.esc(mode)})" if mode else "") + ". Where they came from: "
                    + h.esc(", ".join(f"{r['source']} {r['facts']}" for r in rows)) + ".</p>")
-        out.append(h.records_table(rows, ["source", "facts", "conversations", "retained",
-                                          "lost", "contradicted", "not judged",
+        out.append(h.records_table(rows, ["source", "facts", "verdicts", "conversations",
+                                          "retained", "lost", "contradicted", "not judged",
                                           "retention rate", "what it means"],
                                    headers={"source": "fact source"}))
         proposed = sum(r["facts"] for r in rows if r["source"] not in _PROPOSED_OK)
         if proposed:
             out.append(h.callout(
-                f"{proposed} of {len(recs)} facts were proposed by a machine and not reviewed "
+                f"{proposed} of {n_facts} facts were proposed by a machine and not reviewed "
                 "by a person: the retention numbers rest on them. Review them with "
                 "maev_kit.widgets.FactReviewer (or `maev init-set` and a FactReviewSession), "
                 "export the reviewed facts and score with them (--facts FILE, or facts= in "
@@ -1214,7 +1238,8 @@ def report(
         h.section("summary", "Summary", _summary(evaluation)),
         h.section("retention", "Retention", _retention(evaluation)),
         h.section("calibration", "Judge calibration",
-                  _calibration(calibration, _labels_source(labeled_set, calibration), evaluation)),
+                  _calibration(calibration, _labels_source(labeled_set, calibration), evaluation,
+                               labeled_set)),
         h.section("coordination", "Coordination", _coordination(evaluation, max_worst)),
         h.section("provenance", "Provenance",
                   _provenance(evaluation, labeled_set, judge_card, now)),

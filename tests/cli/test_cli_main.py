@@ -66,7 +66,9 @@ def test_score_writes_csv_and_ledger(tmp_path):
     df = pd.read_csv(out)
     assert {"conversation_id", "composite", "retention_rate", "n_loops"} <= set(df.columns)
     led = pd.read_csv(ledger)
-    assert len(led) == 382 and set(led["label"].dropna()) <= {"retained", "lost", "contradicted"}
+    # 382 listed key facts, each also judged at every later handoff: 518 items
+    assert len(led) == 518 and set(led["label"].dropna()) <= {"retained", "lost", "contradicted"}
+    assert led["fact_key"].notna().all() and (led["hop"] >= 0).all()
 
 
 def test_score_learned_judge_needs_a_held_out_split():

@@ -60,9 +60,10 @@ def test_ledger_and_retention_section_name_each_source(mixed):
     assert counts == {"reviewed": 1, "offline": 1, "context": 1}
     page = report(mixed).html
     text = section(page, "retention")
-    assert "3 key facts judged" in text
+    assert "3 key facts, each judged at the handoff where it was stated" in text
     for source in counts:
-        assert re.search(rf"{source} 1 1 ", text), source  # source, facts, conversations
+        # source, facts, verdicts, conversations
+        assert re.search(rf"{source} 1 1 1 ", text), source
     assert "proposed, then accepted, edited or added by a person" in text
     assert "2 of 3 facts were proposed by a machine and not reviewed" in text
     # the ledger tables carry the column
@@ -75,7 +76,8 @@ def test_ledger_and_retention_section_name_each_source(mixed):
 def test_written_facts_raise_no_review_warning(support_desk):
     r = run(support_desk)
     text = section(report(r, labeled_set=support_desk).html, "retention")
-    assert f"expectations {len(support_desk.items)}" in text
+    # the set's facts (each judged at several handoffs), by where they were first stated
+    assert f"expectations {len(r.fact_ledger)}" in text
     assert "written by hand in expectations.jsonl" in text
     assert "not reviewed" not in text
     assert "cannot measure" not in text  # support_desk has expected handoffs and routing
