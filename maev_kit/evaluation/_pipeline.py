@@ -249,14 +249,22 @@ def _load(source: Any, *, expectations: Any = None, contracts: Any = None,
         exp_by_conv, sources, info = _with_facts(traces, exp_by_conv, facts, fact_backend,
                                                  fact_options or {})
     items = build_retention_items(traces, exp_by_conv) if retention else []
-    if info is not None:  # count the conversations' facts, not their hops
-        first: dict[tuple[str, str], str] = {}
-        for it in items:
-            first.setdefault((it.conversation_id, it.fact_key), sources.get(it.item_id) or (
-                "context" if it.derived else "expectations"))
-        info["by_source"] = dict(Counter(first.values()).most_common())
+    if info is not None:
+        info["by_source"] = facts_by_source(items, sources)
     return _Inputs(traces, exp_by_conv, list(contracts) if contracts else None, items,
                    labeled_set, split, splits, sources, info)
+
+
+def facts_by_source(items: Sequence[RetentionItem], sources: dict[str, str] | None
+                    ) -> dict[str, int]:
+    """How many of the conversations' key facts came from each source (``provenance["facts"]
+    ["by_source"]``): a fact is counted once, by where it was first stated, however many
+    handoffs it is judged at; most first, ties by name."""
+    first: dict[tuple[str, str], str] = {}
+    for it in items:
+        first.setdefault((it.conversation_id, it.fact_key), (sources or {}).get(it.item_id) or (
+            "context" if it.derived else "expectations"))
+    return dict(sorted(Counter(first.values()).items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 #: The ``facts`` modes :func:`evaluate` takes by name (besides a list of facts or a path).
@@ -793,9 +801,19 @@ def _ledger(items: Sequence[RetentionItem], run: JudgeRun | None,
                      sp.part if sp else None, sp.field if sp else None,
                      sp.start if sp else None, sp.end if sp else None, v.error,
                      (v.cause or "other") if v.error else None))
-    frame = pd.DataFrame(rows, columns=list(_LEDGER))
-    for col in ("evidence_turn", "evidence_part", "evidence_start", "evidence_end"):
-        frame[col] = frame[col].astype("Int64")
+    return ledger_dtypes(pd.DataFrame(rows, columns=list(_LEDGER)))
+
+
+#: The ledger's integer columns that may be missing (nullable ``Int64``).
+_LEDGER_NULLABLE_INTS = ("evidence_turn", "evidence_part", "evidence_start", "evidence_end")
+
+
+def ledger_dtypes(frame: pd.DataFrame) -> pd.DataFrame:
+    """The ledger with its nullable integer columns as ``Int64`` (a ledger read back from
+    Parquet, or put together from parts, has them as floats)."""
+    for col in _LEDGER_NULLABLE_INTS:
+        if col in frame.columns and frame[col].dtype != "Int64":
+            frame[col] = frame[col].astype("Int64")
     return frame
 
 

@@ -188,6 +188,7 @@ def merge_fact_infos(infos: list[dict[str, Any]]) -> dict[str, Any] | None:
     by_source: Counter[str] = Counter()
     for info in infos:
         by_source.update(info["by_source"])
-    return {"mode": infos[0]["mode"], "by_source": dict(by_source.most_common()),
+    return {"mode": infos[0]["mode"],
+            "by_source": dict(sorted(by_source.items(), key=lambda kv: (-kv[1], kv[0]))),
             **{k: sum(info[k] for info in infos)
                for k in ("conversations_with_facts", "conversations_without_facts", "notes")}}

@@ -792,6 +792,7 @@ class _ScoreBlock:
             _judge,
             _ledger,
             _verdicts_by_conversation,
+            facts_by_source,
             score_traces,
             summarize_scores,
         )
@@ -804,6 +805,8 @@ class _ScoreBlock:
 
             expectations, sources, info, notes = apply_facts(own.facts, traces, expectations)
         items = build_retention_items(traces, expectations) if job.retention else []
+        if info is not None:
+            info = {**info, "by_source": facts_by_source(items, sources)}
         run = _judge(items, job.judge, job.backend, progress=False, **job.run_kwargs)
         verdicts = _verdicts_by_conversation(items, run)
         scores = score_traces(traces, expectations, verdicts, job.contracts, job.splits,
@@ -1019,6 +1022,8 @@ def _merge(units: list[_Unit]) -> tuple[pd.DataFrame, Any, pd.DataFrame, list[_U
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from maev_kit.evaluation._pipeline import ledger_dtypes
+
     from maev_kit.evaluation._pipeline import ScoreSummary, _ledger
     from maev_kit.evaluation._score import COLUMNS
 
@@ -1043,7 +1048,7 @@ def _merge(units: list[_Unit]) -> tuple[pd.DataFrame, Any, pd.DataFrame, list[_U
         ledger = pd.concat(frames, ignore_index=True)
         position = dict(zip(per_conv["conversation_id"], range(len(per_conv))))
         at = ledger["conversation_id"].map(position).to_numpy()
-        ledger = ledger.iloc[np.argsort(at, kind="stable")].reset_index(drop=True)
+        ledger = ledger_dtypes(ledger.iloc[np.argsort(at, kind="stable")].reset_index(drop=True))
     else:
         ledger = _ledger([], None)
     return per_conv, summary, ledger, units
