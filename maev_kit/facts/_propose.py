@@ -4,6 +4,8 @@ offline rules over what was said before it, or (later) from an LLM."""
 from __future__ import annotations
 
 import difflib
+import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -11,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from maev_kit._gc import paused_gc
 from maev_kit.errors import InputError
 from maev_kit.facts._model import ProposedFact, _fact_id, _normalise
-from maev_kit.facts._offline import extract
+from maev_kit.facts._offline import AGENT_KINDS, extract
 
 if TYPE_CHECKING:
     from maev_kit.traces._model import AgentTurn, MultiAgentTrace
@@ -81,47 +83,86 @@ def _handoff_order(trace: MultiAgentTrace) -> list[int]:
 # ---- context ------------------------------------------------------------------------------
 
 def _propose_context(trace: MultiAgentTrace, notes: list[FactNote]) -> list[ProposedFact]:
-    from maev_kit.retention._items import derive_facts  # the same facts scoring derives
+    """One fact per value a handoff passes (``account_number is ACCT-4471``, nested keys dotted,
+    as scoring derives them); from a free-text value (a reason, a task) the values the offline
+    rules find in it (``ctx:reason:<value>``), never the whole sentence."""
+    from maev_kit.retention._items import context_values, is_free_text
 
     out = []
     for hi in _handoff_order(trace):
         h = trace.handoffs[hi]
-        for kf in derive_facts(trace, hi):
-            value = str(h.context_passed[kf.fact_id.removeprefix("ctx:")])
-            out.append(ProposedFact(trace.conversation_id, hi, kf.fact_id, kf.text, value,
-                                    "context", h.turn_index, "context"))
+        for key, value in context_values(h.context_passed):
+            if not is_free_text(value):
+                out.append(ProposedFact(trace.conversation_id, hi, f"ctx:{key}",
+                                        f"{key} is {value}", str(value), "context",
+                                        h.turn_index, "context"))
+                continue
+            seen: set[str] = set()
+            for span in extract(str(value)):
+                norm = _normalise(span.value)
+                if norm in seen:
+                    continue
+                seen.add(norm)
+                out.append(ProposedFact(trace.conversation_id, hi, f"ctx:{key}:{norm}",
+                                        span.text, span.value, "context", h.turn_index,
+                                        "context"))
     if trace.handoffs and not out:
         notes.append(FactNote(trace.conversation_id, None,
                               "no handoff passes a context value: no context fact"))
     return out
 
 
-# ---- offline ------------------------------------------------------------------------------
+# ---- offline ----------------------------------------------------------------------------
 
 def _propose_offline(trace: MultiAgentTrace, notes: list[FactNote], *,
                      carry_over: bool) -> list[ProposedFact]:
     from maev_kit.traces._model import AgentTurn, UserMessage
 
     cid = trace.conversation_id
-    # (turn_index, speaker or None for the user, text), in conversation order
-    said: list[tuple[int, str | None, str]] = []
+    # (turn_index, speaker, text, spans, source turn), in conversation order: speaker None for
+    # the user, an agent id for an agent's words, _RELIED for a tool-output value an agent
+    # relied on (spans given, placed at the turn it was relied on, sourced at the tool's turn)
+    said: list[tuple[int, Any, str, list[Any] | None, int]] = []
     tool_only = bool(trace.turns)
+    outputs: list[tuple[int, str, int, Any]] = []  # (turn, agent, call index, output)
+    uses: dict[str, list[tuple[int, int, str]]] = {}  # agent → (turn, call index, text)
+    last_agent: str | None = None
     for e in trace.timeline():
         if isinstance(e, UserMessage):
-            said.append((e.turn_index, None, e.content))
+            said.append((e.turn_index, None, e.content, None, e.turn_index))
         elif isinstance(e, AgentTurn):
             if is_user_turn(e):
-                said.append((e.turn_index, None, e.message))
-            elif not _is_tool_turn(e) and e.message.strip():
+                said.append((e.turn_index, None, e.message, None, e.turn_index))
+                continue
+            if _is_tool_turn(e):  # a tool result recorded as a turn: the last agent's
+                if last_agent is not None and e.message.strip():
+                    outputs.append((e.turn_index, last_agent, -1, e.message))
+                continue
+            last_agent = e.agent_id
+            for ci, call in enumerate(e.tool_calls or ()):
+                if not isinstance(call, dict):
+                    continue
+                if call.get("output") is not None:
+                    outputs.append((e.turn_index, e.agent_id, ci, call["output"]))
+                if call.get("arguments"):
+                    uses.setdefault(e.agent_id, []).append(
+                        (e.turn_index, ci, _as_text(call["arguments"])))
+            if e.message.strip():
                 tool_only = False
                 if not e.message.lstrip().startswith(("{", "[")):  # a tool result, not words
-                    said.append((e.turn_index, e.agent_id, e.message))
+                    said.append((e.turn_index, e.agent_id, e.message, None, e.turn_index))
+                    uses.setdefault(e.agent_id, []).append(
+                        (e.turn_index, len(e.tool_calls or ()), e.message))
+                else:
+                    outputs.append((e.turn_index, e.agent_id, -1, e.message))
     user_said = [s for s in said if s[1] is None and s[2].strip()]
     if not user_said:
         why = ("only tool turns, no user text" if tool_only and trace.turns
                else "no user text")
         notes.append(FactNote(cid, None, f"{why}: no offline fact proposed"))
         return []
+    if outputs:
+        said = _with_relied_values(said, outputs, uses)
 
     cache: dict[int, list[Any]] = {}
     out: list[ProposedFact] = []
@@ -131,27 +172,35 @@ def _propose_offline(trace: MultiAgentTrace, notes: list[FactNote], *,
         h = trace.handoffs[hi]
         seen: set[str] = set()
         found = 0
-        for pos, (turn, speaker, text) in enumerate(said):
+        # the agent's own words, and the results its delegates gave back (a delegation returns
+        # to the caller, as CrewAI's "Delegate work to coworker" does)
+        voices = {h.from_agent} | {d.to_agent for d in trace.handoffs if d.mode == "delegate"
+                                   and d.from_agent == h.from_agent
+                                   and d.turn_index < h.turn_index}
+        for pos, (turn, speaker, text, given, source) in enumerate(said):
             if turn > h.turn_index:
                 break
-            if speaker is not None and (speaker != h.from_agent or turn <= previous):
+            if (speaker is not None and speaker is not _RELIED
+                    and (speaker not in voices or turn <= previous)):
                 continue  # only the handing-off agent's own words since it took over
             if not carry_over and turn <= previous:
                 continue
             spans = cache.get(pos)
             if spans is None:  # each message is read once, however many handoffs follow it
+                got = given if given is not None else extract(
+                    text, kinds=None if speaker is None else AGENT_KINDS)
                 spans = cache[pos] = [(s, _normalise(s.value), _normalise(s.text))
-                                      for s in extract(text, strong_only=speaker is not None)]
+                                      for s in got]
             for s, key, norm_text in spans:
                 if key in seen or (not carry_over and key in seen_in_conversation):
                     continue
                 seen.add(key)
                 found += 1
                 out.append(ProposedFact(cid, hi, _fact_id(hi, norm_text), s.text, s.value,
-                                        s.kind, turn, "offline"))
+                                        s.kind, source, "offline"))
         seen_in_conversation |= seen
         if not found:
-            n = sum(1 for t, sp, _ in user_said if t <= h.turn_index)
+            n = sum(1 for t, sp, *_ in user_said if t <= h.turn_index)
             why = ("no user text before this handoff" if not n else
                    f"nothing fact-like in the {n} user message{'s' if n != 1 else ''} "
                    "before this handoff" + ("" if carry_over else " that was not proposed "
@@ -159,6 +208,111 @@ def _propose_offline(trace: MultiAgentTrace, notes: list[FactNote], *,
             notes.append(FactNote(cid, hi, why))
         previous = h.turn_index
     return out
+
+
+# ---- offline: values from tool results ------------------------------------------------------
+
+_RELIED = object()  # the speaker of a tool-output value an agent relied on
+_TOOL_KINDS = frozenset({"identifier", "email", "phone", "money", "date", "time", "quantity"})
+_AMOUNT_KEY = re.compile(r"(?:^|_)(?:amount|price|total|cost|fee|balance|charge|charged|refund"
+                         r"|refunded|paid|due|subtotal)(?:_|$)")
+_NAME_KEY = re.compile(r"(?:^|_)(?:name|full_name|first_name|last_name|customer|holder)$")
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _leaves(value: Any, key: str = "", depth: int = 0) -> Iterable[tuple[str, str]]:
+    """(key, text) for each scalar of a tool output; JSON held in a string is read too."""
+    if depth > 8:
+        return
+    if isinstance(value, str):
+        text = value.strip()
+        if text[:1] in ("{", "[") and len(text) < 200_000:
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, (dict, list)):
+                yield from _leaves(parsed, key, depth + 1)
+                return
+        if text:
+            yield key, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, str(k), depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _leaves(v, key, depth + 1)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield key, str(value)
+
+
+def _tool_spans(output: Any) -> list[Any]:
+    """The fact-like values of one tool output: what the offline rules find in each scalar
+    (read after its key, so ``{"booking_reference": "QXBPTF"}`` reads as "booking reference:
+    QXBPTF"), and amounts under an amount key (``{"amount": "49.00"}``)."""
+    from maev_kit.facts._offline import Span, _text
+
+    spans = []
+    for key, text in _leaves(output):
+        words = re.sub(r"[_\-.]+", " ", re.sub(r"([a-z])([A-Z])", r"\1 \2", key)).strip()
+        prefix = f"{words}: " if words else ""
+        k = "_".join(words.casefold().split())
+        if _AMOUNT_KEY.search(k) and _NUMBER.fullmatch(text.strip()):
+            value = text.strip()
+            spans.append(Span("money", _text("money", value), value, 0))
+            continue
+        got = [s for s in extract(prefix + text) if s.start >= len(prefix)]
+        if _NAME_KEY.search(k) and not got and 1 <= len(text.split()) <= 4 \
+                and all(w[:1].isupper() for w in text.split()):
+            spans.append(Span("name", _text("name", text.strip()), text.strip(), 0))
+            continue
+        spans.extend(s for s in got if s.kind in _TOOL_KINDS)
+    return spans
+
+
+def _relied_on(value: str, normalised_text: str) -> bool:
+    key = _normalise(value)
+    if len(key) < 2 or key not in normalised_text:
+        return False
+    pattern = re.compile(rf"(?<![\w@.+-]){re.escape(key)}(?![\w@+-]|\.\w)")
+    return pattern.search(normalised_text) is not None
+
+
+def _with_relied_values(said: list, outputs: list, uses: dict) -> list:
+    """``said`` with the tool-output values their agent relied on: a value of a tool's output
+    that reappears in the same agent's words or tool-call arguments after the call (same turn
+    or later; before the handoff, as the entry is placed at the turn of that reuse)."""
+    extra = []
+    normalised: dict[int, str] = {}  # id of a use's text → its normalised form
+    for turn, agent, ci, output in outputs:
+        later = sorted((t, i, text) for t, i, text in uses.get(agent, ())
+                       if t > turn or (t == turn and i > ci))
+        if not later:
+            continue
+        by_turn: dict[int, list[Any]] = {}
+        for span in _tool_spans(output):
+            for t, _, text in later:
+                norm = normalised.get(id(text))
+                if norm is None:
+                    norm = normalised[id(text)] = _normalise(text)
+                if _relied_on(span.value, norm):
+                    by_turn.setdefault(t, []).append(span)
+                    break
+        for t, spans in by_turn.items():
+            extra.append((t, _RELIED, "", spans, turn))
+    if not extra:
+        return said
+    # stable: at one turn a relied-on tool value comes before the words that restate it
+    return sorted([*extra, *said], key=lambda s: (s[0], s[1] is not _RELIED))
 
 
 # ---- llm ----------------------------------------------------------------------------------

@@ -146,7 +146,7 @@ def is_free_text(value: Any) -> bool:
 
 def derive_facts(trace: MultiAgentTrace, handoff_index: int) -> list[KeyFact]:
     """Facts made from a handoff's ``context_passed``: one per key with a value
-    (``account_number: ACCT-4471``), nested keys dotted; a free-text value (a reason, a task
+    (``account_number is ACCT-4471``), nested keys dotted; a free-text value (a reason, a task
     — see :func:`is_free_text`) is no fact by itself (the ``context`` proposer of
     :func:`maev_kit.facts.propose_facts` finds the values in it).
 
@@ -154,10 +154,10 @@ def derive_facts(trace: MultiAgentTrace, handoff_index: int) -> list[KeyFact]:
     >>> t = MultiAgentTrace("c1", handoffs=[Handoff("triage", "billing", None,
     ...     {"account_number": "ACCT-4471", "reason": "The customer was charged twice in March"})])
     >>> [(f.fact_id, f.text) for f in derive_facts(t, 0)]
-    [('ctx:account_number', 'account_number: ACCT-4471')]
+    [('ctx:account_number', 'account_number is ACCT-4471')]
     """
     h = trace.handoffs[handoff_index]
-    return [KeyFact(f"ctx:{key}", handoff_index, f"{key}: {value}", derived=True)
+    return [KeyFact(f"ctx:{key}", handoff_index, f"{key} is {value}", derived=True)
             for key, value in context_values(h.context_passed) if not is_free_text(value)]
 
 

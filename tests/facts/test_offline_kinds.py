@@ -57,6 +57,46 @@ FOUND = [
     ("I'm on the Family annual plan.", "other", "Family annual", "Plan is Family annual"),
     ("I'm on a MacBook Air with macOS 14.", "other", "MacBook Air", "Device is MacBook Air"),
     ("I'm on a MacBook Air with macOS 14.", "other", "macOS 14", "Operating system is macOS 14"),
+    # flights and trains
+    ("I'm booked on LH 454 tomorrow", "identifier", "LH 454", "Flight number is LH 454"),
+    ("my flight UA 915 was cancelled", "identifier", "UA 915", "Flight number is UA 915"),
+    ("flight #915 from gate 3", "identifier", "915", "Flight number is 915"),
+    ("I'm on ICE 578 to Berlin", "identifier", "ICE 578", "Train number is ICE 578"),
+    ("train 9C leaves at noon", "identifier", "9C", "Train number is 9C"),
+    ("Booked on BA2490 already", "identifier", "BA2490", "Reference is BA2490"),
+    # times
+    ("see you at 9pm", "time", "9pm", "Time is 9pm"),
+    ("call back at 10.30am please", "time", "10.30am", "Time is 10.30am"),
+    ("the pickup is at half past three", "time", "half past three", "Time is half past three"),
+    ("we land at quarter to 9 pm", "time", "quarter to 9 pm", "Time is quarter to 9 pm"),
+    ("it opens at 5 o'clock", "time", "5 o'clock", "Time is 5 o'clock"),
+    ("I need it by noon", "time", "noon", "Time is noon"),
+    # money
+    ("a charge of $49.00 again", "money", "$49.00", "Amount is $49.00"),
+    ("they want €40 for it", "money", "€40", "Amount is €40"),
+    ("it was 40€ at the desk", "money", "40€", "Amount is 40€"),
+    ("USD 1,200.50 was taken", "money", "USD 1,200.50", "Amount is USD 1,200.50"),
+    ("£12.99 a month", "money", "£12.99", "Amount is £12.99"),
+    ("it's 49 dollars now", "money", "49 dollars", "Amount is 49 dollars"),
+    ("I paid 250 SEK", "money", "250 SEK", "Amount is 250 SEK"),
+    # references
+    ("booking BK-88213 is wrong", "identifier", "BK-88213", "Booking reference is BK-88213"),
+    ("see INV-88213 please", "identifier", "INV-88213", "Invoice number is INV-88213"),
+    ("refund RF-5521 never came", "identifier", "RF-5521", "Refund reference is RF-5521"),
+    ("ticket TCK-20931 was closed", "identifier", "TCK-20931", "Ticket number is TCK-20931"),
+    ("my booking reference is X7K2PQ", "identifier", "X7K2PQ", "Booking reference is X7K2PQ"),
+    ("the confirmation code: QXBPTF", "identifier", "QXBPTF", "Confirmation code is QXBPTF"),
+    # dates, counts, names, quoted messages
+    ("I was charged twice for March and now", "date", "March", "Date is March"),
+    ("about my June invoice", "date", "June", "Date is June"),
+    ("it started in May", "date", "May", "Date is May"),
+    ("it will appear in 3-5 business days", "quantity", "3-5 business days",
+     "3-5 business days"),
+    ("my name is ana lopez", "name", "ana lopez", "Name is ana lopez"),
+    ("my calls fail with 'account suspended'. Help", "other", "account suspended",
+     "Quoted message is account suspended"),
+    ('the error says "Payment declined" again', "other", "Payment declined",
+     "Quoted message is Payment declined"),
 ]
 
 
@@ -87,6 +127,17 @@ NEAR_MISSES = [
     ("I restarted the router twice already.", "a step, not a value"),
     ("user@localhost", "an address without a domain"),
     ("It's ACCT-4909.", "an identifier after it's is not a name"),
+    ("Flight of stairs to the office", "flight without a number"),
+    ("at 10 we'll see", "a bare hour is no time"),
+    ("It started in 2024", "a bare year"),
+    ("See Section 3 of the terms", "a section number"),
+    ("we moved to v2.1 last week", "a short version number"),
+    ("I changed my flight 3 times", "a count after flight is no flight number"),
+    ("OS 14 crashed again", "OS is not taken for an airline"),
+    ("May I ask something?", "May as a verb"),
+    ("my name is spelled wrong on the invoice", "no name after 'my name is'"),
+    ("I'd say 'hello' to them", "a quote without an error word"),
+    ("around 10 in the morning, maybe", "a bare number"),
 ]
 
 
@@ -120,3 +171,19 @@ def test_strong_only_keeps_identifiers_emails_phones_and_money():
     kinds = {s.kind for s in extract(msg, strong_only=True)}
     assert kinds == {"identifier", "money", "email"}
     assert "name" in {s.kind for s in extract(msg)}
+
+
+def test_an_order_number_shaped_like_a_phone_is_an_identifier():
+    spans = extract("My order number is 555-123-4567, thanks")
+    assert [(s.kind, s.value) for s in spans] == [("identifier", "555-123-4567")]
+
+
+def test_agent_kinds_add_times_and_counts_with_a_digit_but_no_dates():
+    from maev_kit.facts._offline import AGENT_KINDS, STRONG_KINDS
+
+    msg = "Refund RF-5521 of $49.00 appears in 3-5 business days; call us Friday at 10:00 am."
+    got = [(s.kind, s.value) for s in extract(msg, kinds=AGENT_KINDS)]
+    assert got == [("identifier", "RF-5521"), ("money", "$49.00"),
+                   ("quantity", "3-5 business days"), ("time", "10:00 am")]
+    assert {s.kind for s in extract(msg, kinds=STRONG_KINDS)} == {"identifier", "money"}
+    assert extract("We will see you in two weeks.", kinds=AGENT_KINDS) == []  # no digit

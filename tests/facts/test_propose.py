@@ -180,3 +180,101 @@ def test_importing_the_package_loads_the_standard_library_only():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "[]"
+
+
+# ---- values from tool results --------------------------------------------------------------
+
+def billing_with_tool(agent_text: str, output, *, arguments=None,
+                      later_args=None) -> MultiAgentTrace:
+    """user (0) → triage hands to billing (1) → billing calls a tool (2) and talks (3) →
+    billing hands to tech (4)."""
+    from maev_kit.traces._model import UserMessage
+
+    calls = [{"name": "lookup_invoices", "arguments": arguments or {"account": "ACCT-4471"},
+              "id": "c1", "output": output}]
+    if later_args is not None:
+        calls.append({"name": "transfer_to_tech", "arguments": later_args, "id": "c2"})
+    return MultiAgentTrace(
+        "t1", turns=[AgentTurn("triage", "router", "Transferring you.", turn_index=1),
+                     AgentTurn("billing", "specialist", "", calls, turn_index=2),
+                     AgentTurn("billing", "specialist", agent_text, turn_index=3)],
+        handoffs=[Handoff("triage", "billing", None, turn_index=1),
+                  Handoff("billing", "tech", None, turn_index=4)],
+        user_messages=[UserMessage("I was charged twice. Account ACCT-4471.", 0)])
+
+
+def test_a_tool_value_the_agent_restates_is_proposed_once_from_the_tool_turn():
+    output = {"invoice": "INV-88213", "amount": "49.00", "currency": "USD",
+              "charged_at": "2025-03-01", "status": "paid"}
+    t = billing_with_tool("I found the duplicate charge of $49.00 on INV-88213.", output)
+    facts = [f for f in propose_facts(t) if f.handoff_index == 1]
+    assert [(f.value, f.kind, f.source_turn_index) for f in facts] == [
+        ("ACCT-4471", "identifier", 0), ("INV-88213", "identifier", 2),
+        ("49.00", "money", 2)]
+    assert [f.text for f in facts][1:] == ["Invoice number is INV-88213", "Amount is 49.00"]
+    # the date nobody restated is not proposed, and neither is the status word
+    assert not any(f.value in ("2025-03-01", "paid") for f in facts)
+
+
+def test_a_tool_value_nobody_relies_on_is_not_proposed():
+    output = {"invoice": "INV-88213", "amount": "49.00", "refund": "RF-5521"}
+    t = billing_with_tool("Refund issued; technical support will take it from here.", output)
+    assert [f.value for f in propose_facts(t)] == ["ACCT-4471", "ACCT-4471"]
+
+
+def test_a_tool_value_passed_on_in_a_later_tool_call_counts_and_json_strings_are_read():
+    # LangGraph / AutoGen keep the tool's JSON as a string, sometimes wrapped
+    output = {"type": "tool", "data": {"content": '{"booking_reference": "QXBPTF", '
+                                                  '"refund_issued": "RF-5521"}'}}
+    t = billing_with_tool("", output, later_args={"reason": "refund RF-5521 issued"})
+    t.turns[2] = AgentTurn("billing", "specialist", "Over to tech.", turn_index=3)
+    facts = [f for f in propose_facts(t) if f.handoff_index == 1]
+    assert [(f.value, f.source_turn_index) for f in facts] == [("ACCT-4471", 0),
+                                                              ("RF-5521", 2)]
+
+
+def test_the_arguments_that_went_into_the_call_are_no_reliance():
+    # the account goes in and comes back out: nothing of the output was used
+    output = {"account": "ACCT-9001", "plan": "Pro"}
+    t = billing_with_tool("Done.", output, arguments={"account": "ACCT-9001"})
+    assert "ACCT-9001" not in [f.value for f in propose_facts(t)]
+
+
+def test_a_tool_value_relied_on_after_the_handoff_is_not_proposed_for_it():
+    output = {"invoice": "INV-88213"}
+    t = billing_with_tool("Nothing yet.", output)
+    t.turns.append(AgentTurn("billing", "specialist", "It was INV-88213.", turn_index=5))
+    t.handoffs.append(Handoff("billing", "tech", None, turn_index=6))
+    by_handoff = {}
+    for f in propose_facts(t):
+        by_handoff.setdefault(f.handoff_index, []).append(f.value)
+    assert "INV-88213" not in by_handoff[1] and "INV-88213" in by_handoff[2]
+    once = propose_facts(t, carry_over=False)
+    assert [(f.handoff_index, f.value) for f in once if f.value == "INV-88213"] == [
+        (2, "INV-88213")]
+
+
+def test_json_agent_messages_are_still_no_words_but_feed_relied_values():
+    t = billing_with_tool("Your invoice INV-55 is settled.", None)
+    t.turns[1] = AgentTurn("billing", "specialist", '{"invoice": "INV-55", "due": "12.00"}',
+                           turn_index=2)
+    facts = [f for f in propose_facts(t) if f.handoff_index == 1]
+    assert [(f.value, f.source_turn_index) for f in facts] == [("ACCT-4471", 0),
+                                                              ("INV-55", 2)]
+
+
+def test_a_delegate_s_result_counts_as_the_delegating_agent_s_words():
+    from maev_kit.traces._model import UserMessage
+
+    t = MultiAgentTrace(
+        "d1", turns=[AgentTurn("lead", "manager", "A billing matter.", turn_index=1),
+                     AgentTurn("billing", "specialist", "Refund RF-5521 issued in 3-5 business "
+                               "days.", turn_index=3),
+                     AgentTurn("lead", "manager", "Now the API.", turn_index=4)],
+        handoffs=[Handoff("lead", "billing", None, turn_index=2, mode="delegate"),
+                  Handoff("lead", "tech", None, turn_index=5, mode="delegate")],
+        user_messages=[UserMessage("Account ACCT-4471 was charged twice.", 0)])
+    facts = [f.value for f in propose_facts(t) if f.handoff_index == 1]
+    assert facts == ["ACCT-4471", "RF-5521", "3-5 business days"]
+    t.handoffs[0].mode = "transfer"  # a transfer does not come back: billing's words stay its own
+    assert [f.value for f in propose_facts(t) if f.handoff_index == 1] == ["ACCT-4471"]
