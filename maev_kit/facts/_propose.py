@@ -199,12 +199,12 @@ def _propose_offline(trace: MultiAgentTrace, notes: list[FactNote], *,
                 out.append(ProposedFact(cid, hi, _fact_id(hi, norm_text), s.text, s.value,
                                         s.kind, source, "offline"))
         seen_in_conversation |= seen
-        if not found:
+        if not found and (carry_over or not seen_in_conversation):
+            # (without carry-over a handoff with nothing new still judges the earlier facts)
             n = sum(1 for t, sp, *_ in user_said if t <= h.turn_index)
             why = ("no user text before this handoff" if not n else
                    f"nothing fact-like in the {n} user message{'s' if n != 1 else ''} "
-                   "before this handoff" + ("" if carry_over else " that was not proposed "
-                                                                   "for an earlier handoff"))
+                   "before this handoff")
             notes.append(FactNote(cid, hi, why))
         previous = h.turn_index
     return out
@@ -390,7 +390,7 @@ def _methods(method: str | Sequence[str]) -> list[str]:
 
 def propose_facts(traces: MultiAgentTrace | Iterable[MultiAgentTrace], *,
                   method: str | Sequence[str] = "offline", backend: Any = None,
-                  carry_over: bool = True, **kw: Any) -> FactProposal:
+                  carry_over: bool = False, **kw: Any) -> FactProposal:
     """Propose key facts for every handoff of every conversation.
 
     Parameters
@@ -417,10 +417,13 @@ def propose_facts(traces: MultiAgentTrace | Iterable[MultiAgentTrace], *,
         :class:`~maev_kit.backends.LiteLLMBackend` or an
         :class:`~maev_kit.backends.OpenAIClientBackend`.
     carry_over : bool
-        True (default): a fact stated before an earlier handoff is proposed again at each later
-        one — every handoff is a new chance to lose it (the reference set ``support_desk``
-        repeats more than half of its first-handoff facts at the second). False: each value is
-        proposed once, at the first handoff after it was stated.
+        False (default): each value is proposed once, at the first handoff after it was stated
+        — a key fact belongs to the conversation and scoring judges it there and at every
+        later handoff (:func:`~maev_kit.retention.build_retention_items`), so a person reviews
+        it once. With several methods, a value one method proposed at an earlier handoff is
+        not proposed again at a later one. True: the fact is proposed again at each later
+        handoff, as maev-kit did before facts belonged to the conversation (scoring treats the
+        copies as the same fact when their text is the same).
     **kw
         Options of the llm proposer: ``prompt`` (``"v1"``), ``max_concurrency`` (16),
         ``max_retries`` (3), ``timeout`` (60 s), ``cache`` (None: ``.maev_cache/``; False:
@@ -487,6 +490,8 @@ def _propose(traces: list[MultiAgentTrace], names: list[str], backend: Any, carr
         facts, stats = _propose_llm(traces, backend, notes, **kw)
         lists.append(facts)
     merged = merge_facts(*lists) if len(lists) > 1 else lists[0]
+    if not carry_over:
+        merged = _once_per_conversation(merged, traces)
     if len(lists) > 1:  # a handoff one method could not fill but another did is no news
         filled = {(f.conversation_id, f.handoff_index) for f in merged}
         convs = {f.conversation_id for f in merged}
@@ -494,6 +499,29 @@ def _propose(traces: list[MultiAgentTrace], names: list[str], backend: Any, carr
             (n.handoff_index is not None and (n.conversation_id, n.handoff_index) in filled)
             or (n.handoff_index is None and n.conversation_id in convs))]
     return FactProposal(merged, notes, stats)
+
+
+def _once_per_conversation(facts: list[ProposedFact], traces: list[MultiAgentTrace]
+                           ) -> list[ProposedFact]:
+    """``facts`` without a value (or, with none, a text) already proposed at an earlier
+    handoff of the same conversation: a fact is stated once and judged at every later
+    handoff."""
+    rank = {(t.conversation_id, hi): r for t in traces
+            for r, hi in enumerate(_handoff_order(t))}
+    first: dict[tuple[str, str], int] = {}
+    for f in facts:
+        key = (f.conversation_id, "v:" + _normalise(f.value) if f.value
+               else "t:" + _normalise(f.text))
+        r = rank.get((f.conversation_id, f.handoff_index), f.handoff_index)
+        if key not in first or r < first[key]:
+            first[key] = r
+    out = []
+    for f in facts:
+        key = (f.conversation_id, "v:" + _normalise(f.value) if f.value
+               else "t:" + _normalise(f.text))
+        if rank.get((f.conversation_id, f.handoff_index), f.handoff_index) == first[key]:
+            out.append(f)
+    return out
 
 
 def _propose_rules(traces: list[MultiAgentTrace], name: str, first: bool,

@@ -50,8 +50,10 @@ def test_expectations_round_trip_yields_retention_items(tmp_path):
 
 
 def test_a_context_key_passed_at_every_handoff_is_a_fact_at_each(tmp_path):
-    """``ctx:<key>`` recurs at each handoff that passes the key: one fact per handoff, through
-    the facts file, the expectations file and the retention items."""
+    """``ctx:<key>`` recurs at each handoff that passes the key: with ``carry_over=True`` one
+    fact per handoff, through the facts file, the expectations file and the retention items
+    (the same text listed again is the same fact: one ``fact_key``); by default it is proposed
+    once and judged at both handoffs all the same."""
     t = MultiAgentTrace(
         "c2", user_messages=["Account ACCT-4471 please."],
         turns=[AgentTurn("triage", "router", "Routing.", turn_index=1),
@@ -59,7 +61,11 @@ def test_a_context_key_passed_at_every_handoff_is_a_fact_at_each(tmp_path):
                AgentTurn("tech", "specialist", "Hello.", turn_index=5)],
         handoffs=[Handoff("triage", "billing", None, {"account": "ACCT-4471"}, 2),
                   Handoff("billing", "tech", None, {"account": "ACCT-4471"}, 4)])
-    facts = propose_facts([t], method="context")
+    once = propose_facts([t], method="context")
+    assert [(f.handoff_index, f.fact_id) for f in once] == [(0, "ctx:account")]
+    assert [i.item_id for i in build_retention_items([t], facts_to_expectations(once))] == [
+        "c2/h0/ctx:account", "c2/h1/ctx:account"]
+    facts = propose_facts([t], method="context", carry_over=True)
     assert [(f.handoff_index, f.fact_id) for f in facts] == [(0, "ctx:account"),
                                                               (1, "ctx:account")]
     save_facts(tmp_path / "facts.jsonl", facts)
@@ -67,6 +73,7 @@ def test_a_context_key_passed_at_every_handoff_is_a_fact_at_each(tmp_path):
     save_facts_as_expectations(tmp_path / "expectations.jsonl", facts)
     items = build_retention_items([t], tmp_path / "expectations.jsonl")
     assert [i.item_id for i in items] == ["c2/h0/ctx:account", "c2/h1/ctx:account"]
+    assert {i.fact_key for i in items} == {"ctx:account"}
 
 
 GOOD = {"conversation_id": "c1", "handoff_index": 0, "fact_id": "p-1", "text": "Code is X1",

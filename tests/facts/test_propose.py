@@ -14,9 +14,11 @@ from maev_kit.facts import (
     FactProposal,
     ProposedFact,
     fact_id_for,
+    facts_to_expectations,
     merge_facts,
     propose_facts,
 )
+from maev_kit.retention import build_retention_items
 
 
 def two_handoffs(user_as_turn: bool = False) -> MultiAgentTrace:
@@ -50,8 +52,9 @@ def values(facts, handoff_index=None):
 def test_offline_reads_user_text_wherever_it_sits(user_as_turn):
     facts = propose_facts(two_handoffs(user_as_turn))
     assert values(facts, 0) == ["ACCT-4471", "$49.99"]
-    # h1: carried over, the new email, and the billing agent's own refund reference
-    assert values(facts, 1) == ["ACCT-4471", "$49.99", "RF-5521", "ana@example.org"]
+    # h1: the new email and the billing agent's own refund reference (h0's facts are judged
+    # at h1 too, but proposed once)
+    assert values(facts, 1) == ["RF-5521", "ana@example.org"]
     t = two_handoffs(user_as_turn)
     said = {m.turn_index: m.content for m in t.messages()}
     for f in facts:
@@ -60,10 +63,25 @@ def test_offline_reads_user_text_wherever_it_sits(user_as_turn):
         assert f.fact_id == fact_id_for(f.handoff_index, f.text)
 
 
-def test_no_carry_over_proposes_each_value_once():
-    facts = propose_facts(two_handoffs(), carry_over=False)
+def test_each_value_is_proposed_once_unless_carried_over():
+    facts = propose_facts(two_handoffs())  # the default: a fact belongs to the conversation
     assert values(facts, 0) == ["ACCT-4471", "$49.99"]
     assert values(facts, 1) == ["RF-5521", "ana@example.org"]
+    # and scoring judges the h0 facts at h1 as well
+    items = build_retention_items([two_handoffs()], facts_to_expectations(facts))
+    assert sorted((i.fact_key, i.handoff_index) for i in items if i.fact_key.startswith("p-")
+                  and i.handoff_index == 1) == sorted(
+        [(f.fact_id, 1) for f in facts if f.handoff_index == 0]
+        + [(f.fact_id, 1) for f in facts if f.handoff_index == 1])
+    copies = propose_facts(two_handoffs(), carry_over=True)
+    assert values(copies, 1) == ["ACCT-4471", "$49.99", "RF-5521", "ana@example.org"]
+
+
+def test_with_several_methods_a_value_is_proposed_at_its_first_handoff_only():
+    t = two_handoffs()
+    t.handoffs[1].context_passed = {"account_number": "ACCT-4471"}
+    facts = propose_facts(t, method=["context", "offline"])
+    assert [f.handoff_index for f in facts if f.value == "ACCT-4471"] == [0]
 
 
 def test_only_the_handing_off_agent_since_it_took_over_counts():
@@ -209,9 +227,8 @@ def test_a_tool_value_the_agent_restates_is_proposed_once_from_the_tool_turn():
     t = billing_with_tool("I found the duplicate charge of $49.00 on INV-88213.", output)
     facts = [f for f in propose_facts(t) if f.handoff_index == 1]
     assert [(f.value, f.kind, f.source_turn_index) for f in facts] == [
-        ("ACCT-4471", "identifier", 0), ("INV-88213", "identifier", 2),
-        ("49.00", "money", 2)]
-    assert [f.text for f in facts][1:] == ["Invoice number is INV-88213", "Amount is 49.00"]
+        ("INV-88213", "identifier", 2), ("49.00", "money", 2)]
+    assert [f.text for f in facts] == ["Invoice number is INV-88213", "Amount is 49.00"]
     # the date nobody restated is not proposed, and neither is the status word
     assert not any(f.value in ("2025-03-01", "paid") for f in facts)
 
@@ -219,7 +236,8 @@ def test_a_tool_value_the_agent_restates_is_proposed_once_from_the_tool_turn():
 def test_a_tool_value_nobody_relies_on_is_not_proposed():
     output = {"invoice": "INV-88213", "amount": "49.00", "refund": "RF-5521"}
     t = billing_with_tool("Refund issued; technical support will take it from here.", output)
-    assert [f.value for f in propose_facts(t)] == ["ACCT-4471", "ACCT-4471"]
+    assert [f.value for f in propose_facts(t)] == ["ACCT-4471"]
+    assert [f.value for f in propose_facts(t, carry_over=True)] == ["ACCT-4471", "ACCT-4471"]
 
 
 def test_a_tool_value_passed_on_in_a_later_tool_call_counts_and_json_strings_are_read():
@@ -229,8 +247,7 @@ def test_a_tool_value_passed_on_in_a_later_tool_call_counts_and_json_strings_are
     t = billing_with_tool("", output, later_args={"reason": "refund RF-5521 issued"})
     t.turns[2] = AgentTurn("billing", "specialist", "Over to tech.", turn_index=3)
     facts = [f for f in propose_facts(t) if f.handoff_index == 1]
-    assert [(f.value, f.source_turn_index) for f in facts] == [("ACCT-4471", 0),
-                                                              ("RF-5521", 2)]
+    assert [(f.value, f.source_turn_index) for f in facts] == [("RF-5521", 2)]
 
 
 def test_the_arguments_that_went_into_the_call_are_no_reliance():
@@ -246,7 +263,7 @@ def test_a_tool_value_relied_on_after_the_handoff_is_not_proposed_for_it():
     t.turns.append(AgentTurn("billing", "specialist", "It was INV-88213.", turn_index=5))
     t.handoffs.append(Handoff("billing", "tech", None, turn_index=6))
     by_handoff = {}
-    for f in propose_facts(t):
+    for f in propose_facts(t, carry_over=True):
         by_handoff.setdefault(f.handoff_index, []).append(f.value)
     assert "INV-88213" not in by_handoff[1] and "INV-88213" in by_handoff[2]
     once = propose_facts(t, carry_over=False)
@@ -259,8 +276,7 @@ def test_json_agent_messages_are_still_no_words_but_feed_relied_values():
     t.turns[1] = AgentTurn("billing", "specialist", '{"invoice": "INV-55", "due": "12.00"}',
                            turn_index=2)
     facts = [f for f in propose_facts(t) if f.handoff_index == 1]
-    assert [(f.value, f.source_turn_index) for f in facts] == [("ACCT-4471", 0),
-                                                              ("INV-55", 2)]
+    assert [(f.value, f.source_turn_index) for f in facts] == [("INV-55", 2)]
 
 
 def test_a_delegate_s_result_counts_as_the_delegating_agent_s_words():
@@ -275,6 +291,6 @@ def test_a_delegate_s_result_counts_as_the_delegating_agent_s_words():
                   Handoff("lead", "tech", None, turn_index=5, mode="delegate")],
         user_messages=[UserMessage("Account ACCT-4471 was charged twice.", 0)])
     facts = [f.value for f in propose_facts(t) if f.handoff_index == 1]
-    assert facts == ["ACCT-4471", "RF-5521", "3-5 business days"]
+    assert facts == ["RF-5521", "3-5 business days"]
     t.handoffs[0].mode = "transfer"  # a transfer does not come back: billing's words stay its own
-    assert [f.value for f in propose_facts(t) if f.handoff_index == 1] == ["ACCT-4471"]
+    assert [f.value for f in propose_facts(t) if f.handoff_index == 1] == []

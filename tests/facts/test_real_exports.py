@@ -29,13 +29,17 @@ def sample_files(shared_dir: Path) -> list[Path]:
 
 
 def check(traces) -> tuple[int, int]:
-    """Assert the rule on every handoff; return (handoffs checked, handoffs with facts)."""
+    """Assert the rule on every handoff; return (handoffs checked, handoffs with facts).
+
+    A value is proposed once, at the first handoff after it was said, and judged at every
+    later one: what the user said before a handoff is among the facts proposed up to it."""
     facts = propose_facts(traces)
     checked = with_facts = 0
     for t in traces:
         for hi, h in enumerate(t.handoffs):
+            upto = {i for i, g in enumerate(t.handoffs) if g.turn_index <= h.turn_index}
             proposed = [f.value for f in facts if f.conversation_id == t.conversation_id
-                        and f.handoff_index == hi]
+                        and f.handoff_index in upto]
             with_facts += bool(proposed)
             user_ids = [m.group() for m in t.messages()
                         if m.is_user and m.turn_index <= h.turn_index
@@ -69,8 +73,9 @@ def test_every_shared_sample(shared_dir):
 def test_the_shared_samples_propose_the_account_number(shared_dir):
     traces, _ = import_traces(shared_dir / "trace_samples" / "openai_agents_trace.json")
     facts = propose_facts(traces)
+    # each value once, at the first handoff after it was said (judged at every later one)
     assert [(f.handoff_index, f.text) for f in facts if f.kind == "identifier"] == [
-        (0, "Account number is ACCT-4471-9920"), (1, "Account number is ACCT-4471-9920"),
+        (0, "Account number is ACCT-4471-9920"),
         (1, "Invoice number is INV-88213"), (1, "Refund reference is RF-5521")]
 
 
