@@ -101,7 +101,7 @@ def per_export(paths: list[Path], root: Path) -> None:
               f"(text-only view: {totals['text'] / totals['items']:.3f})")
 
 
-def same_story(paths: list[Path], root: Path) -> float:
+def same_story(paths: list[Path], root: Path, *, text_view: bool = False) -> float:
     judge = HeuristicJudge()
     verdicts: dict[tuple[str, int], dict[str, str]] = {}
     skipped = []
@@ -119,8 +119,11 @@ def same_story(paths: list[Path], root: Path) -> float:
             continue
         exp = ConversationExpectations(t.conversation_id, key_facts=[
             KeyFact(key, 0, text) for key, text in STORY])
-        for it, v in zip(items := build_retention_items([t], {t.conversation_id: exp}),
-                         judge.judge_items(items)):
+        items = build_retention_items([t], {t.conversation_id: exp})
+        if text_view:  # as earlier versions judged: any agent's text only
+            items = [dataclasses.replace(it, after=it.text_view()[1], to_agent="")
+                     for it in items]
+        for it, v in zip(items, judge.judge_items(items)):
             verdicts.setdefault((it.fact_key, it.hop), {})[name] = v.label or "error"
     agree = total = 0
     disagreements = []
@@ -134,9 +137,10 @@ def same_story(paths: list[Path], root: Path) -> float:
                                      f"{n} of {len(by_export)} exports say {modal}")
     exports = {e for by in verdicts.values() for e in by}
     share = agree / total if total else float("nan")
-    print(f"\nPart 2 — same story, same verdict: {len(exports)} exports × {len(STORY)} facts × "
-          f"2 hops = {total} verdicts; agreement with the modal verdict {share:.3f} "
-          f"(goal ≥ 0.9)")
+    view = "text-only view (earlier versions)" if text_view else "conversation view"
+    print(f"\nPart 2 — same story, same verdict, {view}: {len(exports)} exports × "
+          f"{len(STORY)} facts × 2 hops = {total} verdicts; agreement with the modal verdict "
+          f"{share:.3f} (goal ≥ 0.9)")
     for (fact, hop), by_export in sorted(verdicts.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         print(f"  hop {hop} {fact:8s} " + " ".join(
             f"{label[0].upper()}" for _, label in sorted(by_export.items()))
@@ -160,6 +164,7 @@ def main() -> None:
         raise SystemExit(f"no export (*.json) under {args.samples}: pass --samples DIR")
     per_export(paths, root)
     same_story(paths, root)
+    same_story(paths, root, text_view=True)
 
 
 if __name__ == "__main__":
