@@ -31,6 +31,7 @@ _LAZY_COMMANDS: dict[str, str] = {
     "report": "maev_kit._cli_main:report_command",
     "init-set": "maev_kit.facts._cli:init_set_command",
     "convert": "maev_kit.scale._cli:convert_command",
+    "labels": "maev_kit.labels._cli:labels_command",
 }
 
 _HELP = {
@@ -45,6 +46,7 @@ _HELP = {
     "report": "Write the self-contained HTML report.",
     "init-set": "Create a labeled set from your own traces and proposed key facts.",
     "convert": "Convert traces between JSONL and Parquet (or from a framework export).",
+    "labels": "Labels per status (attached, set aside and why); re-attach set-aside labels.",
 }
 
 

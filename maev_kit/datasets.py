@@ -92,7 +92,15 @@ class LabeledSet:
     manifest: Manifest
     traces: list[MultiAgentTrace]
     expectations: dict[str, ConversationExpectations]
+    #: The label lines that count: those on an item of the set, of each (item, annotator)
+    #: whose latest label is not ``skip``.
     label_records: list[LabelRecord]
+    #: Label lines on an id that is no item of the set (a fact rejected in review, removed
+    #: from expectations.jsonl, ...): never counted, never deleted; see
+    #: :func:`maev_kit.labels.label_status` and ``maev labels``.
+    set_aside_labels: list[Any] = field(default_factory=list)
+    #: Label lines of each (item, annotator) whose latest label is ``skip`` (not counted).
+    skipped_labels: list[LabelRecord] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -286,23 +294,49 @@ def _validate_folder(p: Path, shown: str, report: ValidationReport):
                 fact_ids.add(item_id(e.conversation_id, f.handoff_index, f.fact_id))
 
     records: list[LabelRecord] = []
+    counted: list[LabelRecord] = []
+    skipped: list[LabelRecord] = []
+    set_aside: list[Any] = []
+    items: list[RetentionItem] | None = None
+    if not report.errors:
+        try:
+            items = build_retention_items(traces, {e.conversation_id: e for e in exps})
+            fact_ids = {it.item_id for it in items}
+        except InputError:  # reported above; keep the ids of the facts as listed
+            items = None
     if (p / "labels.jsonl").is_file():
+        from maev_kit.labels._attach import SetAsideLabel, review_rejections, set_aside_reason
+
         lf = read_label_file(p / "labels.jsonl", name=name("labels.jsonl"))
         report.errors += lf.problems
         if lf.torn_last_line:
             report.warnings.append(lf.torn_last_line)
         records = lf.records
         allowed = set(manifest.labels) | {"skip"} if manifest else None
+        rejected = review_rejections(p)
+        exp_by_conv = {e.conversation_id: e for e in exps}
+        reasons: dict[str, str] = {}
+        latest = latest_labels(records, include_skip=True)
         for idx, r in enumerate(records):
             line = lf.lines[idx]
-            if r.item_id not in fact_ids:
-                report.errors.append(Problem(name("labels.jsonl"), line, "item_id",
-                                             f"{r.item_id!r} points at no key fact of "
-                                             "expectations.jsonl (ids are "
-                                             "<conversation_id>/h<handoff_index>/<fact_id>)"))
             if allowed is not None and r.label not in allowed:
                 report.errors.append(Problem(name("labels.jsonl"), line, "label",
                                              f"{r.label!r} is not in the manifest's labels"))
+            if r.item_id not in fact_ids:
+                if r.item_id not in reasons:
+                    reasons[r.item_id] = set_aside_reason(
+                        r.item_id, traces=conv, expectations=exp_by_conv, item_ids=fact_ids,
+                        rejected=rejected)
+                set_aside.append(SetAsideLabel(r, line, reasons[r.item_id]))
+                report.warnings.append(Problem(
+                    name("labels.jsonl"), line, "item_id",
+                    f"{r.item_id!r} points at no key fact ({reasons[r.item_id]}): this label "
+                    "is set aside, not counted, kept in the file; `maev labels` lists it and "
+                    "`maev labels reattach` moves it to another item", severity="warning"))
+            elif latest[(r.item_id, r.annotator)].label == "skip":
+                skipped.append(r)
+            else:
+                counted.append(r)
     if manifest:
         for split, ids in manifest.splits.items():
             for cid in ids:
@@ -320,9 +354,15 @@ def _validate_folder(p: Path, shown: str, report: ValidationReport):
                 report.errors += e.problems
     report.counts = {"traces": len(traces), "expectations": len(exps),
                      "retention items": len(fact_ids), "labels": len(records)}
+    if set_aside:
+        report.counts["labels set aside"] = len(set_aside)
     if not report.ok or manifest is None:
         return report, None
-    return report, LabeledSet(p, manifest, traces, {e.conversation_id: e for e in exps}, records)
+    ls = LabeledSet(p, manifest, traces, {e.conversation_id: e for e in exps}, counted,
+                    set_aside, skipped)
+    if items is not None:
+        ls.__dict__["items"] = items  # built once, for the check above
+    return report, ls
 
 
 def load_labeled_set(path: str | os.PathLike[str]) -> LabeledSet:

@@ -10,6 +10,7 @@ import click
 from maev_kit._cli_main import (JudgeFlags, _best_working, _check_split, _failed_judges,
                                 _judge_line, _labeled_set, _output_file, _output_folder,
                                 _over_threshold, judge_options)
+from maev_kit.calibration._result import DegenerateLabelsError
 from maev_kit.errors import MaevError
 
 __all__ = ["calibrate_command"]
@@ -42,7 +43,10 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
 
     Prints the leaderboard (κ with CI, Δκ to the best with its paired p-value), the human
     ceiling and a recommendation. A judge whose calls fail is listed as failed with its cause;
-    when every judge failed, nothing is written. The exit code is 1 whenever a judge failed
+    when every judge failed, nothing is written. Labels that cannot support a recommendation
+    (one class: κ undefined; too few per class) are said so, with accuracy and n. Labels of
+    one class give no judge card: with --card or --out the exit code is then 2 (the tables of
+    --out are written). The exit code is 1 whenever a judge failed
     or lost more than ``--max-judge-errors`` of its items (the others are still ranked and
     written).
     """
@@ -68,7 +72,10 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
     for key, why in over.items():
         click.echo(f"warning: judge {key}: {why}", err=True)
     written = []
-    if card_path:
+    problem = result.label_problem if result.kappa_undefined else None
+    if result.label_problem is not None and problem is None:
+        click.echo(f"warning: {result.label_problem}", err=True)
+    if card_path and problem is None:
         if result.recommended is None:
             click.echo("warning: no judge cleared the threshold: writing the best judge's card "
                        "anyway", err=True)
@@ -78,14 +85,15 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
         written += _write_outputs(result, out_dir, _best_working(result, failed))
     if as_json:
         click.echo(json.dumps({**result.to_dict(), "files": written}, indent=2, default=str))
-        _fail_if_judges_failed(result, failed, over)
-        return
-    click.echo(str(result))
-    for key, run in result.runs.items():
-        click.echo(_judge_line({"name": key, "model": run.model, "stats": run.stats}))
-    for path in written:
-        click.echo(f"written: {path}")
+    else:
+        click.echo(str(result))
+        for key, run in result.runs.items():
+            click.echo(_judge_line({"name": key, "model": run.model, "stats": run.stats}))
+        for path in written:
+            click.echo(f"written: {path}")
     _fail_if_judges_failed(result, failed, over)
+    if problem is not None and (card_path or out_dir):
+        raise DegenerateLabelsError(f"no judge card written: {problem}")
 
 
 def _fail_if_judges_failed(result: Any, failed: dict[str, str], over: dict[str, str]) -> None:
@@ -120,6 +128,7 @@ def _write_outputs(result: Any, out_dir: str, card_key: str | None) -> list[str]
     (out / "calibration.json").write_text(json.dumps(result.to_dict(), indent=2, default=str),
                                           encoding="utf-8")
     written.append(out / "calibration.json")
-    result.card(card_key).save(out / "judge_card.json")
-    written.append(out / "judge_card.json")
+    if not result.kappa_undefined:  # labels of one class cannot support a card
+        result.card(card_key).save(out / "judge_card.json")
+        written.append(out / "judge_card.json")
     return [str(p) for p in written]

@@ -9,7 +9,13 @@ from typing import Any
 from maev_kit.errors import InputError, LabelValidationError
 from maev_kit.labels._records import LabelRecord, latest_labels, read_label_file
 
-__all__ = ["HumanLabels", "check_split", "fit_on_other_splits", "load_human_labels"]
+__all__ = ["CannotFitError", "HumanLabels", "check_split", "fit_on_other_splits",
+           "load_human_labels"]
+
+
+class CannotFitError(InputError):
+    """A judge that learns from labels has nothing it can learn from: no labeled item in its
+    training split, or labels of one class only. Says what to label next."""
 
 #: ``{item_id: {annotator: label}}`` (latest label per annotator, skips dropped).
 HumanLabels = dict[str, dict[str, str]]
@@ -85,13 +91,22 @@ def load_human_labels(human_labels: Any, *, exclude_sources: tuple[str, ...] = (
 def fit_on_majority(judge: Any, items: Sequence[Any], human: HumanLabels) -> None:
     """Fit a judge that learns from labels on ``items``, each labeled by the majority of its
     annotators in ``human`` (``{item_id: {annotator: label}}``); items nobody labeled are left
-    out."""
+    out. Raises :class:`CannotFitError` when the labels hold fewer than two classes."""
     from maev_kit.agreement import majority_labels
 
     by_item = [human.get(it.item_id, {}) for it in items]
     annotators = sorted({a for labs in by_item for a in labs})
     table = {a: [labs.get(a) for labs in by_item] for a in annotators}
     keep = [(it, lab) for it, lab in zip(items, majority_labels(table)) if lab is not None]
+    classes = sorted({lab for _, lab in keep})
+    if len(classes) < 2:
+        name = getattr(judge, "name", "this judge")
+        what = (f"one class ({classes[0]}, {len(keep)} item{'s' if len(keep) != 1 else ''})"
+                if classes else "no label")
+        raise CannotFitError(f"{name} learns from labels, but the labels of its training items "
+                             f"hold {what}: it needs at least two classes. Label items of the "
+                             "training split the judges disagree on (the likeliest to be lost "
+                             "or contradicted), or use --judge heuristic")
     judge.fit([it for it, _ in keep], [lab for _, lab in keep])
 
 
@@ -154,6 +169,7 @@ def fit_on_items(judge: Any, items: Sequence[Any], human: HumanLabels, where: st
     ``where`` names them in the error when none is labeled."""
     labeled = [it for it in items if human.get(it.item_id)]
     if not labeled:
-        raise InputError(f"{getattr(judge, 'name', 'this judge')} learns from labels but no "
-                         f"item {where} has a label to learn from: give it a labeled dev split")
+        raise CannotFitError(f"{getattr(judge, 'name', 'this judge')} learns from labels but no "
+                             f"item {where} has a label to learn from: give it a labeled dev "
+                             "split (label its items with maev_kit.widgets.Labeler)")
     fit_on_majority(judge, labeled, human)

@@ -27,9 +27,52 @@ from maev_kit.agreement._labels import LABELS, encode
 from maev_kit.agreement._report import _f, ci_label
 from maev_kit.calibration._card import JudgeCard
 from maev_kit.calibration._human import load_human_labels
-from maev_kit.errors import ERROR_CAUSES, JudgeErrorsExceeded
+from maev_kit.errors import ERROR_CAUSES, InputError, JudgeErrorsExceeded
 
-__all__ = ["CalibrationResult", "JudgeMeta", "calibration_from_runs", "labels_are_reference"]
+__all__ = ["CalibrationResult", "DegenerateLabelsError", "JudgeMeta", "MIN_PER_CLASS",
+           "calibration_from_runs", "label_problem", "labels_are_reference"]
+
+#: Labels needed in each of at least two classes before a judge is recommended or carded.
+MIN_PER_CLASS = 5
+
+
+class DegenerateLabelsError(InputError):
+    """The human labels cannot support a judge card or a recommendation (one class, or too few
+    labels per class); the message says what to label next."""
+
+
+def label_problem(counts: Mapping[str, int], *, n_items: int | None = None) -> str | None:
+    """Why labels with these per-class ``counts`` cannot support a recommendation, or None.
+
+    One class: κ is undefined (chance agreement is the observed one, whatever the judge).
+    Fewer than :data:`MIN_PER_CLASS` labels in each of two classes: κ is computed but its CI
+    cannot be trusted, so no judge is recommended.
+
+    >>> label_problem({"retained": 40, "lost": 0, "contradicted": 0})[:36]
+    'κ undefined: your labels hold one cl'
+    >>> label_problem({"retained": 40, "lost": 2, "contradicted": 0})[:40]
+    'too few labels per class to recommend a '
+    >>> label_problem({"retained": 40, "lost": 9, "contradicted": 1}) is None
+    True
+    """
+    present = {k: int(v) for k, v in counts.items() if v}
+    shown = ", ".join(f"{k} {int(v)}" for k, v in counts.items())
+    if not present:
+        return ("no human labels on the scored items: label items with "
+                "maev_kit.widgets.Labeler")
+    if len(present) == 1:
+        (lab, n), = present.items()
+        on = f" on {n_items} item{'s' if n_items != 1 else ''}" if n_items is not None else ""
+        return (f"κ undefined: your labels hold one class ({lab}: {n} label"
+                f"{'s' if n != 1 else ''}{on}) — κ needs at least two, so no judge is ranked "
+                "or recommended; accuracy with its n is shown. Label items the judges disagree "
+                "on (the disagreements list them: the likeliest to be lost or contradicted)")
+    if sum(v >= MIN_PER_CLASS for v in present.values()) < 2:
+        return (f"too few labels per class to recommend a judge ({shown}; a recommendation "
+                f"needs at least {MIN_PER_CLASS} in each of two classes) — κ is shown, not "
+                "trusted. Next: label the items the judges disagree on, then more of each "
+                "class")
+    return None
 
 LEADERBOARD_COLUMNS = [
     "judge", "prompt", "status", "kappa", "kappa_low", "kappa_high", "delta_kappa", "p_value", "ac1",
@@ -83,6 +126,14 @@ class CalibrationResult:
         (``source == "reference"``, written by the set's authors, not by independent
         annotators; see :func:`labels_are_reference`): views then say "reference labels", not
         "human labels".
+    label_counts : dict label → number of human labels (every annotator's) on the scored
+        items.
+    label_problem : str or None. Why the labels cannot support a recommendation
+        (:func:`label_problem`: one class — then κ is undefined, n/a, for every judge — or too
+        few labels per class); the recommendation then says it, no judge is recommended and
+        :meth:`card` refuses.
+    notes : list of str. What else the calibration set aside: labels whose item is gone, a
+        learned judge with nothing to learn from.
     """
 
     leaderboard: pd.DataFrame
@@ -102,6 +153,15 @@ class CalibrationResult:
     confidence: float = 0.95
     human_ceiling: Any = field(default=None, repr=False)
     reference_labels: bool = False
+    label_counts: dict[str, int] = field(default_factory=dict)
+    label_problem: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def kappa_undefined(self) -> bool:
+        """True when the human labels on the scored items hold one class (or none): κ is then
+        undefined for every judge and no card can vouch for one."""
+        return bool(self.label_counts) and sum(1 for v in self.label_counts.values() if v) < 2
 
     @property
     def failed(self) -> dict[str, str]:
@@ -112,16 +172,25 @@ class CalibrationResult:
     def __repr__(self) -> str:
         ok = self.leaderboard[self.leaderboard["status"] == "ok"]
         best = ok.iloc[0] if len(ok) else None
-        head = (f"best {best['key']} κ={best['kappa']:.3f}" if best is not None
+        kappa = ("n/a" if best is None or math.isnan(best["kappa"])
+                 else f"{best['kappa']:.3f}")
+        head = (f"best {best['key']} κ={kappa}" if best is not None
                 else "every judge failed" if len(self.leaderboard) else "no judges")
+        if self.label_problem is not None:
+            head = self.label_problem.split(" — ")[0].split(" (")[0]
         return (f"CalibrationResult({len(self.leaderboard)} judges on {len(self.item_ids)} items, "
                 f"{len(self.annotators)} annotators; {head})")
 
     def __str__(self) -> str:
         cols = ["judge", "prompt", "kappa", "kappa_low", "kappa_high", "delta_kappa", "p_value",
-                "accuracy", "parse_failure_rate", "status"]
+                "accuracy", "n_items", "parse_failure_rate", "status"]
         lines = [self.leaderboard[cols].to_string(index=False, na_rep="n/a",
                                                   float_format=lambda x: f"{x:.3f}")]
+        if self.label_counts:
+            who = "reference" if self.reference_labels else "human"
+            lines.append(f"{who} labels on {len(self.item_ids)} items: " + ", ".join(
+                f"{k} {v}" for k, v in self.label_counts.items()))
+        lines += [f"note: {n}" for n in self.notes]
         if self.ceiling is not None:
             c = self.ceiling
             who = "reference–reference" if self.reference_labels else "human–human"
@@ -135,8 +204,12 @@ class CalibrationResult:
         """A :class:`JudgeCard` for ``key`` (default: the recommended judge, else the best).
 
         Raises :class:`~maev_kit.errors.JudgeErrorsExceeded` for a judge that failed (or when
-        every judge did): a failed run vouches for nothing.
+        every judge did): a failed run vouches for nothing; :class:`DegenerateLabelsError`
+        when the labels hold one class (κ undefined: :attr:`kappa_undefined`). A card from too
+        few labels per class can be made (it records ``n_items``), but no judge is recommended.
         """
+        if self.kappa_undefined:
+            raise DegenerateLabelsError(f"no judge card: {self.label_problem}")
         ok = self.leaderboard[self.leaderboard["status"] == "ok"]
         key = key or self.recommended or (ok["key"].iloc[0] if len(ok) else None)
         if key is None:
@@ -175,6 +248,8 @@ class CalibrationResult:
             "annotators": list(self.annotators), "labels_hash": self.labels_hash,
             "labeled_set": dict(self.labeled_set), "split": self.split,
             "confidence": self.confidence, "reference_labels": self.reference_labels,
+            "label_counts": dict(self.label_counts), "label_problem": self.label_problem,
+            "notes": list(self.notes),
         }
 
 
@@ -347,6 +422,7 @@ def calibration_from_runs(
     labeled_set: Mapping[str, Any] | None = None,
     split: str | None = None,
     reference_labels: bool | None = None,
+    notes: Sequence[str] = (),
 ) -> CalibrationResult:
     """Build a :class:`CalibrationResult` from judge runs already made.
 
@@ -364,6 +440,11 @@ def calibration_from_runs(
         ``reference_labels``); by default decided from ``human_labels`` by
         :func:`labels_are_reference` (a ``{item_id: {annotator: label}}`` mapping keeps no
         source, so pass it with such a mapping).
+    notes : what the caller set aside (shown with the result).
+
+    Labels of one class leave κ undefined (n/a) for every judge; one class, or fewer than
+    :data:`MIN_PER_CLASS` labels in each of two classes, leaves no judge recommended (see
+    :func:`label_problem`); accuracy and ``n_items`` are always given.
 
     Examples
     --------
@@ -402,6 +483,10 @@ def calibration_from_runs(
         encode(labs, labels, name=f"human labels of {a!r}")
     single = len(annotators) == 1
     majority = majority_labels(by_ann, labels=labels)
+    pooled_counts = Counter(lab for labs in by_ann.values() for lab in labs if lab is not None)
+    label_counts = {lab: int(pooled_counts.get(lab, 0)) for lab in labels}
+    problem = label_problem(label_counts, n_items=len(item_ids))
+    one_class = sum(1 for v in label_counts.values() if v) < 2
     meta = dict(meta or {})
     ceiling_obj = None
     ceiling = None
@@ -423,7 +508,7 @@ def calibration_from_runs(
         jl = [got[i].label if i in got else None for i in item_ids]
         judge_labels[key] = jl
         status = _status(got, item_ids)
-        if status != "ok":  # a failed run is not a result: no κ, no accuracy
+        if status != "ok" or one_class:  # a failed run is not a result; one class: undefined
             kappa, ci = np.nan, (np.nan, np.nan)
         else:
             kappa, ci = _kappa(jl, by_ann, annotators, labels, n_resamples, confidence, seed)
@@ -504,7 +589,11 @@ def calibration_from_runs(
     marg = np.array([sum(1 for x in majority if x == lab) for lab in labels], dtype=float)
     tried = {m.prompt for m in meta.values() if m.prompt}
     has_llm = any(m.prompt for m in meta.values())
-    if len(ranked):
+    if len(ranked) and problem is not None:
+        text, recommended = f"No judge is recommended: {problem}.", None
+        if len(ranked) < len(board):
+            text += " Not ranked: " + _failures(board, runs) + "."
+    elif len(ranked):
         text, recommended = _recommend(ranked, ceiling, threshold, marg, len(item_ids),
                                        tried if has_llm else {"v2"}, confidence)
         if len(ranked) < len(board):
@@ -522,4 +611,5 @@ def calibration_from_runs(
         labeled_set=dict(labeled_set or {}), split=split, confidence=confidence,
         human_ceiling=ceiling_obj,
         reference_labels=(labels_are_reference(human_labels) if reference_labels is None
-                          else reference_labels))
+                          else reference_labels),
+        label_counts=label_counts, label_problem=problem, notes=list(notes))

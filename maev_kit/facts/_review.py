@@ -23,6 +23,7 @@ A decisions line reads::
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -37,14 +38,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from maev_kit._jsonl import append_lines, display_name, read_append_log, validated_lines
 from maev_kit.errors import InputError, LabelValidationError, Problem
-from maev_kit.expectations import ConversationExpectations, save_expectations
-from maev_kit.facts._io import facts_to_expectations
 from maev_kit.facts._model import ProposedFact, fact_id_for
 from maev_kit.traces._model import Message
 
-__all__ = ["DECISIONS", "DecisionFileError", "FactReviewSession", "FactReviewWarning",
-           "FactUnderReview", "HandoffUnderReview", "ReviewDecision", "Span",
-           "read_decisions"]
+__all__ = ["DECISIONS", "DecisionFileError", "ExpectationsExport", "ExpectationsFileError",
+           "FactReviewSession", "FactReviewWarning", "FactUnderReview", "HandoffUnderReview",
+           "ReviewDecision", "Span", "read_decisions"]
 
 #: What a reviewer can decide about a fact.
 DECISIONS: tuple[str, ...] = ("accept", "reject", "edit", "add", "undo")
@@ -657,27 +656,195 @@ class FactReviewSession:
         return [f.fact for h in self._handoff_keys() for f in
                 (self._fact(k) for k in self._keys_of(h)) if f.decision in _KEPT]
 
-    def export_expectations(self, path: str | os.PathLike[str]
-                            ) -> list[ConversationExpectations]:
-        """Write the reviewed facts as key facts of an ``expectations.jsonl`` (replacing it).
+    def export_expectations(self, path: str | os.PathLike[str], *, dry_run: bool = False
+                            ) -> ExpectationsExport:
+        """Merge the reviewed facts into an ``expectations.jsonl``; nothing else changes.
 
-        One line per conversation this reviewer decided anything in — a conversation whose
-        facts were all rejected gets an empty ``key_facts``, so it is not proposed again.
-        ``metadata`` names each fact's proposer and the reviewer. Returns what was written.
+        The file is updated, never replaced wholesale:
+
+        - a conversation this reviewer decided nothing in keeps its line byte for byte, and so
+          does a reviewed conversation whose facts did not change;
+        - in a reviewed conversation, a fact the reviewer kept (accepted, edited, added) is
+          written with its reviewed text (in place when the line already lists it, else after
+          the line's facts); a fact the reviewer **rejected** is removed; every other key fact
+          — written by hand, or exported earlier — stays, as do the line's expected handoffs,
+          routing cases and metadata (``fact_proposers`` gains the reviewed facts' proposers,
+          ``facts_reviewed_by`` names the reviewer);
+        - a reviewed conversation the file does not list yet gets a new line at the end (an
+          empty ``key_facts`` when every fact was rejected, so it is not proposed again).
+
+        The new file is written to a temporary file beside it and renamed over it
+        (``os.replace``), so a crash leaves the old file or the new one, never half of each.
+        With ``dry_run=True`` nothing is written: the returned export's ``diff`` (a unified
+        diff) and ``summary()`` say what would change.
+
+        Returns an :class:`ExpectationsExport`: the merged records of the reviewed
+        conversations (a list, in trace order) with ``diff``, ``changed``, ``added`` and
+        ``removed`` (the rejected facts taken out).
+
+        Raises
+        ------
+        ExpectationsFileError
+            When the existing file has malformed lines (each named ``file:line › field``);
+            nothing is written.
         """
+        from maev_kit.expectations import _ADAPTER, expectations_to_dict, read_expectations
+
+        target = Path(path)
+        if target.is_dir():
+            raise IsADirectoryError(21, "is a folder; give the expectations.jsonl file",
+                                    os.fspath(path))
+        name = display_name(target)
+        old_bytes = target.read_bytes() if target.exists() else b""
+        lines_of: dict[str, int] = {}
+        if target.exists():
+            _, problems, lines_of = read_expectations(target, name=name)
+            if problems:
+                raise ExpectationsFileError(problems)
+        raw_lines = old_bytes.splitlines(keepends=True)
         reviewed = self.reviewed_facts()
-        by_conv = facts_to_expectations(reviewed)
-        records = []
-        for cid in self._traces:
-            if not any(k[0] == cid for k in self._latest):
+        cids = [cid for cid in self._traces if any(k[0] == cid for k in self._latest)]
+        new_lines = list(raw_lines)
+        export = ExpectationsExport(path=target, dry_run=dry_run)
+        appended: list[bytes] = []
+        for cid in cids:
+            at = lines_of.get(cid)
+            old = json.loads(raw_lines[at - 1]) if at is not None else None
+            merged, removed = self._merge(cid, old, [f for f in reviewed
+                                                      if f.conversation_id == cid])
+            if old is None:
+                merged = expectations_to_dict(_ADAPTER.validate_python(merged))
+            record = _ADAPTER.validate_python(merged)
+            export.append(record)
+            export.removed += [(cid, fid) for fid in removed]
+            if old is not None and merged == old:
+                continue  # nothing changed: the line stays byte for byte
+            line = (json.dumps(merged, ensure_ascii=False, separators=(", ", ": "))
+                    + "\n").encode("utf-8")
+            if at is None:
+                appended.append(line)
+                export.added.append(cid)
+            else:
+                new_lines[at - 1] = line
+                export.changed.append(cid)
+        if appended and new_lines and not new_lines[-1].endswith(b"\n"):
+            new_lines[-1] += b"\n"
+        new_bytes = b"".join(new_lines + appended)
+        export.unchanged = len(lines_of) - len(export.changed)
+        export.diff = "".join(difflib.unified_diff(
+            old_bytes.decode("utf-8").splitlines(keepends=True),
+            new_bytes.decode("utf-8").splitlines(keepends=True),
+            fromfile=f"{name} (now)", tofile=f"{name} (after export)"))
+        if not dry_run and (new_bytes != old_bytes or not target.exists()):
+            _atomic_write(target, new_bytes)
+        export.written = not dry_run
+        return export
+
+    def _merge(self, cid: str, old: dict[str, Any] | None, kept: list[ProposedFact]
+               ) -> tuple[dict[str, Any], list[str]]:
+        """The expectations line of a reviewed conversation: ``old`` (its current line, as
+        parsed JSON, or None) with the kept facts written in and the rejected ones taken out;
+        and the ids of the facts taken out."""
+        rejected = {(k[1], k[2]) for k, rec in self._latest.items()
+                    if k[0] == cid and rec.decision == "reject"}
+        by_key = {(f.handoff_index, f.fact_id): f for f in kept}
+        out = dict(old) if old is not None else {"conversation_id": cid}
+        facts: list[Any] = []
+        removed: list[str] = []
+        placed: set[tuple[int, str]] = set()
+        for kf in (old or {}).get("key_facts") or []:
+            key = (kf.get("handoff_index"), kf.get("fact_id"))
+            if key in rejected and key not in by_key:
+                removed.append(str(key[1]))
                 continue
-            exp = by_conv.get(cid) or ConversationExpectations(cid)
-            exp.metadata = {"fact_proposers": {f.fact_id: f.proposer for f in reviewed
-                                               if f.conversation_id == cid},
-                            "facts_reviewed_by": self.reviewer}
-            records.append(exp)
-        save_expectations(records, path)
-        return records
+            if key in by_key:
+                placed.add(key)  # type: ignore[arg-type]
+                kf = {**kf, "text": by_key[key].text}  # type: ignore[index]
+            facts.append(kf)
+        facts += [{"fact_id": f.fact_id, "handoff_index": f.handoff_index, "text": f.text}
+                  for key, f in by_key.items() if key not in placed]
+        out["key_facts"] = facts
+        metadata = dict(out.get("metadata") or {})
+        proposers = dict(metadata.get("fact_proposers") or {})
+        still = {kf.get("fact_id") for kf in facts}
+        for fid in removed:
+            if fid not in still:
+                proposers.pop(fid, None)
+        proposers.update({f.fact_id: f.proposer for f in kept})
+        metadata["fact_proposers"] = proposers
+        metadata["facts_reviewed_by"] = self.reviewer
+        out["metadata"] = metadata
+        return out, removed
+
+
+class ExpectationsFileError(LabelValidationError):
+    """The ``expectations.jsonl`` to export into has malformed lines; nothing was written."""
+
+    kind = "expectations"
+
+
+class ExpectationsExport(list):  # type: ignore[type-arg]
+    """What :meth:`FactReviewSession.export_expectations` wrote (or, in a dry run, would
+    write): the merged records of the reviewed conversations, in trace order (a list of
+    :class:`~maev_kit.expectations.ConversationExpectations`), and
+
+    ``path``, ``dry_run``, ``written`` (False in a dry run); ``changed`` / ``added``: the
+    conversations whose line changed / was added; ``unchanged``: lines kept byte for byte;
+    ``removed``: ``(conversation_id, fact_id)`` of the rejected facts taken out; ``diff``: a
+    unified diff of the file before and after ("" when nothing changes).
+    """
+
+    def __init__(self, *, path: Path, dry_run: bool):
+        super().__init__()
+        self.path = path
+        self.dry_run = dry_run
+        self.written = False
+        self.changed: list[str] = []
+        self.added: list[str] = []
+        self.removed: list[tuple[str, str]] = []
+        self.unchanged = 0
+        self.diff = ""
+
+    def summary(self) -> str:
+        """One line: what changed (or would change) in the file."""
+        verb = "would change" if self.dry_run else "changed"
+        return (f"{display_name(self.path)}: {len(self.changed)} conversation line(s) "
+                f"{verb}, {len(self.added)} added, {self.unchanged} kept as they were; "
+                f"{len(self.removed)} rejected fact(s) taken out"
+                + (" (dry run: nothing written)" if self.dry_run else ""))
+
+    def __repr__(self) -> str:
+        return self.summary() + ("\n" + self.diff if self.diff else "")
+
+    def __eq__(self, other: object) -> bool:  # a list of records, compared as one
+        return list.__eq__(self, other)  # type: ignore[arg-type]
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and
+    ``os.replace``: readers see the old file or the new one, never a part. An existing
+    file's permissions are kept."""
+    import tempfile
+
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _clean_value(value: Any) -> str | None:

@@ -1,8 +1,12 @@
 """Human labels: the append-only labels file, the label store and the labeling session.
 
-Nothing here imports a widget library; :mod:`maev_kit.widgets` is a view over these.
+Nothing here imports a widget library; :mod:`maev_kit.widgets` is a view over these. A label
+whose item is gone (its fact rejected in review or removed) is set aside, never deleted:
+:func:`label_status` lists where each label stands and :func:`reattach_labels` moves set-aside
+labels to another item by appending lines.
 """
 
+from maev_kit.labels._attach import LabelStatus, SetAsideLabel, label_status, reattach_labels
 from maev_kit.labels._records import (
     LABEL_VALUES,
     LabelFile,
@@ -17,10 +21,14 @@ __all__ = [
     "LABEL_VALUES",
     "LabelFile",
     "LabelRecord",
+    "LabelStatus",
     "LabelStore",
     "LabelStoreWarning",
     "LabelingSession",
+    "SetAsideLabel",
     "ShownVerdict",
+    "label_status",
     "latest_labels",
     "read_label_file",
+    "reattach_labels",
 ]

@@ -80,9 +80,10 @@ def test_walks_handoffs_with_proposals_and_locates_spans(path):
     assert isinstance(h, HandoffUnderReview)
     assert (h.conversation_id, h.handoff_index, h.from_agent, h.to_agent) == (
         "c-001", 0, "triage", "billing")
-    assert [m.content for m in h.before] == [
-        "Hi, I'm Dana. My account is ACCT-4471 and I was charged $120 twice.",
-        "Passing you to billing."]
+    # the conversation view (since 095b326) shows the handoff itself as an entry
+    assert [(m.kind, m.content) for m in h.before] == [
+        ("user", "Hi, I'm Dana. My account is ACCT-4471 and I was charged $120 twice."),
+        ("text", "Passing you to billing."), ("handoff", "→ billing()")]
     assert [f.fact_id for f in h.facts] == [ACCOUNT.fact_id, MONEY.fact_id, NAME.fact_id]
     text = h.before[0].content
     spans = {f.fact.text: f.span for f in h.facts}
@@ -93,7 +94,8 @@ def test_walks_handoffs_with_proposals_and_locates_spans(path):
     # the second handoff sees every message up to it, not the ones after
     h1 = s.next()
     assert (h1.conversation_id, h1.handoff_index) == ("c-001", 1)
-    assert [m.turn_index for m in h1.before] == [0, 1, 3, 4]
+    # (the handoff entries, turn indices 2 and 5, are part of the view since 095b326)
+    assert [m.turn_index for m in h1.before] == [0, 1, 2, 3, 4, 5]
     assert s.next().conversation_id == "c-002"
     assert s.next().conversation_id == "c-002"  # stays on the last
     assert s.prev().handoff_index == 1 and s.previous().handoff_index == 0
@@ -275,8 +277,10 @@ def test_export_feeds_build_retention_items_with_exactly_the_reviewed_facts(path
     assert exp["c-001"].metadata["facts_reviewed_by"] == "ana"
     assert exp["c-001"].metadata["fact_proposers"] == {f.fact_id: f.proposer for f in reviewed}
     items = build_retention_items(_traces(), out)
-    assert sorted((i.item_id, i.fact) for i in items) == sorted(
-        (f"{f.conversation_id}/h{f.handoff_index}/{f.fact_id}", f.text) for f in reviewed)
+    # each fact is judged at its first handoff (hop 0) and at every later one (095b326)
+    first = {(f"{f.conversation_id}/h{f.handoff_index}/{f.fact_id}", f.text) for f in reviewed}
+    assert first <= {(i.item_id, i.fact) for i in items}
+    assert {i.fact_key for i in items} == {f.fact_id for f in reviewed}
     assert {i.fact for i in items} == {"Account is ACCT-4471", "Name is Dana Smith",
                                        "Wants a refund of $120"}
 
@@ -389,3 +393,135 @@ def test_bad_input(path):
     with pytest.raises(ValueError, match="is a folder"):
         _session(path.parent)
     assert not path.exists()  # nothing was written
+
+
+# ---------------------------------------------------------------- export merges, never replaces
+def _support_desk_copy(tmp_path: Path) -> Path:
+    import shutil
+
+    from maev_kit.datasets import bundled_set_path
+
+    dst = tmp_path / "sd"
+    shutil.copytree(bundled_set_path("support_desk"), dst)
+    return dst
+
+
+def _review_two_conversations(folder: Path) -> tuple[FactReviewSession, list[ProposedFact]]:
+    """A real review on the bundled set: offline proposals for sd-001 and sd-002, plus the
+    hand-written facts of sd-001 shown for review (proposer "expectations"). The reviewer
+    accepts one proposal, edits one, adds one, rejects one proposal and one hand-written
+    fact; nothing else is decided."""
+    from maev_kit.datasets import load_labeled_set
+    from maev_kit.facts import propose_facts
+
+    ls = load_labeled_set(folder)
+    props = [f for f in propose_facts(ls.traces, method=["offline"])
+             if f.conversation_id in ("sd-001", "sd-002")]
+    hand = [ProposedFact("sd-001", k.handoff_index, k.fact_id, k.text, None, "other", None,
+                         "expectations") for k in ls.expectations["sd-001"].key_facts]
+    s = FactReviewSession(ls.traces, props + hand, folder / "fact_reviews.jsonl",
+                          reviewer="ana")
+    p1 = [f for f in props if f.conversation_id == "sd-001"]
+    p2 = [f for f in props if f.conversation_id == "sd-002"]
+    s.accept(p1[0].fact_id)
+    s.edit(p1[1].fact_id, text="Account ACCT-5949 (edited)")
+    s.reject(p1[2].fact_id)
+    s.reject("f3_router", conversation_id="sd-001")      # a hand-written fact, rejected
+    s.add(("sd-002", 0), "Customer wants a refund")
+    s.accept(p2[0].fact_id)
+    return s, props
+
+
+def _facts_per_line(path: Path) -> dict[str, list[str]]:
+    return {d["conversation_id"]: [k["fact_id"] for k in d["key_facts"]]
+            for d in map(json.loads, path.read_text().splitlines())}
+
+
+def test_export_merges_into_the_file_and_keeps_everything_not_reviewed(tmp_path):
+    folder = _support_desk_copy(tmp_path)
+    exp = folder / "expectations.jsonl"
+    before_bytes = exp.read_bytes()
+    before_lines = before_bytes.splitlines(keepends=True)
+    before = _facts_per_line(exp)
+    n_facts = sum(map(len, before.values()))
+    s, props = _review_two_conversations(folder)
+    decisions = (folder / "fact_reviews.jsonl").read_text().splitlines()
+
+    written = s.export_expectations(exp)
+
+    after_lines = exp.read_bytes().splitlines(keepends=True)
+    after = _facts_per_line(exp)
+    assert len(after_lines) == len(before_lines) == 85
+    # every conversation not reviewed: the same bytes, line for line
+    same = [a == b for a, b in zip(before_lines, after_lines)]
+    assert sum(same) == 83
+    assert [cid for cid, ok in zip(before, same) if not ok] == ["sd-001", "sd-002"]
+    # sd-001: hand-written facts kept except the rejected one; kept proposals added
+    assert after["sd-001"] == ["f1_appointment", "f2_account_number",
+                               props[0].fact_id, props[1].fact_id]
+    # sd-002: its hand-written fact kept, the accepted proposal and the added fact appended
+    assert after["sd-002"][0] == "f1_account_number" and len(after["sd-002"]) == 3
+    assert sum(map(len, after.values())) == n_facts - 1 + 4
+    texts = {k["fact_id"]: k["text"] for k in json.loads(after_lines[0])["key_facts"]}
+    assert texts[props[1].fact_id] == "Account ACCT-5949 (edited)"
+    line = json.loads(after_lines[0])
+    assert line["handoffs"] and line["routing"] and line["metadata"]["scenario"] == "clean"
+    assert line["metadata"]["facts_reviewed_by"] == "ana"
+    assert written.changed == ["sd-001", "sd-002"] and written.added == []
+    assert written.removed == [("sd-001", "f3_router")] and written.unchanged == 83
+    assert [r.conversation_id for r in written] == ["sd-001", "sd-002"]
+    # the decisions file is untouched by an export; no temporary file is left behind
+    assert (folder / "fact_reviews.jsonl").read_text().splitlines() == decisions
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "README.md", "expectations.jsonl", "fact_reviews.jsonl", "labels.jsonl",
+        "manifest.json", "traces.jsonl"]
+    # exporting again changes nothing: the merge is idempotent
+    again = s.export_expectations(exp)
+    assert exp.read_bytes().splitlines(keepends=True) == after_lines
+    assert again.changed == [] and again.diff == ""
+
+
+def test_export_dry_run_returns_the_diff_and_writes_nothing(tmp_path):
+    folder = _support_desk_copy(tmp_path)
+    exp = folder / "expectations.jsonl"
+    before = exp.read_bytes()
+    s, _ = _review_two_conversations(folder)
+    dry = s.export_expectations(exp, dry_run=True)
+    assert exp.read_bytes() == before and not dry.written and dry.dry_run
+    minus = [ln for ln in dry.diff.splitlines() if ln.startswith("-{")]
+    plus = [ln for ln in dry.diff.splitlines() if ln.startswith("+{")]
+    assert len(minus) == len(plus) == 2 and '"sd-001"' in minus[0]
+    assert "f3_router" in minus[0] and "f3_router" not in plus[0]
+    assert "would change" in dry.summary() and "nothing written" in repr(dry)
+    real = s.export_expectations(exp)
+    assert real.diff == dry.diff and real.written
+
+
+def test_export_to_a_new_file_and_a_conversation_the_file_lacks(tmp_path):
+    folder = _support_desk_copy(tmp_path)
+    s, _ = _review_two_conversations(folder)
+    new = tmp_path / "fresh" / "expectations.jsonl"
+    written = s.export_expectations(new)
+    assert written.added == ["sd-001", "sd-002"]
+    got = _facts_per_line(new)
+    assert len(got["sd-001"]) == 2 and len(got["sd-002"]) == 2  # only reviewed facts
+    # a file listing other conversations: theirs stay, the reviewed ones are appended
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(b'{"conversation_id": "sd-050", "key_facts": []}')  # no final newline
+    s.export_expectations(other)
+    lines = other.read_bytes().splitlines(keepends=True)
+    assert lines[0] == b'{"conversation_id": "sd-050", "key_facts": []}\n'
+    assert [json.loads(x)["conversation_id"] for x in lines] == ["sd-050", "sd-001", "sd-002"]
+
+
+def test_export_refuses_a_malformed_file_and_writes_nothing(tmp_path):
+    from maev_kit.facts._review import ExpectationsFileError
+
+    folder = _support_desk_copy(tmp_path)
+    exp = folder / "expectations.jsonl"
+    s, _ = _review_two_conversations(folder)
+    exp.write_bytes(exp.read_bytes() + b'{"conversation_id": 7}\n')
+    before = exp.read_bytes()
+    with pytest.raises(ExpectationsFileError, match=r"expectations.jsonl:86"):
+        s.export_expectations(exp)
+    assert exp.read_bytes() == before
