@@ -329,9 +329,12 @@ def _source_of(exp: ConversationExpectations, fact_id: str) -> str:
     """Where a key fact of the expectations came from: ``reviewed`` when a person reviewed the
     conversation's facts, else the proposer its metadata names, else ``expectations``."""
     md = exp.metadata or {}
+    proposers = md.get("fact_proposers") or {}
     if md.get("facts_reviewed") or md.get("facts_reviewed_by"):
-        return "reviewed"
-    proposer = (md.get("fact_proposers") or {}).get(fact_id)
+        # a reviewed conversation's proposals count as reviewed; a fact no proposer made was
+        # written by hand (a review's export keeps those)
+        return "reviewed" if not proposers or fact_id in proposers else "expectations"
+    proposer = proposers.get(fact_id)
     return str(proposer) if proposer else "expectations"
 
 
@@ -343,7 +346,7 @@ def _with_facts(traces: Sequence[MultiAgentTrace],
     cases kept), each fact's source, and ``provenance["facts"]``; one warning for the
     conversations and handoffs that got no fact."""
     from maev_kit.expectations import ConversationExpectations
-    from maev_kit.facts import METHODS, propose_facts
+    from maev_kit.facts import METHODS, first_statements, propose_facts
     from maev_kit.facts._labeled_set import resolve_facts
 
     keep: dict[str, ConversationExpectations] = {}  # conversations scored on expectations
@@ -360,11 +363,14 @@ def _with_facts(traces: Sequence[MultiAgentTrace],
         # the offline proposer for the handoffs without context: a trace whose every handoff
         # has some is left out (the proposer works trace by trace, and all it would propose
         # or note for it is dropped below)
+        # (with every value at each handoff, so a value said before a handoff the context
+        # filled is proposed at the next one without; then each fact once)
         off = propose_facts([t for t in rest if not t.handoffs or any(
             (t.conversation_id, i) not in filled for i in range(len(t.handoffs)))],
-            method="offline")
-        proposed = [*ctx, *(f for f in off
-                            if (f.conversation_id, f.handoff_index) not in filled)]
+            method="offline", carry_over=True)
+        proposed = first_statements([*ctx, *(f for f in off if (f.conversation_id,
+                                                                f.handoff_index) not in filled)],
+                                    rest)
         convs = {cid for cid, _ in filled}
         notes = [n for n in off.notes if (n.conversation_id, n.handoff_index) not in filled
                  and not (n.handoff_index is None and n.conversation_id in convs)]

@@ -20,6 +20,7 @@ from maev_kit.facts._propose import (
     METHODS,
     FactNote,
     FactProposal,
+    first_statements,
     merge_facts,
     propose_facts,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "create_labeled_set",
     "fact_id_for",
     "facts_to_expectations",
+    "first_statements",
     "load_facts",
     "merge_facts",
     "propose_facts",

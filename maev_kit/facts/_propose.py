@@ -491,7 +491,7 @@ def _propose(traces: list[MultiAgentTrace], names: list[str], backend: Any, carr
         lists.append(facts)
     merged = merge_facts(*lists) if len(lists) > 1 else lists[0]
     if not carry_over:
-        merged = _once_per_conversation(merged, traces)
+        merged = first_statements(merged, traces)
     if len(lists) > 1:  # a handoff one method could not fill but another did is no news
         filled = {(f.conversation_id, f.handoff_index) for f in merged}
         convs = {f.conversation_id for f in merged}
@@ -501,11 +501,20 @@ def _propose(traces: list[MultiAgentTrace], names: list[str], backend: Any, carr
     return FactProposal(merged, notes, stats)
 
 
-def _once_per_conversation(facts: list[ProposedFact], traces: list[MultiAgentTrace]
-                           ) -> list[ProposedFact]:
-    """``facts`` without a value (or, with none, a text) already proposed at an earlier
-    handoff of the same conversation: a fact is stated once and judged at every later
-    handoff."""
+def first_statements(facts: Sequence[ProposedFact], traces: Sequence[MultiAgentTrace]
+                     ) -> list[ProposedFact]:
+    """``facts`` without those whose value (or, with none, text) was already proposed at an
+    earlier handoff of the same conversation: a fact is stated once and judged at every later
+    handoff (:func:`propose_facts` does this unless ``carry_over=True``).
+
+    >>> from maev_kit import Handoff, MultiAgentTrace
+    >>> t = MultiAgentTrace("c", handoffs=[Handoff("a", "b", None, turn_index=1),
+    ...                                    Handoff("b", "c", None, turn_index=3)])
+    >>> fs = [ProposedFact("c", i, f"p-{i}", "Ref is BK-1", "BK-1", "identifier", 0, "offline")
+    ...       for i in (0, 1)]
+    >>> [f.handoff_index for f in first_statements(fs, [t])]
+    [0]
+    """
     rank = {(t.conversation_id, hi): r for t in traces
             for r, hi in enumerate(_handoff_order(t))}
     first: dict[tuple[str, str], int] = {}

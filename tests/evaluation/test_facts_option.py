@@ -16,7 +16,7 @@ import pytest
 from maev_kit import evaluate
 from maev_kit.errors import InputError, TraceWarning
 from maev_kit.expectations import save_expectations
-from maev_kit.facts import facts_to_expectations, propose_facts, save_facts
+from maev_kit.facts import facts_to_expectations, first_statements, propose_facts, save_facts
 from maev_kit.facts._llm import answer_extraction_prompt
 from maev_kit.testing import FakeOpenAIServer
 from maev_kit.traces import AgentTurn, Handoff, MultiAgentTrace, save_traces
@@ -143,18 +143,23 @@ def test_reviewed_expectations_and_proposer_metadata_name_the_source(tmp_path):
 # ---- traces without expectations ------------------------------------------------------------
 
 def test_auto_on_a_trace_file_uses_context_then_offline_handoff_by_handoff(tmp_path):
-    traces = [conv("c1", "Account ACCT-4471 was charged twice.",
+    traces = [conv("c1", "Account ACCT-4471 was charged $49.99 twice.",
                    context={"account_number": "ACCT-4471"}, handoffs=2),
               conv("c2", "My email is ana@example.com, order ORD-5512.")]
     path = tmp_path / "traces.jsonl"
     save_traces(traces, path)
     r = run(str(path))
-    rows = {(c, int(h)): s for c, h, s in zip(r.ledger["conversation_id"],
-                                               r.ledger["handoff_index"],
-                                               r.ledger["fact_source"])}
-    assert rows[("c1", 0)] == "context"  # the handoff passed a context value
-    assert rows[("c1", 1)] == "offline"  # this one passed none: the offline proposer
-    assert rows[("c2", 0)] == "offline"
+    rows: dict = {}
+    for c, h, s in zip(r.ledger["conversation_id"], r.ledger["handoff_index"],
+                       r.ledger["fact_source"]):
+        rows.setdefault((c, int(h)), set()).add(s)
+    assert rows[("c1", 0)] == {"context"}  # the handoff passed a context value
+    # this one passed none: the offline proposer gives what the context left out ($49.99);
+    # the account number (stated once, at h0) is judged here too
+    assert rows[("c1", 1)] == {"context", "offline"}
+    c1h1 = r.ledger[(r.ledger["conversation_id"] == "c1") & (r.ledger["handoff_index"] == 1)]
+    assert sorted(c1h1["fact"]) == ["Amount is $49.99", "account_number is ACCT-4471"]
+    assert rows[("c2", 0)] == {"offline"}
     c1h0 = r.ledger[(r.ledger["conversation_id"] == "c1") & (r.ledger["handoff_index"] == 0)]
     assert list(c1h0["fact_id"]) == ["ctx:account_number"]
     c2 = list(r.ledger[r.ledger["conversation_id"] == "c2"]["fact"])
@@ -198,15 +203,17 @@ def test_auto_asks_the_offline_proposer_only_for_handoffs_without_context(monkey
     monkeypatch.setattr(P, "_propose_offline", real)
     ctx = propose_facts(traces, method="context")
     filled = {(f.conversation_id, f.handoff_index) for f in ctx}
-    off = propose_facts(traces, method="offline")
-    want_out, want_sources = _merge_facts(traces, {}, {}, [
-        *ctx, *(f for f in off if (f.conversation_id, f.handoff_index) not in filled)])
+    off = propose_facts(traces, method="offline", carry_over=True)
+    want_out, want_sources = _merge_facts(traces, {}, {}, first_statements([
+        *ctx, *(f for f in off if (f.conversation_id, f.handoff_index) not in filled)], traces))
     assert out == want_out and sources == want_sources
     convs = {c for c, _ in filled}
     want_notes = [n for n in off.notes if (n.conversation_id, n.handoff_index) not in filled
                   and not (n.handoff_index is None and n.conversation_id in convs)]
     assert info["notes"] == len(want_notes) == 1  # "alone: no handoff"
-    assert info["by_source"] == {"context": 2, "offline": 3}
+    # full: ACCT (context); half: ACCT-7 (context), ORD-5512 at h1 (offline: said before h0,
+    # which the context filled); none: the email (offline)
+    assert info["by_source"] == {"context": 2, "offline": 2}
 
 
 def test_proposer_notes_are_one_warning_never_an_error():
