@@ -151,3 +151,26 @@ def test_card_hashes_name_the_whole_set_and_the_scored_labels(tmp_path):
     stale = card.model_copy(update={"labels_hash": "0" * 64})
     with pytest.warns(JudgeCardMismatchWarning, match="labels of split 'test' changed"):
         stale.check(res.runs["heuristic"], labeled_set=support)
+
+
+def test_cards_of_text_view_prompts_still_rebuild_their_judge(tmp_path):
+    """Cards made before the conversation view pinned prompts that showed text only: the
+    builtin v1/v2 still hash as they did, and an embedded custom template that hashes as a
+    text-view template is rebuilt with that view (so the card reproduces its numbers)."""
+    from maev_kit.calibration import judge_from_card
+    from maev_kit.judges import PromptTemplate
+
+    # v1's version is the one cards made by earlier versions pinned (content hash unchanged)
+    assert RetentionJudge("v1").version == "v1-0f41365d88"
+    text = PromptTemplate.builtin("v2").text.replace("You evaluate", "You carefully evaluate")
+    old = PromptTemplate.from_text(text, name="careful", view="text")  # as an old card hashed
+    card = _card(judge_name="retention-careful", judge_version=f"careful-{old.sha256[:10]}",
+                 prompt="careful", prompt_text=text, prompt_hash=old.sha256)
+    path = tmp_path / "card.json"
+    card.save(path)
+    t = JudgeCard.load(path).template()
+    assert t.view == "text" and t.sha256 == old.sha256
+    judge, _ = judge_from_card(JudgeCard.load(path), backend=object())
+    assert judge.template.view == "text" and judge.version == card.judge_version
+    # a new card of the same text renders the conversation view, under another hash
+    assert PromptTemplate.from_text(text, name="careful").sha256 != old.sha256
