@@ -398,13 +398,16 @@ def propose_facts(traces: MultiAgentTrace | Iterable[MultiAgentTrace], *,
     traces : MultiAgentTrace or iterable of them
     method : {"offline", "context", "llm"} or a list of them
         ``"offline"``: deterministic rules (stdlib only, no network) over what the user said
-        before each handoff — identifiers and codes, emails, phones, money, dates and times,
-        counts with a unit, names a person gives for themselves, places, plans — plus the
-        identifiers, emails, phones and amounts the handing-off agent itself stated since it
-        took over. User text is read from ``user_messages`` and from turns whose agent id or
-        role is ``user``, ``customer``, ``human``, ``client``…
+        before each handoff — identifiers and codes, flight and train numbers, emails, phones,
+        money with its currency, dates and clock times, counts with a unit, names a person
+        gives for themselves, places, plans — plus the identifiers, emails, phones, amounts,
+        times and counts the handing-off agent itself stated since it took over, and the
+        values of a tool's result that the calling agent then relied on (restated, or passed
+        to a later tool call). User text is read from ``user_messages`` and from turns whose
+        agent id or role is ``user``, ``customer``, ``human``, ``client``…
         ``"context"``: one fact per value in each handoff's ``context_passed`` (fact id
-        ``ctx:<key>``, as scoring derives them).
+        ``ctx:<key>``, nested keys dotted); from a free-text value (a reason, a task) the
+        values the offline rules find in it, never the whole sentence.
         ``"llm"``: asks a language model (``backend``) for the facts of each handoff, one
         request per handoff through the judging runner (:func:`maev_kit.runner.run_requests`:
         the same backends, reply cache, retries, concurrency and error accounting as judging)
