@@ -98,6 +98,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--quick", action="store_true", help="80 handoffs at 200 ms (about 10 s)")
     ap.add_argument("--handoffs", type=int, help="handoffs (5 facts each); default 400")
     ap.add_argument("--latency", type=float, help="server latency in seconds; default 0.5")
+    ap.add_argument("--prompt", default="v3",
+                    help="the judge's prompt (default v3, the kit's default; v1/v2 render the "
+                         "text-only view of earlier versions)")
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--sequential-subset", type=int,
                     help="handoffs measured one at a time, extrapolated; default 20")
@@ -114,14 +117,25 @@ def main(argv: list[str] | None = None) -> None:
 
     _, import_s = timed(import_litellm)
     items = make_items(handoffs)
-    judge = RetentionJudge("v1")
+    judge = RetentionJudge(args.prompt)
     ideal = handoffs * latency / conc
     print(f"maev-kit judge benchmark: {len(items)} facts in {handoffs} handoffs, server latency "
           f"{latency * 1000:.0f} ms, concurrency {conc}, Python {sys.version.split()[0]}, "
           f"{os.cpu_count()} cores")
     print(f"(litellm import took {import_s:.1f} s, outside every timing below; load average "
           f"{os.getloadavg()[0]:.1f} at start)")
-    print(f"latency-bound ideal: {handoffs} × {latency} s / {conc} = {ideal:.2f} s\n")
+    print(f"latency-bound ideal: {handoffs} × {latency} s / {conc} = {ideal:.2f} s")
+    litellm = sys.modules["litellm"]
+    per_item = {}
+    for p in ("v1", "v2", "v3"):  # the same requests rendered by each prompt, side by side
+        j = RetentionJudge(p)
+        groups = [items[i:i + len(FACTS)] for i in range(0, len(items), len(FACTS))]
+        n = sum(litellm.token_counter(model="gpt-4o-mini", messages=j.build_messages(g))
+                for g in groups[:100])
+        per_item[p] = n / (min(100, len(groups)) * len(FACTS))
+    print("prompt tokens per judged item (the first 100 requests, litellm.token_counter, "
+          "gpt-4o-mini): " + ", ".join(f"{p} {v:.1f}" for p, v in per_item.items())
+          + f"  (judging with {args.prompt})\n")
 
     server = ServerProcess(latency)
     rows = []
