@@ -63,6 +63,42 @@ trace = max(ls.traces, key=lambda t: t.handoff_count())
 print(trace.conversation_id, trace.agents_involved(), trace.turns_per_agent())
 mk.show(trace)
 """),
+        md("""
+## The conversation view: what judges and annotators read
+
+A receiving agent often works through tools. Judges, the Labeler, the fact proposers and the
+report all read one view of a trace, `trace.messages()`: user and agent text, **tool calls**
+(name and arguments), **tool results** and **handoffs** with their context, each marked by
+kind, in order. For handoff A→B only B's entries are evidence (`item.evidence`); the user's and
+other agents' are context. Here billing never writes the account number; it uses it in a tool
+call, so the judge calls the fact retained and points at the argument.
+"""),
+        code("""
+import pandas as pd
+from maev_kit.expectations import ConversationExpectations, KeyFact
+from maev_kit.judges import HeuristicJudge
+from maev_kit.retention import build_retention_items
+
+t = mk.MultiAgentTrace(
+    "tool-demo",
+    user_messages=["I was charged twice. My account is ACCT-4471-9920."],
+    turns=[mk.AgentTurn("triage", "router", "Passing you to billing.", turn_index=1),
+           mk.AgentTurn("billing", "specialist", "", [{
+               "name": "lookup_invoices", "arguments": {"account_number": "ACCT-4471-9920"},
+               "output": {"invoice": "INV-88213", "amount": "49.00"}}], turn_index=3),
+           mk.AgentTurn("billing", "specialist", "Refund RF-5521 is on its way.", turn_index=4)],
+    handoffs=[mk.Handoff("triage", "billing", None, {"reason": "duplicate charge"}, turn_index=2)])
+pd.DataFrame([(m.turn_index, m.part, m.kind, m.speaker, m.content) for m in t.messages()],
+             columns=["turn", "part", "kind", "speaker", "content"])
+"""),
+        code("""
+exp = {"tool-demo": ConversationExpectations(
+    "tool-demo", key_facts=[KeyFact("acct", 0, "Account number is ACCT-4471-9920")])}
+item, = build_retention_items([t], exp)
+verdict, = HeuristicJudge().judge_items([item])
+print(verdict.label, "·", verdict.span.describe())
+mk.show(t)
+"""),
         md("DataFrames for your own analysis: one row per turn, one per handoff."),
         code("""
 turns = mk.traces_to_frame(ls.traces)
@@ -314,6 +350,22 @@ result.summary()
 """),
         code("result.worst(5)[['conversation_id', 'composite', 'target_accuracy', 'retention_rate', 'contradicted', 'n_loops', 'contract_violations']]"),
         code("result.pair_stats.sort_values('handoffs', ascending=False).head(10)"),
+        md("""
+## Each fact, hop by hop
+
+A key fact belongs to the conversation: it is judged at the handoff where it was stated and at
+every later one. `result.fact_ledger` follows each fact: its path (`R` retained, `L` lost,
+`C` contradicted), the first handoff where it was lost, and whether a later agent got it back.
+`result.ledger` has one row per fact per handoff, with where the evidence is.
+"""),
+        code("""
+facts = result.fact_ledger
+print(f"{len(facts)} facts, {len(result.ledger)} verdicts; "
+      f"{int(facts.first_lost_handoff.notna().sum())} lost somewhere, "
+      f"{int(facts.reacquired.fillna(False).sum())} re-acquired")
+facts.sort_values("hops", ascending=False).head(8)[["conversation_id", "fact", "hops", "path", "first_lost_handoff", "reacquired"]]
+"""),
+        code("result.ledger.dropna(subset=['evidence_at'])[['item_id', 'label', 'evidence_at']].head(5)"),
         md("## How much do the weights matter?"),
         code("""
 row = result.per_conversation.mean(numeric_only=True)
