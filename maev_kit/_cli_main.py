@@ -16,7 +16,12 @@ from typing import Any
 
 import click
 
+from maev_kit._files import check_output, output_line, write_text
 from maev_kit.errors import InputError
+
+#: What ``maev demo`` writes into its folder, by kind (the judge card is kept by its save).
+DEMO_FILES = {"report.html": "report", "scores.csv": "scores",
+              "retention_ledger.csv": "ledger", "calibration.csv": "calibration"}
 
 SET_HELP = "A labeled-set folder, or the name of a bundled one (support_desk, snli_calibration)."
 
@@ -274,7 +279,7 @@ def judge_options(*, several: bool = False) -> Any:
                               "(gpt-4o-mini, openai/<name> with --api-base)"
                               + (". Repeat for several." if several else ".")),
             click.option("--prompt", "prompt", multiple=several, default=None,
-                         help="Prompt of a model judge: v1, v2 or a template file (default v1; "
+                         help="Prompt of a model judge: v1, v2, v3 or a template file (default v3; "
                               "see docs/prompts.md)"
                               + (". Repeat for several." if several else ".")),
             click.option("--api-base", default=None, metavar="URL",
@@ -562,6 +567,10 @@ FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
 @click.option("--ledger", type=click.Path(), default=None,
               help="Write the per-fact retention ledger (.csv, .jsonl or .parquet).")
 @click.option("--json", "as_json", is_flag=True, help="Print the aggregates as JSON.")
+@click.option("--force", is_flag=True, default=False,
+              help="Replace an output file that is not this command's own earlier output "
+                   "(never a file holding a person's work: labels, review decisions, "
+                   "expectations, judge cards).")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
               help="ray: score on Ray Data (pip install 'maev-kit[scale]'); SOURCE may then be a "
                    "folder or glob of .jsonl/.parquet shards, here or on any filesystem "
@@ -577,9 +586,9 @@ FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
 @facts_options
 @judge_options()
 def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: str | None,
-          out: str | None, ledger: str | None, as_json: bool, engine: str, address: str | None,
-          output_dir: str | None, expectations: str | None, facts: str, format: str,
-          flags: JudgeFlags) -> None:
+          out: str | None, ledger: str | None, as_json: bool, force: bool, engine: str,
+          address: str | None, output_dir: str | None, expectations: str | None, facts: str,
+          format: str, flags: JudgeFlags) -> None:
     """Score every conversation of SOURCE: a labeled set, a trace file or a framework export.
     `--judge none` scores the deterministic metrics only."""
     from maev_kit.evaluation import evaluate
@@ -588,6 +597,11 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
     _output_file(ledger, "--ledger", FRAME_SUFFIXES)
     if out and ledger and Path(out).resolve() == Path(ledger).resolve():
         raise InputError("--out and --ledger name the same file; give two paths")
+    replacing = {out: check_output(out, "scores", "--out", force=force),
+                 ledger: check_output(ledger, "ledger", "--ledger", force=force)}
+    for given in (out, ledger):
+        if given and Path(given).resolve() == Path(set_path).resolve():
+            raise InputError(f"{given}: is SOURCE, the file being scored; give another path")
     card = _load_card(judge_card)
     source: Any = set_path
     if engine == "ray" and format != "auto":
@@ -634,7 +648,7 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
                f"{time.perf_counter() - t0:.1f} s")
     _echo_run_lines(result)
     for p in written:
-        click.echo(f"written: {p}")
+        click.echo(output_line(p, replacing.get(p, False)))
     if engine == "ray":
         from maev_kit.scale._cli import exit_on_failed_shards
 
@@ -653,16 +667,22 @@ def _na(df: Any) -> Any:
     return df.astype(object).where(df.notna(), "n/a")
 
 
-def _write_frame(df: Any, path: str) -> bool:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    suffix = p.suffix.lower()
-    if suffix == ".parquet":
-        df.to_parquet(p, index=False)
-    elif suffix == ".jsonl":
-        df.to_json(p, orient="records", lines=True, force_ascii=False)
-    else:
-        df.to_csv(p, index=False)
+def _write_frame(df: Any, path: str | Path) -> bool:
+    """Write a table atomically (see :mod:`maev_kit._files`) as Parquet, JSONL or CSV by
+    the suffix of ``path``."""
+    from maev_kit._files import atomic_write
+
+    suffix = Path(path).suffix.lower()
+
+    def write(tmp: Path) -> None:
+        if suffix == ".parquet":
+            df.to_parquet(tmp, index=False)
+        elif suffix == ".jsonl":
+            df.to_json(tmp, orient="records", lines=True, force_ascii=False)
+        else:
+            df.to_csv(tmp, index=False)
+
+    atomic_write(path, write)
     return True
 
 
@@ -673,11 +693,16 @@ def _write_frame(df: Any, path: str) -> bool:
               help="The HTML file to write.")
 @click.option("--calibrate/--no-calibrate", "do_calibrate", default=True, show_default=True,
               help="Include a calibration of the offline judges against the set's labels.")
+@click.option("--force", is_flag=True, default=False,
+              help="Replace an output file that is not this command's own earlier output "
+                   "(never a file holding a person's work: labels, review decisions, "
+                   "expectations, judge cards).")
 @card_options
 @facts_options
 @judge_options()
-def report_command(set_path: str, out: str, do_calibrate: bool, judge_card: str | None,
-                   allow_mismatch: bool, facts: str, format: str, flags: JudgeFlags) -> None:
+def report_command(set_path: str, out: str, do_calibrate: bool, force: bool,
+                   judge_card: str | None, allow_mismatch: bool, facts: str, format: str,
+                   flags: JudgeFlags) -> None:
     """Write the self-contained HTML report for SOURCE: a labeled set, a trace file or a
     framework export (a file has no labels: no calibration section). With --judge-card the
     report scores with the card's judge and shows the card."""
@@ -685,6 +710,7 @@ def report_command(set_path: str, out: str, do_calibrate: bool, judge_card: str 
     from maev_kit.reporting import report
 
     _output_file(out, "--out", (".html", ".htm"))
+    replacing = check_output(out, "report", "--out", force=force)
     card = _load_card(judge_card)
     source, is_traces = _traces_or_set(set_path, format)
     ls = None if is_traces else _labeled_set(set_path)
@@ -694,9 +720,9 @@ def report_command(set_path: str, out: str, do_calibrate: bool, judge_card: str 
                       judge_card=card, allow_mismatch=allow_mismatch, facts=facts,
                       **flags.run_params)
     result.raise_for_judge_errors(flags.max_judge_errors)  # exit 1 before anything is written
-    path = report(result, calibration=cal, labeled_set=ls).save(out)
+    path = write_text(out, report(result, calibration=cal, labeled_set=ls).html)
     _echo_run_lines(result)
-    click.echo(f"written: {path}")
+    click.echo(output_line(path, replacing))
 
 
 def _labeled_set(set_path: str) -> Any:
@@ -715,6 +741,7 @@ def _calibrate_for_report(ls: Any, flags: JudgeFlags, *, n_resamples: int = 2000
     (:class:`~maev_kit.errors.JudgeErrorsExceeded`, exit 1) before it scores anything.
     """
     from maev_kit.calibration import calibrate
+    from maev_kit.judges._prompts import DEFAULT_PROMPT
 
     if not ls.label_records:
         return None
@@ -722,7 +749,8 @@ def _calibrate_for_report(ls: Any, flags: JudgeFlags, *, n_resamples: int = 2000
     params: dict[str, Any] = {}
     if not _is_offline(flags.judge):
         judges.append(flags.judge)
-        params = {"prompts": [flags.prompt or "v1"], "backend_params": flags.backend_params()}
+        params = {"prompts": [flags.prompt or DEFAULT_PROMPT],
+                  "backend_params": flags.backend_params()}
     cal = calibrate(ls, judges=judges, n_resamples=n_resamples, **params, **flags.run_params)
     failed = _failed_judges(cal)
     if failed:  # the model judge that is about to score failed already: stop here
@@ -739,8 +767,12 @@ def _calibrate_for_report(ls: Any, flags: JudgeFlags, *, n_resamples: int = 2000
               help="Folder for the report and tables.")
 @click.option("--set", "set_path", default="support_desk", show_default=True, help=SET_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--force", is_flag=True, default=False,
+              help="Replace an output file that is not this command's own earlier output "
+                   "(never a file holding a person's work: labels, review decisions, "
+                   "expectations, judge cards).")
 @judge_options()
-def demo(out: str, set_path: str, as_json: bool, flags: JudgeFlags) -> None:
+def demo(out: str, set_path: str, as_json: bool, force: bool, flags: JudgeFlags) -> None:
     """The main job on a bundled set: calibrate, score, report.
 
     Calibrates the offline judges (and --judge when it is a model) against the set's labels
@@ -752,6 +784,8 @@ def demo(out: str, set_path: str, as_json: bool, flags: JudgeFlags) -> None:
     from maev_kit.reporting import report
 
     _output_folder(out, "--out")
+    for name, kind in DEMO_FILES.items():
+        check_output(Path(out) / name, kind, "--out", force=force)
     if flags.judge.strip().lower() == "tfidf-logreg":
         raise InputError("--judge tfidf-logreg learns from the set's labels and refuses the items "
                          "it was trained on, so it cannot score every conversation; use "
@@ -771,17 +805,20 @@ def demo(out: str, set_path: str, as_json: bool, flags: JudgeFlags) -> None:
 
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
+    existed = {p for p in (out_dir / n for n in (*DEMO_FILES, "judge_card.json"))
+               if p.exists()}
     written = [out_dir / "scores.csv", out_dir / "retention_ledger.csv"]
-    result.per_conversation.to_csv(written[0], index=False)
-    result.ledger.to_csv(written[1], index=False)
+    _write_frame(result.per_conversation, written[0])
+    _write_frame(result.ledger, written[1])
     if cal is not None:
-        cal.leaderboard.to_csv(out_dir / "calibration.csv", index=False)
+        _write_frame(cal.leaderboard, out_dir / "calibration.csv")
         written.append(out_dir / "calibration.csv")
-    if card is not None:
+    if card is not None:  # a card is never replaced: JudgeCard.save keeps the old one
         card.save(out_dir / "judge_card.json")
         written.append(out_dir / "judge_card.json")
-    path = report(result, calibration=cal, labeled_set=ls,
-                  title=f"maev-kit coordination report — {ls.name}").save(out_dir / "report.html")
+    path = write_text(out_dir / "report.html",
+                      report(result, calibration=cal, labeled_set=ls,
+                             title=f"maev-kit coordination report — {ls.name}").html)
     written.insert(0, path)
     wall = time.perf_counter() - t0
 
@@ -803,9 +840,9 @@ def demo(out: str, set_path: str, as_json: bool, flags: JudgeFlags) -> None:
     warn = _error_summary_line(result)
     if warn:
         click.echo(warn, err=True)
-    click.echo(f"\nReport: {path}")
+    click.echo(f"\nReport: {path}" + (" (replaced)" if path in existed else ""))
     for p in written[1:]:
-        click.echo(f"written: {p}")
+        click.echo(output_line(p, p in existed and p.name != "judge_card.json"))
     click.echo(f"Done in {wall:.1f} s.")
 
 

@@ -127,6 +127,8 @@ def parse_json_line(jl: JsonLine, name: str) -> JsonLine:
     object. Returns ``jl``."""
     chunk = jl.raw
     assert chunk is not None
+    if chunk.startswith(b"\xef\xbb\xbf") and jl.line == 1:  # a byte-order mark is not content
+        chunk = chunk[3:]
     try:
         value = json.loads(chunk.decode("utf-8"))
     except UnicodeDecodeError as e:
@@ -207,11 +209,15 @@ def validated_lines(lines: Iterable[JsonLine], validate: Callable[[Any], _T], na
 
 
 def write_jsonl(records: Iterator[dict[str, Any]] | list[dict[str, Any]],
-                path: str | os.PathLike[str]) -> None:
-    """Write records as JSONL atomically (write to a temporary file, then rename).
+                path: str | os.PathLike[str], *, kind: str | None = None) -> None:
+    """Write records as JSONL atomically (a temporary file in the same folder, then
+    ``os.replace``; see :mod:`maev_kit._files`).
 
-    An existing file at ``path`` is only replaced once every record is written. Errors name
-    ``path`` as given, never the temporary file:
+    An existing file at ``path`` is only replaced once every record is written, and never
+    when it holds a person's work of another kind than ``kind`` (labels, review decisions and
+    judge cards always; expectations and reviewed facts too when ``kind`` names another kind):
+    :class:`~maev_kit._files.OverwriteRefused` then. Errors name ``path`` as given, never the
+    temporary file:
 
     >>> import tempfile
     >>> folder = tempfile.mkdtemp()
@@ -220,30 +226,25 @@ def write_jsonl(records: Iterator[dict[str, Any]] | list[dict[str, Any]],
     ...
     IsADirectoryError: [Errno 21] is a folder, not a file: '...'
     """
+    from maev_kit._files import OverwriteRefused, sniff, write_stream
+
     shown = os.fspath(path)
-    path = Path(path)
-    if path.is_dir():
+    if Path(path).is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", shown)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            for r in records:
-                f.write(json.dumps(r, ensure_ascii=False, separators=(", ", ": ")))
-                f.write("\n")
-        os.replace(tmp, path)
-    except OSError as e:
-        _remove_quietly(tmp)
-        raise type(e)(e.errno, e.strerror or str(e), shown) from None
-    except BaseException:
-        _remove_quietly(tmp)
-        raise
+    found = sniff(path)
+    never = {"labels", "reviews", "card"} if kind is None else {"labels", "reviews", "card",
+                                                                "expectations",
+                                                                "reviewed-facts"} - {kind}
+    if found is not None and found.kind in never:
+        raise OverwriteRefused(f"{shown}: holds {found.what}, a person's work, which "
+                               "maev-kit never replaces; write to another path")
 
+    def fill(f: Any) -> None:
+        for r in records:
+            f.write(json.dumps(r, ensure_ascii=False, separators=(", ", ": ")))
+            f.write("\n")
 
-def _remove_quietly(path: Path) -> None:
-    try:
-        path.unlink()
-    except OSError:
-        pass
+    write_stream(path, fill, make_parents=False)
 
 
 # --------------------------------------------------------------------------- append-only logs

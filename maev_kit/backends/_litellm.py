@@ -17,7 +17,7 @@ from maev_kit.backends._base import (
     reject_runner_params,
 )
 
-__all__ = ["LiteLLMBackend", "import_litellm"]
+__all__ = ["LiteLLMBackend", "import_litellm", "release_litellm"]
 
 # Parameters that never change the answer: left out of the cache key.
 _NOT_IN_KEY = frozenset({"api_key", "metadata", "extra_headers", "headers", "user",
@@ -53,6 +53,71 @@ def import_litellm() -> Any:
                 logging.getLogger(name).setLevel(logging.ERROR)
             _litellm = litellm
     return _litellm
+
+
+#: litellm calls still running (a caller stopped waiting for them): awaited by release_litellm.
+_IN_FLIGHT: set[Any] = set()
+
+
+def _forget(call: Any) -> None:
+    """Done callback of a litellm call: drop it and retrieve its outcome, so an abandoned
+    call that failed is never reported as "Task exception was never retrieved"."""
+    _IN_FLIGHT.discard(call)
+    if not call.cancelled():
+        call.exception()
+
+
+async def release_litellm(timeout: float = 5.0) -> None:
+    """Let litellm finish and close what it started on the running loop, in order: its
+    logging worker's queued callbacks (success/failure logging) run and the worker stops, then
+    its cached async HTTP clients close and leave its client cache. Calls a caller stopped
+    waiting for are given ``timeout`` seconds to end first.
+
+    Called by the runner at the end of every run on the kit's background loop, while that
+    loop still runs. Otherwise litellm's own ``atexit`` handlers do this at interpreter exit
+    on a fresh event loop, with clients and callbacks bound to the kit's loop — which prints
+    "Task exception was never retrieved … RuntimeError('Event loop is closed')" and "coroutine
+    … was never awaited" after a run whose replies failed. A no-op when litellm was never
+    imported; never raises.
+    """
+    import asyncio
+
+    litellm = _litellm
+    if litellm is None:
+        return
+    loop = asyncio.get_running_loop()
+    pending = [c for c in _IN_FLIGHT if not c.done() and c.get_loop() is loop]
+    if pending:  # calls a caller gave up on end by litellm's own timeout
+        await asyncio.wait(pending, timeout=timeout)
+    try:
+        from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER as worker
+    except Exception:  # noqa: BLE001 - another litellm version: nothing of this shape to stop
+        worker = None
+    if worker is not None:
+        try:
+            await asyncio.wait_for(worker.flush(), timeout)
+        except (Exception, asyncio.TimeoutError):  # noqa: BLE001 - best effort
+            pass
+        try:
+            await worker.stop(discard_pending=True, timeout=timeout)
+        except Exception:  # noqa: BLE001 - best effort
+            pass
+    close = getattr(litellm, "close_litellm_async_clients", None)
+    if close is not None:
+        try:
+            await asyncio.wait_for(close(), timeout)
+        except (Exception, asyncio.TimeoutError):  # noqa: BLE001 - best effort
+            pass
+    cache = getattr(litellm, "in_memory_llm_clients_cache", None)
+    for name in ("flush_cache", "clear"):
+        fn = getattr(cache, name, None)
+        if callable(fn):
+            try:
+                fn()
+            except Exception:  # noqa: BLE001 - best effort
+                continue
+            break
+    await asyncio.sleep(0)  # let the transports' close callbacks run on this loop
 
 
 class LiteLLMBackend:
@@ -99,12 +164,21 @@ class LiteLLMBackend:
     async def complete(self, messages: Sequence[Mapping[str, Any]], *,
                        timeout: float = 60.0) -> Completion:
         """One chat completion; raises :class:`~maev_kit.backends.BackendError` on failure."""
+        import asyncio
+
         litellm = import_litellm()
         start = time.perf_counter()
+        # litellm prepares each call in a worker thread (run_in_executor) and only then awaits
+        # the HTTP request; a caller that gives up in between (the runner's timeout, Ctrl-C)
+        # would orphan that request ("coroutine ... was never awaited"). Shielded, the call
+        # ends by litellm's own timeout; release_litellm waits for such calls at the end.
+        call = asyncio.ensure_future(litellm.acompletion(
+            model=self.model, messages=[dict(m) for m in messages], timeout=timeout,
+            num_retries=0, max_retries=0, **self.params))
+        _IN_FLIGHT.add(call)
+        call.add_done_callback(_forget)
         try:
-            response = await litellm.acompletion(
-                model=self.model, messages=[dict(m) for m in messages], timeout=timeout,
-                num_retries=0, max_retries=0, **self.params)
+            response = await asyncio.shield(call)
         except BackendError:
             raise
         except Exception as exc:

@@ -88,9 +88,33 @@ class JudgeCard(BaseModel):
             object.__setattr__(self, "maev_kit_version", __version__)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the card as indented JSON."""
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(self.model_dump_json(indent=2) + "\n")
+        """Write the card as indented JSON, atomically (see :mod:`maev_kit._files`).
+
+        A judge card is a person's decision and is never lost: when ``path`` already holds a
+        different card, that card is first moved into ``<folder>/.maev-backup/<timestamp>/``
+        and a :class:`UserWarning` names where (the same card is simply kept). A file there
+        that is not a judge card (labels, a table, …) is never replaced:
+        :class:`~maev_kit._files.OverwriteRefused`.
+        """
+        from pathlib import Path
+
+        from maev_kit._files import OverwriteRefused, backup_folder, sniff, write_text
+
+        text = self.model_dump_json(indent=2) + "\n"
+        p = Path(path)
+        found = sniff(p)
+        content = p.read_bytes() if found is not None else b""
+        if not content.strip():
+            pass  # nothing there, or an empty file: nothing to keep
+        elif found is not None and found.kind != "card":
+            raise OverwriteRefused(f"{os.fspath(path)}: holds {found.what}, not a judge card; "
+                                   "maev-kit never replaces it: save the card to another path")
+        elif not _same_card(content, self):
+            kept = backup_folder(p.parent) / p.name
+            os.replace(p, kept)
+            warnings.warn(f"{os.fspath(path)} held another judge card: kept it as {kept}",
+                          UserWarning, stacklevel=2)
+        write_text(p, text)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> JudgeCard:
@@ -397,3 +421,17 @@ def _refit(judge: Any, card: JudgeCard, labeled_set: Any) -> Any:
                          f"gives version {judge.version}, the card has {card.judge_version}: "
                          "the training items or labels changed since calibration; recalibrate")
     return judge
+
+
+def _same_card(content: bytes, card: JudgeCard) -> bool:
+    """True when ``content`` is ``card`` apart from when and by which version it was made."""
+    try:
+        old = json.loads(content.decode("utf-8-sig"))
+    except (ValueError, RecursionError):
+        return False
+    new = json.loads(card.model_dump_json())
+    if not isinstance(old, dict):
+        return False
+    skip = ("created_at", "maev_kit_version")
+    return ({k: v for k, v in old.items() if k not in skip}
+            == {k: v for k, v in new.items() if k not in skip})

@@ -13,7 +13,7 @@ _SHOWN_WARNINGS = 20
 
 
 @click.command("init-set")
-@click.argument("traces", metavar="TRACES")
+@click.argument("traces", metavar="TRACES...", nargs=-1, required=True)
 @click.option("--out", "out", required=True, metavar="DIR",
               help="The labeled-set folder to create (missing or empty, unless --force).")
 @click.option("--facts", "facts", default="offline", show_default=True,
@@ -30,10 +30,20 @@ _SHOWN_WARNINGS = 20
                    "format (openai-agents, otel, openinference, langgraph, autogen, crewai, "
                    "chat).")
 @click.option("--force", is_flag=True, default=False,
-              help="Replace a labeled set already in DIR (its labels included).")
-def init_set_command(traces: str, out: str, facts: str, name: str | None, dev_fraction: float,
-                     seed: int, format: str, force: bool) -> None:
-    """Create a labeled-set folder from TRACES (a trace JSONL file or a framework export).
+              help="Re-create a labeled set already in DIR. Its labels and review decisions "
+                   "are carried into the new set where their items still exist, and the whole "
+                   "previous set is kept in DIR/.maev-backup/<timestamp>/.")
+@click.option("--prefix-ids", is_flag=True, default=False,
+              help="When several TRACES files hold the same conversation id, prefix each "
+                   "clashing id with its file's name (a:c1, b:c1) instead of stopping.")
+@click.option("--labels", "labels", type=click.Path(dir_okay=False), default=None,
+              metavar="LABELS.jsonl",
+              help="Labels to carry into the new set (those whose items are in it).")
+def init_set_command(traces: tuple[str, ...], out: str, facts: str, name: str | None,
+                     dev_fraction: float, seed: int, format: str, force: bool,
+                     prefix_ids: bool, labels: str | None) -> None:
+    """Create a labeled-set folder from TRACES: one or more trace JSONL files, framework
+    exports or folders of them (conversation ids must not clash, see --prefix-ids).
 
     Proposes key facts for every handoff (offline rules by default), splits the
     conversations into dev and test, and writes manifest.json, traces.jsonl,
@@ -42,8 +52,9 @@ def init_set_command(traces: str, out: str, facts: str, name: str | None, dev_fr
     """
     from maev_kit.facts._labeled_set import SHOWN_NOTES, create_set
 
-    made = create_set(traces, out, facts=facts, name=name, dev_fraction=dev_fraction,
-                      seed=seed, overwrite=force, format=format)
+    made = create_set(list(traces), out, facts=facts, name=name, dev_fraction=dev_fraction,
+                      seed=seed, overwrite=force, format=format, prefix_ids=prefix_ids,
+                      labels=labels)
     src, fs, ls = made.source, made.facts, made.labeled_set
     for w in src.warnings[:_SHOWN_WARNINGS]:
         click.echo(f"warning: {w}", err=True)
@@ -52,7 +63,8 @@ def init_set_command(traces: str, out: str, facts: str, name: str | None, dev_fr
 
     n_conv = len(ls.traces)
     n_h = sum(len(t.handoffs) for t in ls.traces)
-    fmt = "trace JSONL" if src.format == "maev" else f"{src.format} export"
+    fmt = ("trace JSONL" if src.format == "maev" else "several formats"
+           if src.format == "mixed" else f"{src.format} export")
     unmapped = f"; {len(src.warnings)} unmapped" if src.format != "maev" else ""
     click.echo(f"read {n_conv} conversation{_s(n_conv)} with {n_h} handoff{_s(n_h)} from "
                f"{src.name} ({fmt}{unmapped})")
@@ -83,12 +95,23 @@ def init_set_command(traces: str, out: str, facts: str, name: str | None, dev_fr
         "expectations.jsonl": f"{n_items} key fact{_s(n_items)} in {n_exp} conversation"
                               f"{_s(n_exp)}",
         "facts.jsonl": f"{len(fs.facts)} proposed fact{_s(len(fs.facts))}, for review",
-        "labels.jsonl": "empty: a person labels with the Labeler",
+        "labels.jsonl": "empty: a person labels with the Labeler" if not made.kept
+        or not made.kept.labels_carried else f"{made.kept.labels_carried} label"
+                                             f"{_s(made.kept.labels_carried)} carried over",
         "README.md": "where the data came from and what to do next",
     }
     click.echo(f"wrote {out.rstrip('/')}/")
     for f in made.files:
         click.echo(f"  {f}  ({detail[f]})")
+    if made.kept is not None:
+        if made.kept.reviews_carried:
+            click.echo(f"  fact_reviews.jsonl  ({made.kept.reviews_carried} review decision"
+                       f"{_s(made.kept.reviews_carried)} carried over)")
+        backup = made.kept.backup
+        shown = (f"{out.rstrip('/')}/{backup.relative_to(backup.parents[1])}/"
+                 if backup is not None else None)
+        for line in made.kept.lines(shown):
+            click.echo(f"kept: {line}")
     click.echo(f"next: label in a notebook (see {out.rstrip('/')}/README.md), then "
                f"`maev calibrate {out} --judge heuristic --judge <model>`, `maev score {out} --split test`, "
                f"`maev report {out} --out report.html`")

@@ -66,9 +66,114 @@ class CreatedSet:
     facts: FactSource
     files: tuple[str, ...]
     split_note: str
+    kept: KeptWork | None = None  #: the human work carried over or backed up
 
 
 # ---- reading the traces -------------------------------------------------------------------
+
+#: Suffixes of the files read from a folder given as traces.
+TRACE_SUFFIXES = (".jsonl", ".json")
+
+
+def expand_trace_paths(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Path], list[str]]:
+    """The trace files named by ``paths`` (files, or folders: their ``.jsonl`` / ``.json``
+    files, sorted; a labeled-set folder: its ``traces.jsonl``), and one note per file of a
+    folder left out because it is another kind of maev-kit file (labels, expectations …)."""
+    from maev_kit._files import HUMAN_KINDS, sniff
+
+    files: list[Path] = []
+    notes: list[str] = []
+    for given in paths:
+        p = Path(given)
+        if not p.is_dir():
+            files.append(p)
+            continue
+        if (p / "manifest.json").is_file():  # a labeled set: its traces
+            files.append(p / "traces.jsonl")
+            notes.append(f"{given}: a labeled set; read its traces.jsonl")
+            continue
+        found = []
+        for f in sorted(p.iterdir()):
+            if f.name.startswith(".") or not f.is_file() or f.suffix.lower() not in \
+                    TRACE_SUFFIXES:
+                continue
+            kind = sniff(f)
+            if kind is not None and kind.kind is not None and kind.kind != "traces":
+                what = kind.what if kind.kind in HUMAN_KINDS else kind.what
+                notes.append(f"skipped {f}: {what}, not traces")
+                continue
+            found.append(f)
+        if not found:
+            raise InputError(f"{given}: is a folder with no trace file (.jsonl or .json) in it")
+        files.extend(found)
+    if not files:
+        raise InputError("no trace file given")
+    return files, notes
+
+
+def read_trace_sources(paths: Sequence[str | os.PathLike[str]], format: str = "auto", *,
+                       prefix_ids: bool = False) -> TraceSource:
+    """Read several trace files / exports / folders (see :func:`expand_trace_paths`) as one
+    source.
+
+    A conversation id found in more than one file is refused (:class:`InputError` naming the
+    id, the files and ``--prefix-ids``) unless ``prefix_ids``: then each clashing id becomes
+    ``<file stem>:<id>`` (the original kept in ``metadata["original_conversation_id"]``), and
+    a warning says how many were prefixed.
+    """
+    files, notes = expand_trace_paths(paths)
+    if len(files) == 1 and not notes:
+        return read_trace_source(files[0], format)
+    sources = [read_trace_source(f, format) for f in files]
+    labels = _source_labels(files)
+    seen: dict[str, list[int]] = {}
+    for i, src in enumerate(sources):
+        for t in src.traces:
+            seen.setdefault(t.conversation_id, []).append(i)
+    clashing = {cid: where for cid, where in seen.items() if len(set(where)) > 1}
+    warnings = list(notes)
+    if clashing and not prefix_ids:
+        cid, where = next(iter(clashing.items()))
+        names = " and ".join(str(files[i]) for i in dict.fromkeys(where))
+        more = (f" (and {len(clashing) - 1} more clashing id{'s' if len(clashing) > 2 else ''})"
+                if len(clashing) > 1 else "")
+        example = ", ".join(f"{labels[i]}:{cid}" for i in dict.fromkeys(where))
+        raise InputError(f"conversation id {cid!r} is in both {names}{more}; pass "
+                         f"--prefix-ids (prefix_ids=True) to prefix each clashing id with its "
+                         f"file's name ({example})")
+    traces = []
+    for i, src in enumerate(sources):
+        for t in src.traces:
+            t.metadata.setdefault("source_file", src.name)
+            if t.conversation_id in clashing:
+                t.metadata["original_conversation_id"] = t.conversation_id
+                t.conversation_id = f"{labels[i]}:{t.conversation_id}"
+            traces.append(t)
+        warnings += [f"{src.name}: {w}" for w in src.warnings]
+    if clashing:
+        shown = ", ".join(list(clashing)[:3]) + (", …" if len(clashing) > 3 else "")
+        n = len(clashing)
+        warnings.insert(0, f"prefixed {n} conversation id{'s' if n != 1 else ''} found in "
+                           f"several files with the file's name ({shown})")
+    formats = {s.format for s in sources}
+    fmt = formats.pop() if len(formats) == 1 else "mixed"
+    name = ", ".join(s.name for s in sources) if len(sources) <= 3 else \
+        f"{len(sources)} files ({sources[0].name}, …)"
+    return TraceSource(traces, name, fmt, warnings)
+
+
+def _source_labels(files: Sequence[Path]) -> list[str]:
+    """A short, unique label per file for prefixed ids: its stem (``a`` for ``a.jsonl``)."""
+    out: list[str] = []
+    for f in files:
+        label = f.stem.replace("/", "_").replace(":", "_") or "traces"
+        base, n = label, 1
+        while label in out:
+            n += 1
+            label = f"{base}{n}"
+        out.append(label)
+    return out
+
 
 def read_trace_source(path: str | os.PathLike[str], format: str = "auto") -> TraceSource:
     """Read a trace JSONL file or a framework export (detected, or ``format``).
@@ -385,37 +490,177 @@ def _prepare_out(out: Path, overwrite: bool) -> None:
     if out.is_dir() and any(out.iterdir()):
         if not overwrite:
             raise InputError(f"{shown}: folder is not empty; pass --force (overwrite=True) to "
-                             "replace the labeled set in it")
+                             "re-create the labeled set in it (its labels and review decisions "
+                             "are kept, the previous set goes to a backup folder inside it)")
         if not (out / "manifest.json").is_file():
             raise InputError(f"{shown}: folder is not empty and holds no labeled set "
                              "(no manifest.json); refusing to replace it even with --force")
 
 
-def _move_into_place(tmp: Path, out: Path) -> None:
-    """Rename the finished ``tmp`` folder to ``out``, replacing what is there."""
+def _move_into_place(tmp: Path, out: Path) -> Path | None:
+    """Rename the finished ``tmp`` folder to ``out``. A set already there is never deleted: the
+    whole previous folder becomes ``out/.maev-backup/<timestamp>/`` (returned), earlier
+    backups stay in ``out/.maev-backup/``, and files of the previous folder that are not part
+    of a labeled set (the user's own notes, …) are copied into the new one too."""
+    from maev_kit._files import BACKUP_DIR
+
     if not out.exists():
         os.replace(tmp, out)
-        return
-    old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        return None
+    old = out.with_name(f".{out.name}.old-{os.getpid()}-{secrets.token_hex(4)}")
     os.replace(out, old)
     try:
         os.replace(tmp, out)
     except BaseException:
         os.replace(old, out)
         raise
-    shutil.rmtree(old, ignore_errors=True)
+    if (old / BACKUP_DIR).is_dir():
+        os.replace(old / BACKUP_DIR, out / BACKUP_DIR)
+    for extra in sorted(old.iterdir()):
+        if extra.name in SET_FILES or extra.name in _CARRIED or (out / extra.name).exists():
+            continue
+        if extra.is_dir():
+            shutil.copytree(extra, out / extra.name, symlinks=True)
+        else:
+            shutil.copy2(extra, out / extra.name)
+    from maev_kit._files import backup_folder
+
+    where = backup_folder(out)
+    where.rmdir()
+    os.replace(old, where)
+    return where
+
+
+#: Files of a set that hold a person's work and are carried into a re-created set.
+_CARRIED = ("labels.jsonl", "fact_reviews.jsonl")
+
+
+@dataclass
+class KeptWork:
+    """What re-creating a set did with the human work of the previous one."""
+
+    labels: int = 0  #: label lines in the previous set (and in ``--labels``)
+    labels_carried: int = 0  #: of them, carried into the new set (their items still exist)
+    reviews: int = 0  #: review decisions in the previous set
+    reviews_carried: int = 0
+    backup: Path | None = None  #: the folder holding the whole previous set
+    human_files: list[str] = field(default_factory=list)  #: other human files in the backup
+    given_labels: str | None = None  #: the ``--labels`` file, when one was given
+
+    def lines(self, shown_backup: str | None) -> list[str]:
+        """What the command prints about it."""
+        out = []
+        if self.labels or self.given_labels:
+            gone = self.labels - self.labels_carried
+            out.append(f"labels: {self.labels_carried} of {self.labels} carried into the new set"
+                       + (f"; {gone} more kept in the backup (their items are no longer in it)"
+                          if gone and self.backup else
+                          f"; {gone} whose items are not in it stay in {self.given_labels}"
+                          if gone else ""))
+        if self.reviews:
+            gone = self.reviews - self.reviews_carried
+            out.append(f"review decisions: {self.reviews_carried} of {self.reviews} carried "
+                       "into the new set" + (f"; {gone} more kept in the backup (their facts "
+                                             "or handoffs are no longer in it)" if gone else ""))
+        if self.backup is not None:
+            extra = (f" (with {', '.join(self.human_files)})" if self.human_files else "")
+            out.append(f"the previous set is kept whole in {shown_backup}{extra}")
+        return out
+
+
+def _raw_lines(path: Path) -> list[tuple[bytes, dict[str, Any] | None]]:
+    """Every non-blank line of a JSONL file as (bytes ending in a newline, parsed object or
+    None)."""
+    from maev_kit._jsonl import iter_json_lines
+
+    out = []
+    for jl in iter_json_lines(path):
+        if jl.raw is None:
+            continue
+        raw = jl.raw if jl.raw.endswith(b"\n") else jl.raw + b"\n"
+        out.append((raw, jl.value if jl.problem is None else None))
+    return out
+
+
+def _carry_work(old: Path | None, tmp: Path, labels_file: Path | None,
+                traces: Sequence[MultiAgentTrace], item_ids: set[str],
+                proposed: set[tuple[str, int, str]]) -> KeptWork:
+    """Write into the new set ``tmp`` the labels and review decisions of the previous set
+    ``old`` (and of ``labels_file``) whose items still exist; count the rest."""
+    kept = KeptWork(given_labels=str(labels_file) if labels_file is not None else None)
+    label_lines: list[bytes] = []
+    sources = [f for f in ((old / "labels.jsonl") if old else None, labels_file)
+               if f is not None and f.is_file()]
+    seen: set[bytes] = set()
+    for f in sources:
+        for raw, value in _raw_lines(f):
+            if raw in seen:
+                continue
+            seen.add(raw)
+            kept.labels += 1
+            if value is not None and value.get("item_id") in item_ids:
+                label_lines.append(raw)
+    kept.labels_carried = len(label_lines)
+    if label_lines:
+        (tmp / "labels.jsonl").write_bytes(b"".join(label_lines))
+    reviews = (old / "fact_reviews.jsonl") if old else None
+    if reviews is not None and reviews.is_file():
+        by_id = {t.conversation_id: t for t in traces}
+        lines = _raw_lines(reviews)
+        added = {(v.get("conversation_id"), v.get("handoff_index"), v.get("fact_id"))
+                 for _, v in lines if v is not None and v.get("decision") == "add"}
+        carried = []
+        for raw, v in lines:
+            kept.reviews += 1
+            if v is None:
+                continue
+            t = by_id.get(v.get("conversation_id"))
+            hi = v.get("handoff_index")
+            key = (v.get("conversation_id"), hi, v.get("fact_id"))
+            if t is not None and isinstance(hi, int) and 0 <= hi < len(t.handoffs) and (
+                    key in proposed or key in added):
+                carried.append(raw)
+        kept.reviews_carried = len(carried)
+        if carried:
+            (tmp / "fact_reviews.jsonl").write_bytes(b"".join(carried))
+    if old is not None:
+        from maev_kit._files import sniff
+
+        for name in ("expectations.jsonl", "facts.jsonl", "judge_card.json"):
+            found = sniff(old / name)
+            if found is not None and found.human and name != "expectations.jsonl" or (
+                    name == "expectations.jsonl" and _hand_made(old / name)):
+                kept.human_files.append(name)
+    return kept
+
+
+def _hand_made(path: Path) -> bool:
+    """True when an expectations file was written or reviewed by a person (a line without
+    the proposers ``init-set`` records, or one marked ``facts_reviewed``)."""
+    if not path.is_file():
+        return False
+    for _, v in _raw_lines(path):
+        meta = (v or {}).get("metadata") or {}
+        if v is None or meta.get("facts_reviewed") or "fact_proposers" not in meta:
+            return True
+    return False
 
 
 def create_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *, facts: Any = "offline",
                name: str | None = None, description: str = "", dev_fraction: float = 0.5,
-               seed: int = 0, overwrite: bool = False, format: str = "auto") -> CreatedSet:
+               seed: int = 0, overwrite: bool = False, format: str = "auto",
+               prefix_ids: bool = False, labels: str | os.PathLike[str] | None = None
+               ) -> CreatedSet:
     """:func:`create_labeled_set`, returning everything the command reports."""
     from maev_kit._jsonl import display_name
     from maev_kit.datasets import validate_path
     from maev_kit.traces._model import MultiAgentTrace
 
     if isinstance(traces_or_path, (str, os.PathLike)):
-        src = read_trace_source(traces_or_path, format)
+        src = read_trace_sources([traces_or_path], format, prefix_ids=prefix_ids)
+    elif isinstance(traces_or_path, (list, tuple)) and traces_or_path and all(
+            isinstance(x, (str, os.PathLike)) for x in traces_or_path):
+        src = read_trace_sources(list(traces_or_path), format, prefix_ids=prefix_ids)
     else:
         traces = ([traces_or_path] if isinstance(traces_or_path, MultiAgentTrace)
                   else list(traces_or_path))
@@ -434,6 +679,16 @@ def create_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *, facts: A
     if not name.strip():
         raise InputError("the set's name must not be blank")
     _prepare_out(out, overwrite)
+    labels_path = Path(labels) if labels is not None else None
+    if labels_path is not None:
+        from maev_kit._files import sniff
+
+        found = sniff(labels_path)
+        if not labels_path.is_file():
+            raise InputError(f"--labels {labels}: no such file")
+        if found is None or found.kind != "labels":
+            raise InputError(f"--labels {labels}: not a labels file ({found.what if found else ''}"
+                             "); labels are JSONL lines with item_id, annotator and label")
     fs = resolve_facts(facts, src.traces)
     splits, split_note = split_conversations([t.conversation_id for t in src.traces],
                                              float(dev_fraction), int(seed))
@@ -449,11 +704,22 @@ def create_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *, facts: A
     try:
         written = _write_folder(tmp, name, description, src, fs, splits, split_note, seed,
                                 out.name)
+        kept = None
+        old = out if out.is_dir() and (out / "manifest.json").is_file() else None
+        if old is not None or labels_path is not None:
+            from maev_kit.datasets import load_labeled_set as _load
+
+            new = _load(tmp)
+            proposed = {(f.conversation_id, f.handoff_index, f.fact_id) for f in fs.facts}
+            kept = _carry_work(old, tmp, labels_path, new.traces,
+                               {i.item_id for i in new.items}, proposed)
         report, loaded = validate_path(tmp)
         if not report.ok:  # a bug, never the user's input: the inputs were checked above
             raise LabelValidationError([Problem(out.name + "/" + Path(p.file).name, p.line,
                                                 p.path, p.message) for p in report.errors])
-        _move_into_place(tmp, out)
+        backup = _move_into_place(tmp, out)
+        if kept is not None:
+            kept.backup = backup
     except OSError as e:
         raise InputError(f"{display_name(out)}: cannot write the labeled set "
                          f"({e.strerror or e})") from None
@@ -463,7 +729,7 @@ def create_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *, facts: A
     from maev_kit.datasets import load_labeled_set
 
     ls = load_labeled_set(out)
-    return CreatedSet(ls, src, fs, written, split_note)
+    return CreatedSet(ls, src, fs, written, split_note, kept)
 
 
 def create_labeled_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *,

@@ -511,7 +511,12 @@ def run_on_background_loop(make: Any) -> Any:
         except BaseException as exc:  # re-raised in the caller's thread
             box["error"] = exc
         finally:
-            done.set()
+            try:  # litellm's clients and logging callbacks end on this loop, not at exit
+                from maev_kit.backends._litellm import release_litellm
+
+                await release_litellm()
+            finally:
+                done.set()
 
     def start() -> None:
         box["task"] = loop.create_task(main())

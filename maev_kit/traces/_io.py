@@ -251,12 +251,14 @@ def load_traces(path: str | os.PathLike[str]) -> list[MultiAgentTrace]:
 
 def save_traces(traces: Iterable[MultiAgentTrace], path: str | os.PathLike[str]) -> None:
     """Write traces as JSONL (Parquet when ``path`` ends in ``.parquet``); ``load_traces``
-    reads back equal objects."""
+    reads back equal objects. The write is atomic, and never replaces a file holding a
+    person's work (labels, review decisions, expectations, a judge card):
+    :class:`~maev_kit._files.OverwriteRefused`."""
     if str(path).endswith(".parquet"):
         from maev_kit.traces._parquet import save_parquet
 
         return save_parquet(traces, path)
-    write_jsonl((trace_to_dict(t) for t in traces), path)
+    write_jsonl((trace_to_dict(t) for t in traces), path, kind="traces")
 
 
 def traces_to_frame(traces: Iterable[MultiAgentTrace]) -> pd.DataFrame:

@@ -283,8 +283,14 @@ def test_refuses_to_overwrite_unless_forced(trace_file, tmp_path, capsys):
     assert "--force" in _one_error_line(capsys.readouterr().err)
     assert _files(out) == before
 
+    label_line = (out / "labels.jsonl").read_bytes()
     assert run("init-set", trace_file, "--out", out, "--seed", "3", "--force") == 0
-    assert (out / "labels.jsonl").read_bytes() == b""
+    # the person's label survives the re-init: carried over (its item still exists) ...
+    assert (out / "labels.jsonl").read_bytes() == label_line
+    # ... and the whole previous set is kept in the backup folder the command names
+    (backup,) = (out / ".maev-backup").iterdir()
+    assert (backup / "labels.jsonl").read_bytes() == label_line
+    assert f".maev-backup/{backup.name}/" in capsys.readouterr().out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["prod_traces.jsonl", "set"]
 
     with pytest.raises(InputError, match="not empty"):

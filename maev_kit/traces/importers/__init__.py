@@ -58,9 +58,50 @@ _IMPORTERS: dict[str, Callable[..., ImportResult]] = {
 FORMATS: tuple[str, ...] = tuple(_IMPORTERS)
 
 
+#: What to say when a file the user passed as traces is another kind of maev-kit file.
+_NOT_TRACES = {
+    "labels": ("a labels file (lines with item_id, annotator, label)",
+               "pass it as labels: `maev init-set TRACES --out SET --labels {name}` carries "
+               "them into a set, `maev agree {name}` compares annotators"),
+    "reviews": ("a fact-review decisions file (lines with fact_id, reviewer, decision)",
+                "it belongs in a labeled set as fact_reviews.jsonl"),
+    "expectations": ("an expectations file (key_facts / handoffs / routing per conversation)",
+                     "pass it as --expectations (maev score) or --facts (maev init-set)"),
+    "reviewed-facts": ("a facts file (proposed key facts)", "pass it as --facts"),
+    "facts": ("a facts file (proposed key facts)", "pass it as --facts"),
+    "card": ("a judge card", "pass it as --judge-card"),
+    "scores": ("a scores table written by `maev score --out`", "give the traces it was "
+               "scored from"),
+    "ledger": ("a retention ledger written by `maev score --ledger`",
+               "pass it as --judge-run (maev agree)"),
+    "calibration": ("a calibration table", "give a trace file or a framework export"),
+    "report": ("an HTML report", "give a trace file or a framework export"),
+}
+
+
+def not_traces_error(name: str, kind: str | None) -> InputError | None:
+    """The error for a file of another kind passed where traces are expected, else None.
+
+    >>> print(not_traces_error("labels.jsonl", "labels"))
+    labels.jsonl: this looks like a labels file (lines with item_id, annotator, label), not traces; pass it as labels: `maev init-set TRACES --out SET --labels labels.jsonl` carries them into a set, `maev agree labels.jsonl` compares annotators
+    """
+    if kind not in _NOT_TRACES:
+        return None
+    what, fix = _NOT_TRACES[kind]
+    return InputError(f"{name}: this looks like {what}, not traces; {fix.format(name=name)}")
+
+
+def _empty_error(name: str, data: Any) -> InputError | None:
+    """``no traces in FILE`` for an empty JSON list or object (or a list of empty ones)."""
+    if data in ([], {}) or (isinstance(data, list) and all(v in ([], {}) for v in data)):
+        shown = "an empty list" if isinstance(data, list) else "an empty object"
+        return InputError(f"no traces in {name}: it holds {shown}")
+    return None
+
+
 def _read(path: Path, name: str) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not content
     except FileNotFoundError:
         raise InputError(f"{name}: file not found") from None
     except UnicodeDecodeError as e:
@@ -136,17 +177,30 @@ def import_traces(path: str | os.PathLike[str] | dict[str, Any] | list[Any],
         name = display_name(path)
         stem = Path(path).stem
         data = _read(Path(path), name)
+    empty = _empty_error(name, data)
+    if empty is not None:
+        raise empty
     fmt = format
     if fmt == "auto":
         fmt = detect_format(data)  # type: ignore[assignment]
         if fmt is None:
+            from maev_kit._files import _kind_of_keys
+
+            first = data[0] if isinstance(data, list) and data else data
+            kind = _kind_of_keys(set(first)) if isinstance(first, dict) else None
+            if kind == "traces":
+                raise InputError(f"{name}: this is already a maev trace file (JSONL); nothing "
+                                 "to import: score, report and init-set read it as it is")
+            other = not_traces_error(name, kind)
+            if other is not None:
+                raise other
             raise InputError(f"{name}: cannot detect the format; pass `format` explicitly, one "
                              f"of: {', '.join(FORMATS)}")
     try:
         traces, issues = _IMPORTERS[fmt](data, name=stem, **options)
     except TraceImportError as e:
         why = e.reason + (" (format auto-detected; pass `format` to force another)"
-                          if format == "auto" else "")
+                          if format == "auto" and e.where != "$schemaVersion" else "")
         raise TraceImportError(e.format, e.where, why, file=name) from None
     except RecursionError:
         raise TraceImportError(fmt, "", "the JSON nests too deeply", file=name) from None
@@ -262,6 +316,13 @@ def load_any(path: str | os.PathLike[str], format: str = "auto") -> ImportResult
                          "(a labeled-set folder is already a set)")
     if not p.exists():
         raise InputError(f"{name}: file not found")
+    if format == "auto":
+        from maev_kit._files import sniff
+
+        found = sniff(p)
+        other = not_traces_error(name, found.kind if found is not None else None)
+        if other is not None:
+            raise other
     try:
         if p.stat().st_size < 4096 and not p.read_bytes().strip():
             raise InputError(f"{name}: the file is empty; give a trace JSONL file or a "

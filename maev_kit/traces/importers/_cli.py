@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from maev_kit._cli_main import _output_file
+from maev_kit._files import check_output, output_line
 from maev_kit._jsonl import NESTING_TOO_DEEP
 from maev_kit.errors import InputError
 
@@ -23,12 +24,20 @@ __all__ = ["import_command"]
               help="chat format: record each change of speaker as a handoff.")
 @click.option("--user-name", default=None,
               help="chat format: the name that marks the user's messages (default 'user').")
+@click.option("--handoff-type", "handoff_types", multiple=True, metavar="TYPE",
+              help="openai-agents: a span type (otel: a gen_ai.operation.name) to read as a "
+                   "handoff, for an export whose handoff spans are named otherwise. Repeat "
+                   "for several.")
+@click.option("--force", is_flag=True, default=False,
+              help="Replace an OUTPUT file that is not a trace file (never labels, review "
+                   "decisions, expectations or a judge card).")
 def import_command(format: str, path: Path, output: Path, speaker_change_handoffs: bool,
-                   user_name: str | None) -> None:
+                   user_name: str | None, handoff_types: tuple[str, ...], force: bool) -> None:
     """Import a framework export at PATH into maev trace JSONL.
 
     FORMAT is 'auto' (detect) or one of: openai-agents, otel, openinference, langgraph,
     autogen, crewai, chat. Prints a summary line, then every item the import could not map.
+    An OUTPUT file is replaced only when it is a trace file (the command then says so).
     """
     from maev_kit.traces import save_traces
     from maev_kit.traces.importers import FORMATS, import_traces
@@ -43,7 +52,10 @@ def import_command(format: str, path: Path, output: Path, speaker_change_handoff
     if output.resolve() == path.resolve():
         raise InputError("--output must not be the input file")
     _output_file(str(output), "--output")
+    replacing = check_output(output, "traces", "--output", force=force)
     options: dict[str, object] = {}
+    if handoff_types:
+        options["handoff_type"] = list(handoff_types)
     if speaker_change_handoffs:
         options["speaker_change_handoffs"] = True
     if user_name is not None:
@@ -63,6 +75,8 @@ def import_command(format: str, path: Path, output: Path, speaker_change_handoff
                f"({n_agents} agents, {n_turns} turns, {n_handoffs} handoffs) from {path.name} "
                f"as {fmt!r} → {output}; {len(issues)} unmapped item"
                f"{'s' if len(issues) != 1 else ''}")
+    if replacing:
+        click.echo(output_line(output, True))
     for issue in issues:
         click.echo(f"  warning: {issue}")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -340,6 +341,39 @@ def content_text(content: Any) -> str:
         t = content.get("text", content.get("content"))
         return t if isinstance(t, str) else ""
     return str(content)
+
+
+def handoff_types_option(value: Any) -> tuple[str, ...]:
+    """The ``handoff_type`` option as a tuple of span types."""
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(
+            isinstance(v, str) and v.strip() for v in items):
+        raise InputError(f"handoff_type must be a span type (str) or a list of them, got "
+                         f"{value!r}")
+    return tuple(v.strip() for v in items)
+
+
+def zero_handoff_issue(fmt: str, traces: list[MultiAgentTrace], unmapped: Counter[str],
+                       what: str, mapped: frozenset[str] | set[str] = frozenset()
+                       ) -> ImportIssue | None:
+    """The issue for an import that found several agents and no handoff: it names the
+    ``what`` (span types, operation names) left unmapped, and the option that reads one as a
+    handoff (``handoff_type``; ``--handoff-type`` on ``maev import``). None otherwise."""
+    agents = {a for t in traces for a in t.agents_involved()}
+    if len(agents) < 2 or any(t.handoffs for t in traces):
+        return None
+    if unmapped:
+        listed = ", ".join(f"{k!r} ×{n}" for k, n in unmapped.most_common())
+        first = unmapped.most_common(1)[0][0]
+        return ImportIssue(fmt, "", f"{len(agents)} agents but 0 handoffs: {what}s not mapped: "
+                           f"{listed}; if one of them is your handoff, map it with "
+                           f"handoff_type={first!r} (maev import {fmt} FILE --handoff-type "
+                           f"{first} -o traces.jsonl)")
+    extra = f" (also read as handoffs: {', '.join(sorted(mapped))})" if mapped else ""
+    return ImportIssue(fmt, "", f"{len(agents)} agents but 0 handoffs, and no unmapped {what} "
+                       f"to read as one{extra}: the export records no handoff")
 
 
 def check_options(options: dict[str, Any], fmt: str, allowed: tuple[str, ...] = ()) -> None:

@@ -47,6 +47,8 @@ from maev_kit.traces.importers._common import (
     str_or_none,
     tool_call,
     transfer_target,
+    handoff_types_option,
+    zero_handoff_issue,
 )
 from maev_kit.traces.importers._otlp import Span
 from maev_kit.traces.importers._spantree import build_trace
@@ -66,6 +68,10 @@ def _ns(value: Any) -> int:
 class AgentsSpanDialect:
     format = FORMAT
 
+    def __init__(self, handoff_types: tuple[str, ...] = ()) -> None:
+        #: span types read as handoffs besides ``handoff`` (the ``handoff_type`` option)
+        self.handoff_types = frozenset(handoff_types)
+
     def t(self, s: Span) -> str:
         return str(s.attrs.get("type", ""))
 
@@ -79,8 +85,9 @@ class AgentsSpanDialect:
         return n if isinstance(n, str) and n else None
 
     def kind(self, s: Span) -> str | None:
-        return {"agent": "agent", "generation": "llm", "response": "llm", "function": "tool",
-                "handoff": "handoff"}.get(self.t(s))
+        if self.t(s) in self.handoff_types:
+            return "handoff"
+        return _SPAN_KINDS.get(self.t(s))
 
     def llm_io(self, s: Span) -> tuple[list[str], str | None, list[dict[str, Any]]]:
         if self.t(s) == "response":
@@ -139,6 +146,14 @@ class AgentsSpanDialect:
         return None
 
 
+#: span_data.type → what the span tree walk makes of it
+_SPAN_KINDS = {"agent": "agent", "generation": "llm", "response": "llm", "function": "tool",
+               "handoff": "handoff"}
+
+#: The run-state ``$schemaVersion`` majors this importer reads (openai-agents writes "1.x").
+SUPPORTED_RUN_STATE_VERSIONS = ("1",)
+
+
 def _response_input(data: dict[str, Any]) -> list[dict[str, Any]]:
     """The input items of a ``response`` span, when the export carries them (the SDK's own
     ``ResponseSpanData.export()`` does not; other exporters may, as ``input`` / ``_input``)."""
@@ -184,7 +199,8 @@ def _response_io(data: dict[str, Any]) -> tuple[list[str], str | None, list[dict
     return users, "\n".join(t for t in texts if t), calls
 
 
-def _spans_to_traces(records: list[tuple[str, Any]], r: Reader) -> ImportResult:
+def _spans_to_traces(records: list[tuple[str, Any]], r: Reader,
+                     d: AgentsSpanDialect | None = None) -> ImportResult:
     """``records``: (where, exported object) pairs, traces and spans mixed."""
     traces_meta: dict[str, dict[str, Any]] = {}
     spans: dict[str, list[Span]] = {}
@@ -212,7 +228,7 @@ def _spans_to_traces(records: list[tuple[str, Any]], r: Reader) -> ImportResult:
             raise r.fail(f"{where}.object", f"expected 'trace' or 'trace.span', got {obj!r}")
     if not spans:
         raise r.fail("", "no spans ('object': 'trace.span') in the export")
-    d = AgentsSpanDialect()
+    d = d or AgentsSpanDialect()
     out = []
     for tid, group in spans.items():
         by_id = {s.span_id: s for s in group}
@@ -244,6 +260,11 @@ def _spans_to_traces(records: list[tuple[str, Any]], r: Reader) -> ImportResult:
                     "function-tool calls with outputs). Export RunResult.new_items or the run "
                     "state to get the text", t.conversation_id))
             out.append(t)
+    unmapped = Counter(d.t(s) for group in spans.values() for s in group
+                       if d.kind(s) is None and d.t(s) != "custom")
+    hint = zero_handoff_issue(FORMAT, out, unmapped, "span type", d.handoff_types)
+    if hint is not None:
+        issues.append(hint)
     # one conversation can span several traces with the same group_id: keep ids unique
     seen: Counter[str] = Counter()
     for t in out:
@@ -414,6 +435,7 @@ def _run_state(data: dict[str, Any], name: str, r: Reader) -> ImportResult:
             if isinstance(out, dict) and out.get("type") == "function_call":
                 spare.append(tool_call(str(out.get("name", "")), out.get("arguments"),
                                        id=out.get("call_id")))
+    check_run_state_version(data, r)
     conv = data.get("conversation_id") or name
     meta = {"schema_version": data.get("$schemaVersion"),
             "current_agent": _agent_name(data.get("current_agent"))}
@@ -425,18 +447,47 @@ def _run_state(data: dict[str, Any], name: str, r: Reader) -> ImportResult:
     return ImportResult([t], issues)
 
 
-def import_openai_agents(data: Any, *, name: str = "run", **options: Any) -> ImportResult:
-    """Any of the four OpenAI Agents SDK shapes (see the module docstring) → (traces, issues)."""
-    check_options(options, FORMAT)
+def check_run_state_version(data: dict[str, Any], r: Reader) -> None:
+    """Refuse a ``$schemaVersion`` this importer does not know, naming the version found and
+    the versions read (a newer SDK may have moved what the importer reads).
+
+    >>> check_run_state_version({"$schemaVersion": "9.0"}, Reader(FORMAT))
+    Traceback (most recent call last):
+    ...
+    maev_kit.traces.importers._common.TraceImportError: cannot import as 'openai-agents' at $schemaVersion: unsupported run-state schema version '9.0'; this version of maev-kit reads 1.x (openai-agents run state, RunResult.to_state().to_json())
+    """
+    if "$schemaVersion" not in data:
+        return
+    version = data["$schemaVersion"]
+    major = str(version).split(".")[0] if isinstance(version, (str, int, float)) \
+        and not isinstance(version, bool) else None
+    if major not in SUPPORTED_RUN_STATE_VERSIONS:
+        supported = ", ".join(f"{v}.x" for v in SUPPORTED_RUN_STATE_VERSIONS)
+        raise r.fail("$schemaVersion", f"unsupported run-state schema version {version!r}; "
+                                       f"this version of maev-kit reads {supported} "
+                                       "(openai-agents run state, RunResult.to_state()"
+                                       ".to_json())")
+
+
+def import_openai_agents(data: Any, *, name: str = "run", handoff_type: Any = None,
+                         **options: Any) -> ImportResult:
+    """Any of the four OpenAI Agents SDK shapes (see the module docstring) → (traces, issues).
+
+    ``handoff_type``: a span type (or a list of them) to read as a handoff besides
+    ``handoff``, for an export whose handoff spans carry another ``span_data.type``.
+    """
+    check_options(options, FORMAT, ("handoff_type",))
     r = Reader(FORMAT)
+    d = AgentsSpanDialect(handoff_types_option(handoff_type))
     if isinstance(data, dict):
+        check_run_state_version(data, r)
         if "spans" in data:
             records = [("trace", data["trace"])] if isinstance(data.get("trace"), dict) else []
             records += [(f"spans[{i}]", s) for i, s in enumerate(r.arr(data["spans"], "spans"))]
-            return _spans_to_traces(records, r)
+            return _spans_to_traces(records, r, d)
         if "data" in data:
             return _spans_to_traces([(f"data[{i}]", s) for i, s in
-                                     enumerate(r.arr(data["data"], "data"))], r)
+                                     enumerate(r.arr(data["data"], "data"))], r, d)
         if "new_items" in data:
             return _run_items(data, name, r)
         if "$schemaVersion" in data or "session_items" in data or "generated_items" in data:
@@ -454,7 +505,7 @@ def import_openai_agents(data: Any, *, name: str = "run", **options: Any) -> Imp
             payload = r.obj(payload, f"[{i}]")
             records += [(f"[{i}].data[{j}]", s) for j, s in
                         enumerate(r.arr(r.key(payload, "data", f"[{i}]"), f"[{i}].data"))]
-        return _spans_to_traces(records, r)
+        return _spans_to_traces(records, r, d)
     if first.get("object") in ("trace", "trace.span"):
-        return _spans_to_traces([(f"[{i}]", s) for i, s in enumerate(items)], r)
+        return _spans_to_traces([(f"[{i}]", s) for i, s in enumerate(items)], r, d)
     return _run_items(items, name, r)

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from maev_kit.traces.importers._common import (
@@ -24,10 +25,12 @@ from maev_kit.traces.importers._common import (
     chat_tool_calls,
     check_options,
     content_text,
+    handoff_types_option,
     parse_jsonish,
     parse_python_repr,
     tool_call,
     transfer_target,
+    zero_handoff_issue,
 )
 from maev_kit.traces.importers._otlp import Span, parse_otlp
 from maev_kit.traces.importers._spantree import import_flat_span, import_span_groups
@@ -79,6 +82,10 @@ class OtelDialect:
     format = FORMAT
     reader = Reader(FORMAT)
 
+    def __init__(self, handoff_types: tuple[str, ...] = ()) -> None:
+        #: ``gen_ai.operation.name`` values read as handoffs besides ``agent_handoff``
+        self.handoff_types = frozenset(handoff_types)
+
     def op(self, s: Span) -> str:
         op = s.attrs.get("gen_ai.operation.name")
         if isinstance(op, str):
@@ -105,7 +112,7 @@ class OtelDialect:
             return "agent" if self.agent_name(s) else None
         if op in _LLM_OPS:
             return "llm"
-        if op == "agent_handoff":
+        if op == "agent_handoff" or op in self.handoff_types:
             return "handoff"
         if op == "execute_tool":
             if s.attrs.get("gen_ai.transfer.target.name") or transfer_target(
@@ -197,18 +204,28 @@ class OtelDialect:
         return out
 
 
-def import_otel(data: Any, *, name: str = "trace", **options: Any) -> ImportResult:
-    """OTLP JSON (or one span's flat attribute map) with GenAI conventions → (traces, issues)."""
-    check_options(options, FORMAT)
+def import_otel(data: Any, *, name: str = "trace", handoff_type: Any = None,
+                **options: Any) -> ImportResult:
+    """OTLP JSON (or one span's flat attribute map) with GenAI conventions → (traces, issues).
+
+    ``handoff_type``: a ``gen_ai.operation.name`` (or a list of them) to read as a handoff
+    besides ``agent_handoff``.
+    """
+    check_options(options, FORMAT, ("handoff_type",))
     r = Reader(FORMAT)
+    dialect = OtelDialect(handoff_types_option(handoff_type))
     if isinstance(data, dict) and "resourceSpans" not in data:
         if not any(str(k).startswith("gen_ai.") for k in data):
             raise r.fail("", "expected an OTLP JSON export ({\"resourceSpans\": [...]}) or a "
                              "span's flat attribute map with gen_ai.* keys")
-        return import_flat_span(data, OtelDialect(), name)
+        return import_flat_span(data, dialect, name)
     spans = parse_otlp(data, r)
     if not any(k.startswith("gen_ai.") for s in spans for k in s.attrs):
         raise r.fail("resourceSpans", "no span has gen_ai.* attributes"
                      + ("; it is an OpenInference export (format 'openinference')"
                         if any("openinference.span.kind" in s.attrs for s in spans) else ""))
-    return import_span_groups(spans, OtelDialect())
+    result = import_span_groups(spans, dialect)
+    unmapped = Counter(dialect.op(s) for s in spans if dialect.kind(s) is None and dialect.op(s))
+    hint = zero_handoff_issue(FORMAT, result.traces, unmapped, "gen_ai.operation.name",
+                              dialect.handoff_types)
+    return result if hint is None else ImportResult(result.traces, [*result.warnings, hint])
