@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from maev_kit._version import __version__
 
 # name -> module that defines it. Loaded on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {

@@ -117,6 +117,38 @@ def agree(labels_path: str, judge_run: str | None, resamples: int, as_json: bool
     out: dict[str, Any] = {"labels_file": labels_path, "items": len(table),
                            "annotators": list(table.columns)}
     by_ann = {c: table[c].tolist() for c in table.columns}
+    from collections import Counter
+
+    from maev_kit.calibration._result import label_problem
+
+    counts = Counter(r["label"] for r in rows)
+    out["labels_per_class"] = {lab: counts.get(lab, 0) for lab in
+                               ("retained", "lost", "contradicted")}
+    problem = label_problem(out["labels_per_class"], n_items=len(table))
+    if problem is not None and problem.startswith("κ undefined"):
+        out["note"] = problem  # κ (human or judge) means nothing on one class
+        if judge_run:
+            verdicts = _read_judge_run(judge_run)
+            pairs = [(lab, verdicts.get(i)) for c in table.columns
+                     for i, lab in zip(table.index, table[c]) if lab is not None
+                     and verdicts.get(i) is not None]
+            if pairs:
+                out["judge_accuracy"] = {"accuracy": sum(a == b for a, b in pairs) / len(pairs),
+                                         "n": len(pairs)}
+        if as_json:
+            _echo_json(out)
+            return
+        click.echo(f"{labels_path}: {len(table)} items, annotators: {', '.join(table.columns)}")
+        click.echo("labels per class: " + ", ".join(f"{k} {v}" for k, v in
+                                                    out["labels_per_class"].items()))
+        click.echo(problem)
+        if "judge_accuracy" in out:
+            acc = out["judge_accuracy"]
+            click.echo(f"judge accuracy: {acc['accuracy']:.3f} (n={acc['n']})")
+        return
+    if len(by_ann) < 2 and not judge_run:
+        out["note"] = ("one annotator: no human–human agreement; a second annotator labeling "
+                       "the same items gives it")
     if len(by_ann) >= 2:
         ceiling = agreement.human_ceiling(by_ann, n_resamples=resamples)
         out["human_ceiling"] = ceiling.to_dict() if hasattr(ceiling, "to_dict") else str(ceiling)
@@ -137,6 +169,8 @@ def agree(labels_path: str, judge_run: str | None, resamples: int, as_json: bool
         _echo_json(out)
         return
     click.echo(f"{labels_path}: {len(table)} items, annotators: {', '.join(table.columns)}")
+    if "note" in out:
+        click.echo(out["note"])
     for key, val in out.items():
         if isinstance(val, dict):
             click.echo(f"\n{key}:")
@@ -796,7 +830,7 @@ def demo(out: str, set_path: str, as_json: bool, force: bool, flags: JudgeFlags)
     ls = _labeled_set(set_path)
     cal = _calibrate_for_report(ls, quiet_flags)
     card = None
-    if cal is not None:
+    if cal is not None and not cal.kappa_undefined:  # one class: no card, the report says why
         card = next((cal.card(k) for k in cal.runs if cal.runs[k].judge_name == flags.judge
                      or cal.runs[k].model == flags.judge), None)
     judge, backend = flags.resolve(flags.judge)
@@ -848,13 +882,14 @@ def demo(out: str, set_path: str, as_json: bool, force: bool, flags: JudgeFlags)
 
 def _demo_text(ls: Any, result: Any, cal: Any, flags: JudgeFlags, summary: Any) -> None:
     click.echo(f"\nmaev demo — {ls.name} v{ls.version}: {len(result.per_conversation)} "
-               f"conversations, {len(result.ledger)} retention items")
+               f"conversations, {len(result.fact_ledger)} key facts judged at "
+               f"{len(result.ledger)} handoff × fact items")
     scorer = result.judge.get("name", flags.judge)
     if cal is not None:
         click.echo("\nJudge calibration (test split; κ vs the set's labels, 95 % bootstrap CI):")
         board = cal.leaderboard
         cols = [c for c in ("judge", "prompt", "kappa", "kappa_low", "kappa_high", "accuracy",
-                            "recall_contradicted", "status")
+                            "n_items", "recall_contradicted", "status")
                 if c in board.columns and (c != "prompt" or board[c].notna().any())]
         click.echo(_frame_text(_na(board[cols].set_index("judge"))))
         click.echo(cal.recommendation)

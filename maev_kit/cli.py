@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from maev_kit import __version__
+from maev_kit._version import __version__
 from maev_kit.errors import InputError, MaevError, _ProblemsError
 
 # command name -> "module:attribute" of a click command, imported when the command is used

@@ -494,19 +494,22 @@ class AlignmentResult:
         """Write ``candidates.csv``, ``alignment.json``, the winner's prompt
         (``winner_prompt.txt``) and its ``judge_card.json`` (when test was scored) into
         ``out_dir``; returns the paths written."""
+        from maev_kit._files import check_output, write_stream, write_text
+
         out = Path(out_dir)
+        for name in ("candidates.csv", "alignment.json", "winner_prompt.txt"):
+            # a file there that holds a person's work is never replaced
+            check_output(out / name, "calibration", "--out", force=True)
         out.mkdir(parents=True, exist_ok=True)
         written = [out / "candidates.csv", out / "alignment.json"]
         frame = self.candidates.copy()
         frame["example_ids"] = [" ".join(x) for x in frame["example_ids"]]
-        frame.to_csv(written[0], index=False)
-        written[1].write_text(json.dumps(self.to_dict(), indent=2, default=str),
-                              encoding="utf-8")
+        write_stream(written[0], lambda f: frame.to_csv(f, index=False))
+        write_text(written[1], json.dumps(self.to_dict(), indent=2, default=str))
         text = getattr(self.templates.get(self.winner), "text", None) if self.winner else None
         if text:
             written.append(out / "winner_prompt.txt")
-            written[-1].write_text(text if text.endswith("\n") else text + "\n",
-                                   encoding="utf-8")
+            write_text(written[-1], text if text.endswith("\n") else text + "\n")
         if self.test is not None and self.winner is not None:
             written.append(out / "judge_card.json")
             self.card().save(written[-1])

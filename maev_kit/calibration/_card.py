@@ -83,7 +83,7 @@ class JudgeCard(BaseModel):
             object.__setattr__(self, "created_at",
                                _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
         if not self.maev_kit_version:
-            from maev_kit import __version__
+            from maev_kit._version import __version__
 
             object.__setattr__(self, "maev_kit_version", __version__)
 

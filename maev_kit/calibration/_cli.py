@@ -114,19 +114,24 @@ def _write_outputs(result: Any, out_dir: str, card_key: str | None) -> list[str]
 
     import pandas as pd
 
+    from maev_kit._files import check_output, write_stream, write_text
+
     out = Path(out_dir)
+    names = ("leaderboard.csv", "disagreements.csv", "confusions.csv", "calibration.json")
+    for name in names:  # a file there that holds a person's work is never replaced
+        check_output(out / name, "calibration", "--out", force=True)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "leaderboard.csv", out / "disagreements.csv"]
-    result.leaderboard.to_csv(written[0], index=False)
-    result.disagreements.to_csv(written[1], index=False)
+    write_stream(written[0], lambda f: result.leaderboard.to_csv(f, index=False))
+    write_stream(written[1], lambda f: result.disagreements.to_csv(f, index=False))
     frames = [df.rename_axis("human").reset_index().melt(id_vars="human", var_name="judge_label",
                                                          value_name="count").assign(judge=key)
               for key, df in result.confusions.items()]
     if frames:
-        pd.concat(frames, ignore_index=True).to_csv(out / "confusions.csv", index=False)
+        both = pd.concat(frames, ignore_index=True)
+        write_stream(out / "confusions.csv", lambda f: both.to_csv(f, index=False))
         written.append(out / "confusions.csv")
-    (out / "calibration.json").write_text(json.dumps(result.to_dict(), indent=2, default=str),
-                                          encoding="utf-8")
+    write_text(out / "calibration.json", json.dumps(result.to_dict(), indent=2, default=str))
     written.append(out / "calibration.json")
     if not result.kappa_undefined:  # labels of one class cannot support a card
         result.card(card_key).save(out / "judge_card.json")

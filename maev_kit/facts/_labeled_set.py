@@ -411,8 +411,10 @@ def _readme(name: str, src: TraceSource, fs: FactSource, splits: dict[str, list[
         "",
         "## Labels",
         "",
-        "None yet: `labels.jsonl` is empty. A person labels each key fact (retained, lost, "
-        "contradicted) with the Labeler; a judge's verdicts are never labels.",
+        "`labels.jsonl` holds what people labeled: empty for a new set; a re-init "
+        "(`--force`) or `--labels FILE` carries labels over whose items still exist (the "
+        "previous set is kept in `.maev-backup/`). A person labels each key fact (retained, "
+        "lost, contradicted) with the Labeler; a judge's verdicts are never labels.",
         "",
         "## Next",
         "",

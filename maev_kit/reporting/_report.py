@@ -85,14 +85,15 @@ class Report:
     title: str = "maev-kit coordination report"
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the page as UTF-8 to ``path`` (parent folders are created); return the Path."""
+        """Write the page as UTF-8 to ``path``, atomically (parent folders are created); return
+        the Path."""
         p = Path(path)
         if p.is_dir():
             raise IsADirectoryError(f"`path` {str(p)!r} is a folder; pass a file name such as "
                                     f"{str(p / 'report.html')!r}")
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(self.html, encoding="utf-8")
-        return p
+        from maev_kit._files import write_text
+
+        return write_text(p, self.html)  # atomic: a reader never sees half a page
 
     def _repr_html_(self) -> str:
         # An iframe keeps the report's stylesheet away from the notebook's.
@@ -1091,7 +1092,7 @@ def _named_hashes(d: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, A
 
 
 def _provenance(ev: Any, labeled_set: Any, judge_card: Any, now: str) -> str:
-    from maev_kit import __version__
+    from maev_kit._version import __version__
 
     prov = dict(getattr(ev, "provenance", None) or {})
     pairs: list[tuple[str, Any]] = [("report generated", now),
@@ -1220,7 +1221,7 @@ def report(
             f"{' (' + causes + ')' if causes else ''}: this run has no retention result to "
             "report; fix the judge (see the ledger's error column) and run again")
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    from maev_kit import __version__
+    from maev_kit._version import __version__
 
     judge = getattr(evaluation, "judge", None) or {}
     sub = [f"{len(evaluation.per_conversation)} conversations"]
