@@ -12,20 +12,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from maev_kit.cli import main
+from cli_helpers import run_cli
+
 from maev_kit.datasets import bundled_set_path, load_labeled_set
 
 DEV = ["sd-003", "sd-004", "sd-008"]
 TEST = ["sd-001", "sd-002", "sd-005", "sd-006"]
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return int(code or 0), out, err
+run = run_cli  # maev ARGS in-process: (exit code, stdout, stderr)
 
 
 def _small_set(dst: Path) -> Path:

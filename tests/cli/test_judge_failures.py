@@ -14,13 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import run_cli
+from cli_helpers import run_cli, small_labeled_set
 
 from maev_kit.testing import FakeOpenAIServer
 from maev_kit.testing._server import _default_responder, free_port, reply
 
-REPO = Path(__file__).resolve().parents[2]
-BUNDLED = REPO / "labeled_sets" / "support_desk"
 
 #: failure mode -> what the one error line must say
 MODES = {
@@ -37,22 +35,7 @@ COMMANDS = ("score", "report", "demo", "calibrate")
 @pytest.fixture(scope="module")
 def tiny_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Six support_desk conversations (three dev, three test) with their expectations and labels."""
-    out = tmp_path_factory.mktemp("tiny") / "tiny_set"
-    out.mkdir()
-    manifest = json.loads((BUNDLED / "manifest.json").read_text())
-    splits = {s: ids[:3] for s, ids in manifest["splits"].items()}
-    keep = {cid for ids in splits.values() for cid in ids}
-    manifest.update(name="tiny_desk", splits=splits)
-    manifest.pop("counts", None)
-    (out / "manifest.json").write_text(json.dumps(manifest))
-    for name in ("traces.jsonl", "expectations.jsonl"):
-        lines = [ln for ln in (BUNDLED / name).read_text().splitlines()
-                 if json.loads(ln)["conversation_id"] in keep]
-        (out / name).write_text("\n".join(lines) + "\n")
-    labels = [ln for ln in (BUNDLED / "labels.jsonl").read_text().splitlines()
-              if json.loads(ln)["item_id"].split("/")[0] in keep]
-    (out / "labels.jsonl").write_text("\n".join(labels) + "\n")
-    return out
+    return small_labeled_set(tmp_path_factory.mktemp("tiny"), "tiny_desk")
 
 
 @pytest.fixture(scope="module", autouse=True)

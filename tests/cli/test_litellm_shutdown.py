@@ -18,30 +18,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import small_labeled_set
 
-REPO = Path(__file__).resolve().parents[2]
-BUNDLED = REPO / "labeled_sets" / "support_desk"
 NOISE = ("Task exception was never retrieved", "Event loop is closed", "was never awaited",
          "Traceback", "Task was destroyed")
 
 
 @pytest.fixture(scope="module")
 def small_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Six support_desk conversations with their expectations and labels."""
-    out = tmp_path_factory.mktemp("small") / "small_set"
-    out.mkdir()
-    manifest = json.loads((BUNDLED / "manifest.json").read_text())
-    splits = {s: ids[:3] for s, ids in manifest["splits"].items()}
-    keep = {cid for ids in splits.values() for cid in ids}
-    manifest.update(name="small_desk", splits=splits)
-    manifest.pop("counts", None)
-    (out / "manifest.json").write_text(json.dumps(manifest))
-    for name in ("traces.jsonl", "expectations.jsonl"):
-        lines = [ln for ln in (BUNDLED / name).read_text().splitlines()
-                 if json.loads(ln)["conversation_id"] in keep]
-        (out / name).write_text("\n".join(lines) + "\n")
-    (out / "labels.jsonl").write_text("")
-    return out
+    """Six support_desk conversations with their expectations and no labels."""
+    return small_labeled_set(tmp_path_factory.mktemp("small"), "small_desk", labels=False)
 
 
 def test_garbage_replies_leave_no_event_loop_noise(small_set: Path, tmp_path: Path) -> None:

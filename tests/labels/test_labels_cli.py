@@ -9,19 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from maev_kit.cli import main
+from cli_helpers import run_cli
+
 from maev_kit.datasets import bundled_set_path, load_labeled_set
 from maev_kit.facts._model import ProposedFact
 from maev_kit.facts._review import FactReviewSession
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return int(code or 0), out, err
+run = run_cli  # maev ARGS in-process: (exit code, stdout, stderr)
 
 
 @pytest.fixture
