@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from maev_kit._html import esc as _e
+from maev_kit.traces._model import register_html_view
 from maev_kit.traces._view import Message, conversation_view
 
 __all__ = ["DEFAULT_PAGE_SIZE", "ENTRY_KIND_NAMES", "PALETTE", "agent_colors", "anchor_prefix",
@@ -897,3 +898,7 @@ def item_html(item: Any, *, label: str | None = None, verdict: Any = None,
             f'<div class="fact">{_e(item.fact)}</div>'
             f"<details><summary>before the handoff ({len(before)} messages)</summary>"
             f"{before_html}</details>{hand_html}{legend}{after_html}{ver}</div>")
+
+
+# ``MultiAgentTrace._repr_html_`` draws with this view: the model asks, never imports it.
+register_html_view(trace_html)

@@ -17,12 +17,18 @@ from maev_kit.calibration._card import JudgeCard, JudgeCardMismatchWarning, judg
 from maev_kit.calibration._compare_prompts import PromptComparison, compare_prompts
 from maev_kit.calibration._human import fit_on_other_splits, load_human_labels
 from maev_kit.calibration._prevalence import corrected_prevalence
-from maev_kit.calibration._result import CalibrationResult, JudgeMeta, calibration_from_runs
+from maev_kit.calibration._result import (
+    CalibrationResult,
+    DegenerateLabelsError,
+    JudgeMeta,
+    calibration_from_runs,
+)
 
 __all__ = [
     "AlignmentResult",
     "Budget",
     "CalibrationResult",
+    "DegenerateLabelsError",
     "JudgeCard",
     "JudgeCardMismatchWarning",
     "JudgeMeta",

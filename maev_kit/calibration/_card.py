@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import os
 import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -301,7 +303,6 @@ class JudgeCard(BaseModel):
                 or not hasattr(labeled_set, "items_in"):
             return None
         from maev_kit.calibration._human import load_human_labels
-        from maev_kit.calibration._result import labels_hash
 
         try:
             items = labeled_set.items_in(self.split)
@@ -309,6 +310,15 @@ class JudgeCard(BaseModel):
             return "(split missing)"
         human = load_human_labels(labeled_set)
         return labels_hash(human, [it.item_id for it in items if human.get(it.item_id)])
+
+
+def labels_hash(human: Mapping[str, Mapping[str, str]], item_ids: Sequence[str]) -> str:
+    """sha256 of the sorted ``item_id\\tannotator\\tlabel`` lines used."""
+    h = hashlib.sha256()
+    for iid in sorted(item_ids):
+        for ann, lab in sorted(human.get(iid, {}).items()):
+            h.update(f"{iid}\t{ann}\t{lab}\n".encode())
+    return h.hexdigest()
 
 
 def card_fields(judge: Any) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 import warnings
 from collections import Counter
@@ -25,7 +24,7 @@ from maev_kit.agreement import (
 from maev_kit.agreement._kappa import ac_from_table
 from maev_kit.agreement._labels import LABELS, encode
 from maev_kit.agreement._report import _f, ci_label
-from maev_kit.calibration._card import JudgeCard
+from maev_kit.calibration._card import JudgeCard, labels_hash
 from maev_kit.calibration._human import load_human_labels
 from maev_kit.errors import ERROR_CAUSES, InputError, JudgeErrorsExceeded
 
@@ -286,15 +285,6 @@ def labels_are_reference(labels: Any) -> bool:
     sources = {r.get("source") if isinstance(r, Mapping) else getattr(r, "source", None)
                for r in records or ()}
     return sources == {"reference"}
-
-
-def labels_hash(human: Mapping[str, Mapping[str, str]], item_ids: Sequence[str]) -> str:
-    """sha256 of the sorted ``item_id\\tannotator\\tlabel`` lines used."""
-    h = hashlib.sha256()
-    for iid in sorted(item_ids):
-        for ann, lab in sorted(human.get(iid, {}).items()):
-            h.update(f"{iid}\t{ann}\t{lab}\n".encode())
-    return h.hexdigest()
 
 
 def _after_text(item: Any) -> str:

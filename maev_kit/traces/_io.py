@@ -14,6 +14,7 @@ from pydantic import TypeAdapter, ValidationError
 from maev_kit._gc import paused_gc
 from maev_kit._jsonl import display_name, iter_json_lines, pydantic_problems, write_jsonl
 from maev_kit.errors import Problem, TraceValidationError, TraceWarning
+from maev_kit.traces._check import check_trace
 from maev_kit.traces._model import AgentTurn, Handoff, HandoffReason, MultiAgentTrace, UserMessage
 
 if TYPE_CHECKING:
@@ -151,29 +152,6 @@ def _fast_build(data: dict[str, Any]) -> MultiAgentTrace | None:
             return None
         users.append(UserMessage(d["content"], ti))
     return MultiAgentTrace(data["conversation_id"], turns, handoffs, users, metadata)
-
-
-def check_trace(trace: MultiAgentTrace, *, file: str = "<trace>", line: int | None = None
-                ) -> list[Problem]:
-    """Non-fatal findings in a valid trace (each a ``severity="warning"`` :class:`Problem`).
-
-    - a handoff from an agent that never spoke;
-    - decreasing ``turn_index`` among turns or among handoffs.
-    """
-    found: list[Problem] = []
-    speakers = {t.agent_id for t in trace.turns}
-    for i, h in enumerate(trace.handoffs):
-        if h.from_agent not in speakers:
-            found.append(Problem(file, line, f"handoffs[{i}] › from_agent",
-                                 f"agent {h.from_agent!r} hands off but never speaks", "warning"))
-    for field_name, seq in (("turns", trace.turns), ("handoffs", trace.handoffs)):
-        for i in range(1, len(seq)):
-            if seq[i].turn_index < seq[i - 1].turn_index:
-                found.append(Problem(
-                    file, line, f"{field_name}[{i}] › turn_index",
-                    f"turn_index decreases ({seq[i - 1].turn_index} → {seq[i].turn_index})",
-                    "warning"))
-    return found
 
 
 def validate_trace_file(path: str | os.PathLike[str], *, name: str | None = None

@@ -237,7 +237,7 @@ def _warn_findings(traces: Sequence[MultiAgentTrace], name: str,
     import warnings
 
     from maev_kit.errors import TraceWarning
-    from maev_kit.traces._io import check_trace
+    from maev_kit.traces._check import check_trace
 
     rows = range(len(traces)) if rows is None else rows
     warns = [Problem(w.file, None, f"row {r + 1} › {w.path}", w.message, w.severity)

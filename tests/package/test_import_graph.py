@@ -1,178 +1,256 @@
-"""The layers of the kit, checked on the source: no import cycle between ``maev_kit``
-subpackages, and the data model never imports a view (widgets, reporting).
+"""The layers of the kit (STYLE.md, "Layers"), checked by a tool: the import-linter contracts of
+``pyproject.toml`` (``[tool.importlinter]``: ``acyclic`` and ``layers``) are run here, and grimp's
+module graph is searched for cycles.
 
-Only module-level imports count — imports inside functions (lazy, e.g. ``_repr_html_``) and
-under ``if TYPE_CHECKING:`` do not run at import time, so they cannot form a cycle.
+Every import counts, wherever it is written: at module level, inside a function (a lazy import
+still ties the two modules together and can close a cycle) and under ``if TYPE_CHECKING:``
+(checked separately, so a cycle only a type checker sees is named as such).
 """
 
 from __future__ import annotations
 
-import ast
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
-import maev_kit
+import grimp
+import pytest
 
-PKG = Path(maev_kit.__file__).parent
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: import-linter brings tomli
+    import tomli as tomllib  # type: ignore[no-redef]
 
-#: The views: what draws the data. Nothing below may import them at module level.
-VIEWS = {"widgets", "reporting"}
-#: The data model and the computations on it.
-DATA_LAYER = {"traces", "expectations", "retention", "metrics", "judges", "runner", "backends",
-              "labels", "agreement", "errors", "datasets", "facts", "evaluation", "calibration",
-              "_jsonl", "_html"}
-
-
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def _resolve(module: str, is_pkg: bool, node: ast.ImportFrom) -> str:
-    if node.level == 0:
-        return node.module or ""
-    base = module.split(".")
-    if not is_pkg:
-        base = base[:-1]
-    base = base[:len(base) - (node.level - 1)]
-    return ".".join(base + ([node.module] if node.module else []))
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _module_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
-    """Imports executed when the module is imported: not in functions, not under TYPE_CHECKING."""
-    out: list[ast.Import | ast.ImportFrom] = []
-
-    def walk(stmts: list[ast.stmt]) -> None:
-        for s in stmts:
-            if isinstance(s, (ast.Import, ast.ImportFrom)):
-                out.append(s)
-            elif isinstance(s, ast.If):
-                if not _is_type_checking(s.test):
-                    walk(s.body)
-                walk(s.orelse)
-            elif isinstance(s, ast.Try):
-                walk(s.body)
-                for hnd in s.handlers:
-                    walk(hnd.body)
-                walk(s.orelse)
-                walk(s.finalbody)
-            elif isinstance(s, (ast.With, ast.ClassDef)):
-                walk(s.body)
-
-    walk(tree.body)
-    return out
-
-
-def _is_module(name: str) -> bool:
-    return (PKG / name).is_dir() or (PKG / f"{name}.py").is_file()
-
-
-def _subpackage(module: str) -> str | None:
-    """``maev_kit.metrics._contracts`` → ``metrics``; None for ``maev_kit`` itself."""
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 and parts[0] == "maev_kit" else None
-
-
-def import_graph() -> dict[str, dict[str, list[str]]]:
-    """subpackage → {imported subpackage: [the modules whose import creates the edge]}."""
-    graph: dict[str, dict[str, list[str]]] = {}
-    for path in sorted(PKG.rglob("*.py")):
-        module = _module_name(path)
-        src = _subpackage(module)
-        if src is None:
-            continue
-        graph.setdefault(src, {})
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        for node in _module_level_imports(tree):
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            else:
-                base = _resolve(module, path.name == "__init__.py", node)
-                # `from maev_kit import x`: an edge only when x is a module of the kit
-                targets = [base] if base != "maev_kit" else \
-                    [f"maev_kit.{a.name}" for a in node.names if _is_module(a.name)]
-            for t in targets:
-                dst = _subpackage(t)
-                if dst is not None and dst != src:
-                    graph[src].setdefault(dst, []).append(module)
-    return graph
-
-
-def _find_cycle(graph: dict[str, dict[str, list[str]]]) -> list[str] | None:
-    state: dict[str, int] = {}
+def find_cycles(package: str, *, exclude_type_checking_imports: bool) -> list[list[str]]:
+    """The import cycles of ``package``'s modules: one shortest cycle (a list of modules, first
+    = last) per strongly connected group of modules, sorted. ``[]`` when the graph is acyclic."""
+    graph = grimp.build_graph(package, exclude_type_checking_imports=exclude_type_checking_imports,
+                              cache_dir=None)
+    succ = {m: sorted(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+    # Tarjan's strongly connected components, iterative (the kit has hundreds of modules).
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
     stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+    for start in sorted(succ):
+        if start in index:
+            continue
+        work = [(start, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            if i < len(succ[node]):
+                work.append((node, i + 1))
+                nxt = succ[node][i]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    m = stack.pop()
+                    on_stack.discard(m)
+                    group.append(m)
+                    if m == node:
+                        break
+                if len(group) > 1:
+                    groups.append(sorted(group))
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    cycles = []
+    for group in groups:
+        head = group[0]
+        chains = [graph.find_shortest_chain(importer=s, imported=head)
+                  for s in succ[head] if s in group]
+        cycles.append([head, *min((c for c in chains if c), key=len)])
+    return sorted(cycles)
 
-    def visit(n: str) -> list[str] | None:
-        state[n] = 1
-        stack.append(n)
-        for m in sorted(graph.get(n, {})):
-            if state.get(m) == 1:
-                return stack[stack.index(m):] + [m]
-            if m not in state and (found := visit(m)):
-                return found
-        stack.pop()
-        state[n] = 2
-        return None
 
-    for n in sorted(graph):
-        if n not in state and (found := visit(n)):
-            return found
-    return None
+def _explain(package: str, cycles: list[list[str]], *, exclude_type_checking_imports: bool) -> str:
+    graph = grimp.build_graph(package, exclude_type_checking_imports=exclude_type_checking_imports,
+                              cache_dir=None)
+    out = []
+    for cycle in cycles:
+        out.append(" → ".join(cycle))
+        for a, b in zip(cycle, cycle[1:]):
+            for d in graph.get_import_details(importer=a, imported=b):
+                out.append(f"    {a}:{d['line_number']}: {d['line_contents']}")
+    return "\n".join(out)
 
 
-def test_graph_sees_the_kit():
-    graph = import_graph()
-    assert {"traces", "metrics", "reporting", "widgets", "evaluation"} <= set(graph)
-    assert "traces" in graph["metrics"]  # the metrics read traces: an edge the test must see
+def lint_imports(cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``lint-imports`` of this venv run in ``cwd`` (where it reads ``pyproject.toml``)."""
+    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    cmd = [exe] if exe else [sys.executable, "-c",
+                             "from importlinter.cli import lint_imports_command as c; c()"]
+    return subprocess.run([*cmd, "--no-cache", "--no-logo"], cwd=cwd, capture_output=True,
+                          text=True, timeout=300, env=env)
 
 
-def test_no_import_cycle_between_subpackages():
-    graph = import_graph()
-    cycle = _find_cycle(graph)
-    if cycle:
-        steps = [f"{a} → {b} (in {', '.join(sorted(set(graph[a][b])))})"
-                 for a, b in zip(cycle, cycle[1:])]
-        raise AssertionError("import cycle between maev_kit subpackages:\n  " + "\n  ".join(steps))
+# -- the kit ---------------------------------------------------------------------------------
+
+def test_pyproject_states_the_acyclic_and_layers_contracts():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    linter = config["tool"]["importlinter"]
+    assert linter["root_package"] == "maev_kit"
+    types = {c["id"]: c["type"] for c in linter["contracts"]}
+    assert types == {"acyclic": "acyclic_siblings", "layers": "layers"}
+    layers = next(c for c in linter["contracts"] if c["id"] == "layers")["layers"]
+    assert "reporting | widgets | scale | testing" in layers  # the views never import each other
+    assert layers[-1].startswith("errors")  # the ground floor
 
 
-def test_data_layer_imports_no_view():
-    graph = import_graph()
-    bad = [f"{src} → {dst} (in {', '.join(sorted(set(mods)))})"
-           for src, deps in graph.items() if src in DATA_LAYER
-           for dst, mods in deps.items() if dst in VIEWS]
-    assert not bad, "the data layer imports a view at module level:\n  " + "\n  ".join(bad)
+def test_import_contracts_are_kept():
+    """``lint-imports`` on the kit: no upward import, no cycle between sibling packages."""
+    run = lint_imports(ROOT)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "0 broken" in run.stdout, run.stdout
+
+
+@pytest.mark.parametrize("exclude_type_checking_imports", [False, True],
+                         ids=["with-TYPE_CHECKING-imports", "runtime-imports"])
+def test_no_import_cycle_between_modules(exclude_type_checking_imports):
+    """Module by module, lazy imports included: a cycle through a package ``__init__`` or inside
+    one package counts too (the acyclic contract compares sibling packages)."""
+    cycles = find_cycles("maev_kit", exclude_type_checking_imports=exclude_type_checking_imports)
+    assert not cycles, "import cycle(s) in maev_kit:\n" + _explain(
+        "maev_kit", cycles, exclude_type_checking_imports=exclude_type_checking_imports)
+
+
+def test_graph_sees_the_kit_and_its_lazy_imports():
+    graph = grimp.build_graph("maev_kit", cache_dir=None)
+    assert {"maev_kit.traces", "maev_kit.metrics", "maev_kit.reporting", "maev_kit.widgets",
+            "maev_kit.evaluation"} <= graph.modules
+    assert graph.direct_import_exists(importer="maev_kit.metrics._loops",
+                                      imported="maev_kit.traces._model")
+    # imported inside `load_traces` only: the graph sees imports written in functions
+    assert graph.direct_import_exists(importer="maev_kit.traces._io",
+                                      imported="maev_kit.traces._parquet")
+
+
+def test_data_never_imports_a_view_or_the_metrics():
+    """Not even lazily: the data model draws itself through a renderer the view registers."""
+    graph = grimp.build_graph("maev_kit", cache_dir=None)
+    for data in ("maev_kit.traces", "maev_kit.expectations", "maev_kit.labels",
+                 "maev_kit.backends"):
+        for above in ("maev_kit.widgets", "maev_kit.reporting", "maev_kit._html",
+                      "maev_kit.metrics"):
+            chain = graph.find_shortest_chain(importer=data, imported=above, as_packages=True)
+            assert chain is None, f"{data} imports {above}: {' → '.join(chain or ())}"
 
 
 def test_widgets_and_reporting_do_not_import_each_other():
     """Not even lazily: the two views share maev_kit._html instead."""
-    for src, dst in (("widgets", "reporting"), ("reporting", "widgets")):
-        for path in sorted((PKG / src).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                    [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-                assert not any(n == f"maev_kit.{dst}" or n.startswith(f"maev_kit.{dst}.")
-                               for n in names), f"{path.name} imports maev_kit.{dst}"
+    graph = grimp.build_graph("maev_kit", cache_dir=None)
+    for a, b in (("maev_kit.widgets", "maev_kit.reporting"),
+                 ("maev_kit.reporting", "maev_kit.widgets")):
+        assert graph.find_shortest_chain(importer=a, imported=b, as_packages=True) is None
 
 
-def test_data_model_draws_itself_through_the_shared_html_module():
-    """``MultiAgentTrace._repr_html_`` imports the shared renderer, not a view."""
-    src = (PKG / "traces" / "_model.py").read_text(encoding="utf-8")
-    assert "maev_kit._html" in src and "maev_kit.widgets" not in src
+def test_the_view_registers_the_html_of_a_trace():
+    """``MultiAgentTrace._repr_html_`` asks :mod:`maev_kit._views`: the package root registers
+    the timeline (loaded on first use, so a trace shown bare in a notebook draws it and
+    ``import maev_kit`` stays light); without a renderer it is an escaped ``<pre>``."""
+    import subprocess
+    import sys
+
+    from maev_kit import _views
+    from maev_kit.traces import AgentTurn, MultiAgentTrace
+
+    t = MultiAgentTrace("c", turns=[AgentTurn("a", "r", "<b>x</b>", turn_index=0)])
+    assert 'class="maev-tv"' in t._repr_html_()
+    registered = _views._RENDERERS["trace"]
+    try:
+        _views.register("trace", None)
+        out = t._repr_html_()
+        assert out.startswith("<pre>") and "&lt;b&gt;x&lt;/b&gt;" in out and "<b>" not in out
+    finally:
+        _views.register("trace", registered)
+    # in a fresh interpreter: nothing but the trace imported, the timeline is drawn, and the
+    # view was loaded only when it was asked for
+    code = ("import sys; from maev_kit.traces import MultiAgentTrace as T; "
+            "assert 'maev_kit._html._trace' not in sys.modules; "
+            "print('maev-tv' in T('c')._repr_html_())")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert got.stdout.strip() == "True", got.stderr
 
 
-def test_cycle_finder_finds_a_cycle():
-    assert _find_cycle({"a": {"b": ["m"]}, "b": {"a": ["n"]}}) == ["a", "b", "a"]
-    assert _find_cycle({"a": {"b": ["m"]}, "b": {}}) is None
+# -- the check itself, on a synthetic package -------------------------------------------------
+
+def _write_package(root: Path, name: str, files: dict[str, str]) -> None:
+    (root / name).mkdir()
+    (root / name / "__init__.py").write_text("")
+    for module, src in files.items():
+        (root / name / f"{module}.py").write_text(textwrap.dedent(src))
 
 
-def test_lazy_and_type_checking_imports_do_not_count():
-    tree = ast.parse("import os\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                     "    import maev_kit.widgets\ndef f():\n    import maev_kit.reporting\n")
-    assert [ast.unparse(n) for n in _module_level_imports(tree)] == [
-        "import os", "from typing import TYPE_CHECKING"]
+@pytest.fixture
+def synthetic(tmp_path, monkeypatch):
+    """Two packages under ``tmp_path`` (on ``sys.path``): ``lazycycle``, whose only cycle is an
+    import written inside a function, and ``tccycle``, whose only cycle is closed under
+    ``if TYPE_CHECKING:``."""
+    _write_package(tmp_path, "lazycycle", {
+        "model": "from lazycycle import util\n\n\ndef draw():\n    from lazycycle import view\n"
+                 "    return view.render()\n",
+        "view": "import lazycycle.model\n\n\ndef render():\n    return 'x'\n",
+        "util": "X = 1\n",
+    })
+    _write_package(tmp_path, "tccycle", {
+        "a": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from tccycle import b\n",
+        "b": "import tccycle.a\n",
+    })
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def test_cycle_check_reports_an_import_inside_a_function(synthetic):
+    for exclude in (False, True):
+        assert find_cycles("lazycycle", exclude_type_checking_imports=exclude) == [
+            ["lazycycle.model", "lazycycle.view", "lazycycle.model"]]
+
+
+def test_cycle_check_counts_type_checking_imports_separately(synthetic):
+    assert find_cycles("tccycle", exclude_type_checking_imports=False) == [
+        ["tccycle.a", "tccycle.b", "tccycle.a"]]
+    assert find_cycles("tccycle", exclude_type_checking_imports=True) == []
+
+
+def test_acyclic_contract_reports_an_import_inside_a_function(synthetic):
+    """The kit's acyclic contract, run by lint-imports on ``lazycycle``, breaks on the lazy
+    import; the same package without it keeps the contract."""
+    contract = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    acyclic = next(c for c in contract["tool"]["importlinter"]["contracts"]
+                   if c["type"] == "acyclic_siblings")
+    (synthetic / "pyproject.toml").write_text(textwrap.dedent(f"""\
+        [tool.importlinter]
+        root_package = "lazycycle"
+
+        [[tool.importlinter.contracts]]
+        id = "acyclic"
+        name = "acyclic"
+        type = "{acyclic["type"]}"
+        ancestors = ["lazycycle"]
+        depth = {acyclic["depth"]}
+        """))
+    env = {**os.environ, "PYTHONPATH": str(synthetic)}
+    run = lint_imports(synthetic, env)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "BROKEN" in run.stdout and ".model" in run.stdout and ".view" in run.stdout, run.stdout
+
+    model = synthetic / "lazycycle" / "model.py"
+    model.write_text(model.read_text().replace("from lazycycle import view", "pass  #"))
+    run = lint_imports(synthetic, env)
+    assert run.returncode == 0, run.stdout + run.stderr
