@@ -232,12 +232,18 @@ class LearnedJudge:
         """
         items = list(items)
         proba, evidence = self._predict(items)
+        labels = [LABELS[int(p.argmax())] for p in proba]
+        # where the evidence is: the heuristic's span, when it reads the item the same way
+        label_of = {it.item_id: lab for it, lab in zip(items, labels)}
+        placed = [it for it in items if label_of[it.item_id] in ("retained", "contradicted")]
+        spans = {v.item_id: v.span for v in HeuristicJudge().judge_items(placed)
+                 if v.label == label_of[v.item_id]}
         out = []
-        for it, p, ev in zip(items, proba, evidence):
-            k = int(p.argmax())
-            probs = ", ".join(f"p({lab})={p[i]:.2f}" for i, lab in enumerate(LABELS))
+        for it, p, ev, lab in zip(items, proba, evidence, labels):
+            probs = ", ".join(f"p({name})={p[i]:.2f}" for i, name in enumerate(LABELS))
             # the probabilities, then the heuristic's findings the features came from
-            out.append(Verdict(it.item_id, LABELS[k], probs, (probs, *ev)))
+            out.append(Verdict(it.item_id, lab, probs, (probs, *ev),
+                               span=spans.get(it.item_id)))
         return out
 
 

@@ -45,10 +45,10 @@ SHAPES = (
 )
 
 
-def _first_hop_item(shared_dir, rel):
+def _first_hop_item(data_dir, rel):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        traces, _ = import_traces(str(shared_dir / "trace_samples" / rel))
+        traces, _ = import_traces(str(data_dir / "trace_samples" / rel))
     t = traces[0]
     exp = ConversationExpectations(t.conversation_id, key_facts=[KeyFact("acct", 0, FACT)])
     item = next(it for it in build_retention_items([t], {t.conversation_id: exp})
@@ -61,8 +61,8 @@ def _first_hop_item(shared_dir, rel):
 
 
 @pytest.fixture(scope="module")
-def items(shared_dir):
-    return {rel: _first_hop_item(shared_dir, rel) for rel in SHAPES}
+def items(data_dir):
+    return {rel: _first_hop_item(data_dir, rel) for rel in SHAPES}
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +84,10 @@ def test_heuristic_retains_a_fact_kept_only_in_tool_calls(items):
 
 
 def test_learned_judge_retains_a_fact_kept_only_in_tool_calls(items, learned):
-    labels = {rel: learned.judge_items([item])[0].label for rel, item in items.items()}
-    assert set(labels.values()) == {"retained"}, labels
+    verdicts = {rel: learned.judge_items([item])[0] for rel, item in items.items()}
+    assert {v.label for v in verdicts.values()} == {"retained"}, verdicts
+    # and it says where: the receiver's tool call
+    assert all(v.span is not None and v.span.kind == "tool_call" for v in verdicts.values())
 
 
 @pytest.mark.parametrize("client", ["openai", "litellm"])
