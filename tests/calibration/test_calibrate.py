@@ -128,7 +128,7 @@ def test_cli_calibrate_prints_leaderboard_and_writes_card(tmp_path):
     from click.testing import CliRunner
 
     from maev_kit.calibration import JudgeCard
-    from maev_kit.calibration._cli import calibrate_command
+    from maev_kit.cli._calibrate import calibrate_command
 
     folder = write_labeled_set(tmp_path / "tiny_orders")
     card = tmp_path / "card.json"

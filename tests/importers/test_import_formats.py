@@ -310,8 +310,8 @@ def test_public_names_are_pinned():
 def test_cli_chat_options(tmp_path):
     from click.testing import CliRunner
 
+    from maev_kit.cli._import import import_command
     from maev_kit.traces import load_traces
-    from maev_kit.traces.importers._cli import import_command
 
     src = tmp_path / "chat.json"
     src.write_text(json.dumps(CHAT))

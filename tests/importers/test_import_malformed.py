@@ -8,9 +8,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from maev_kit.cli._import import import_command
 from maev_kit.errors import InputError
 from maev_kit.traces.importers import TraceImportError, import_traces
-from maev_kit.traces.importers._cli import import_command
 
 
 def _raises(data, fmt, where, match=None):

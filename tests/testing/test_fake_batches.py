@@ -160,7 +160,7 @@ def test_bad_batch_requests_are_400_or_404_and_401_mode_refuses_uploads():
 
 
 def test_serve_fake_batch_flags():
-    proc = subprocess.Popen([sys.executable, "-m", "maev_kit.testing._cli", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "maev_kit.cli._serve_fake", "--port", "0",
                              "--batch-delay", "0.05", "--batch-expire", "1"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

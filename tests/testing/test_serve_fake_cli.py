@@ -11,13 +11,13 @@ import urllib.request
 
 from click.testing import CliRunner
 
+from maev_kit.cli._serve_fake import serve_fake
 from maev_kit.judges import RetentionJudge, answer_retention_prompt
 from maev_kit.retention import RetentionItem
-from maev_kit.testing._cli import serve_fake
 
 
 def test_serve_fake_serves_until_interrupted():
-    proc = subprocess.Popen([sys.executable, "-m", "maev_kit.testing._cli", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "maev_kit.cli._serve_fake", "--port", "0",
                              "--latency", "0.01"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
@@ -58,7 +58,7 @@ def test_serve_fake_reports_a_busy_port():
 def test_serve_fake_fail_answers_every_request_with_that_failure():
     import urllib.error
 
-    proc = subprocess.Popen([sys.executable, "-m", "maev_kit.testing._cli", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "maev_kit.cli._serve_fake", "--port", "0",
                              "--fail", "401"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     try:

@@ -1,4 +1,4 @@
-"""The ``maev`` command: a thin shell over the library.
+"""The ``maev`` group: its lazy command table, ``validate`` and ``main`` (errors → exit codes).
 
 Exit codes: 0 ok, 1 the run failed, 2 bad input (one readable message, never a traceback).
 Subcommands load their modules only when run, so ``maev --help`` stays fast.
@@ -20,18 +20,18 @@ from maev_kit.errors import InputError, MaevError, _ProblemsError
 
 # command name -> "module:attribute" of a click command, imported when the command is used
 _LAZY_COMMANDS: dict[str, str] = {
-    "validate": "maev_kit.cli:validate",
-    "import": "maev_kit.traces.importers._cli:import_command",
-    "serve-fake": "maev_kit.testing._cli:serve_fake",
-    "demo": "maev_kit._cli_main:demo",
-    "calibrate": "maev_kit.calibration._cli:calibrate_command",
-    "align": "maev_kit.calibration._align_cli:align_command",
-    "score": "maev_kit._cli_main:score",
-    "agree": "maev_kit._cli_main:agree",
-    "report": "maev_kit._cli_main:report_command",
-    "init-set": "maev_kit.facts._cli:init_set_command",
-    "convert": "maev_kit.scale._cli:convert_command",
-    "labels": "maev_kit.labels._cli:labels_command",
+    "validate": "maev_kit.cli._main:validate",
+    "import": "maev_kit.cli._import:import_command",
+    "serve-fake": "maev_kit.cli._serve_fake:serve_fake",
+    "demo": "maev_kit.cli._score:demo",
+    "calibrate": "maev_kit.cli._calibrate:calibrate_command",
+    "align": "maev_kit.cli._align:align_command",
+    "score": "maev_kit.cli._score:score",
+    "agree": "maev_kit.cli._score:agree",
+    "report": "maev_kit.cli._score:report_command",
+    "init-set": "maev_kit.cli._init_set:init_set_command",
+    "convert": "maev_kit.cli._convert:convert_command",
+    "labels": "maev_kit.cli._labels:labels_command",
 }
 
 _HELP = {
@@ -205,6 +205,3 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
     lines = [ln.strip() for ln in str(message).splitlines() if ln.strip()] or [""]
     click.echo("\n".join(f"warning: {ln}" for ln in lines), err=True)
 
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -71,5 +71,5 @@ def serve_fake(host: str, port: int, latency: float, fail: str | None, batch_del
         click.echo(f"stopped after {len(server.requests)} request(s)")
 
 
-if __name__ == "__main__":  # pragma: no cover - `python -m maev_kit.testing._cli`
+if __name__ == "__main__":  # pragma: no cover - `python -m maev_kit.cli._serve_fake`
     serve_fake()

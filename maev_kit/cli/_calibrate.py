@@ -7,22 +7,14 @@ from typing import Any
 
 import click
 
-from maev_kit._cli_main import (JudgeFlags, _best_working, _check_split, _failed_judges,
-                                _judge_line, _labeled_set, _output_file, _output_folder,
-                                _over_threshold, judge_options)
 from maev_kit.calibration._result import DegenerateLabelsError
+from maev_kit.cli._flags import (JudgeFlags, _check_split, _labeled_set, judge_options,
+                                 kappa_options)
+from maev_kit.cli._output import (_best_working, _failed_judges, _judge_line, _over_threshold,
+                                  _output_file, _output_folder)
 from maev_kit.errors import MaevError
 
 __all__ = ["calibrate_command"]
-
-
-def kappa_options(f: Any) -> Any:
-    """``--threshold`` and ``--resamples``, shared by calibrate and align."""
-    f = click.option("--resamples", default=10_000, show_default=True,
-                     type=click.IntRange(100), help="Bootstrap resamples.")(f)
-    return click.option("--threshold", default=0.6, show_default=True,
-                        type=click.FloatRange(-1, 1),
-                        help="Recommend a judge whose κ CI lower bound is at least this.")(f)
 
 
 @click.command("calibrate")

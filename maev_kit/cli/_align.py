@@ -6,9 +6,9 @@ import json
 
 import click
 
-from maev_kit._cli_main import (JudgeFlags, _is_offline, _judge_line, _labeled_set,
-                                _output_folder, judge_options)
-from maev_kit.calibration._cli import kappa_options
+from maev_kit.cli._flags import (JudgeFlags, _is_offline, _labeled_set, judge_options,
+                                 kappa_options)
+from maev_kit.cli._output import _judge_line, _output_folder
 from maev_kit.errors import InputError, MaevError
 from maev_kit.judges._prompts import DEFAULT_PROMPT
 

@@ -1,0 +1,45 @@
+"""``maev convert``: traces between JSONL and Parquet, or from a framework export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from maev_kit.errors import InputError
+from maev_kit.scale._read import read_any
+
+_FORMATS = ("auto", "maev", "parquet", "openai-agents", "otel", "openinference", "langgraph",
+            "autogen", "crewai", "chat")
+
+
+@click.command("convert")
+@click.argument("src", metavar="IN", type=click.Path())
+@click.argument("dst", metavar="OUT", type=click.Path())
+@click.option("--from", "fmt", type=click.Choice(_FORMATS), default="auto", show_default=True,
+              help="What IN is: maev JSONL, Parquet or a framework export (auto: by suffix "
+                   "and content).")
+@click.option("--force", is_flag=True, default=False,
+              help="Replace an OUT file that is not a trace file (never labels, review "
+                   "decisions, expectations or a judge card).")
+def convert_command(src: str, dst: str, fmt: str, force: bool) -> None:
+    """Convert traces IN to OUT: JSONL <-> Parquet (by OUT's suffix), or a framework export to
+    either. An OUT file is replaced only when it is a trace file (the command then says so)."""
+    from maev_kit._files import check_output
+    from maev_kit.traces import save_traces
+
+    if not dst.endswith((".jsonl", ".parquet")):
+        raise InputError(f"{dst}: OUT must end in .jsonl or .parquet")
+    if Path(src).resolve() == Path(dst).resolve():
+        raise InputError("IN and OUT are the same file; give two paths")
+    replacing = check_output(dst, "traces", "OUT", force=force)
+    traces, warns = read_any(src, fmt)
+    for w in warns[:10]:
+        click.echo(f"warning: {w}", err=True)
+    if len(warns) > 10:
+        click.echo(f"warning: … and {len(warns) - 10} more", err=True)
+    Path(dst).parent.mkdir(parents=True, exist_ok=True)
+    save_traces(traces, dst)
+    click.echo(f"{len(traces)} traces written to {dst}")
+    if replacing:
+        click.echo(f"replaced: {dst} (the trace file there before)")

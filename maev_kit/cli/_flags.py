@@ -1,0 +1,290 @@
+"""The flags the ``maev`` commands share: the judge flags (:class:`JudgeFlags`), the judge
+card, facts and κ options, and the labeled set or trace source they read."""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from maev_kit.cli._output import _input_file
+from maev_kit.errors import InputError
+
+SET_HELP = "A labeled-set folder, or the name of a bundled one (support_desk, snli_calibration)."
+
+
+OFFLINE_JUDGES = ("heuristic", "tfidf-logreg")
+
+
+@dataclass(frozen=True)
+class JudgeFlags:
+    """The judge flags every judging command takes (``score``, ``report``, ``demo``,
+    ``calibrate``), as given on the command line."""
+
+    judges: tuple[str, ...]
+    prompts: tuple[str, ...] = ()
+    api_base: str | None = None
+    api_key: str | None = field(default=None, repr=False)  # never printed, never written
+    no_cache: bool = False
+    no_progress: bool = False
+    max_concurrency: int | None = None
+    max_judge_errors: float = 0.05
+    timeout: float | None = None
+    batch: bool = False
+
+    @property
+    def judge(self) -> str:
+        return self.judges[0]
+
+    @property
+    def prompt(self) -> str | None:
+        return self.prompts[0] if self.prompts else None
+
+    @property
+    def cache(self) -> bool | None:
+        return False if self.no_cache else None
+
+    @property
+    def progress(self) -> bool:
+        return not self.no_progress
+
+    @property
+    def run_params(self) -> dict[str, Any]:
+        """``cache``, ``progress`` and (when given) ``max_concurrency`` for evaluate/calibrate."""
+        out: dict[str, Any] = {"cache": self.cache, "progress": self.progress}
+        if self.max_concurrency is not None:
+            out["max_concurrency"] = self.max_concurrency
+        if self.timeout is not None:
+            out["timeout"] = self.timeout
+        if self.batch:
+            out["mode"] = "batch"
+        return out
+
+    def backend_params(self) -> dict[str, Any]:
+        """``api_base`` / ``api_key`` for a model judge (a local server needs no real key)."""
+        params: dict[str, Any] = {}
+        if self.api_base:
+            params["api_base"] = self.api_base
+            params["api_key"] = self.api_key or os.environ.get("OPENAI_API_KEY", "not-needed")
+        elif self.api_key:
+            params["api_key"] = self.api_key
+        return params
+
+    def resolve(self, judge: str) -> tuple[Any, Any]:
+        """The judge object and its backend (None offline), via
+        :func:`maev_kit.judges.resolve_judge`, with these flags' endpoint and key."""
+        from maev_kit.judges import resolve_judge
+
+        return resolve_judge(judge, prompt=self.prompt, backend_params=self.backend_params())
+
+    def check(self) -> None:
+        """Reject unknown judges (suggesting the closest), unknown prompts and flags that
+        nothing would use, before any work starts."""
+        for name in self.judges:
+            _check_judge(name, self.prompts)
+        if self.batch and self.no_cache:
+            raise InputError("--batch keeps its answers and batch ids in the reply cache; "
+                             "drop --no-cache")
+        if all(_is_offline(j) for j in self.judges):
+            used = [f for f, v in (("--prompt", self.prompts), ("--api-base", self.api_base),
+                                   ("--api-key", self.api_key), ("--batch", self.batch)) if v]
+            if used:
+                verb = "applies" if len(used) == 1 else "apply"
+                raise InputError(f"{' and '.join(used)} only {verb} to a model judge; "
+                                 f"{', '.join(self.judges)} runs offline (drop the flag, or "
+                                 "pass --judge MODEL, e.g. gpt-4o-mini)")
+
+
+def _is_offline(judge: str) -> bool:
+    return judge.strip().lower() in OFFLINE_JUDGES or judge.strip().lower() == "none"
+
+
+def _check_judge(name: str, prompts: tuple[str, ...]) -> None:
+    """Resolve ``name`` with each prompt the way evaluate and calibrate will (InputError on an
+    unknown judge, with the closest name, or an unknown prompt)."""
+    from maev_kit.judges import resolve_judge
+
+    if not name.strip():
+        raise InputError("--judge is empty; give an offline judge (heuristic, tfidf-logreg) "
+                         "or a model string such as gpt-4o-mini")
+    if name.strip().lower() == "none":  # `--judge none`: deterministic metrics only
+        return
+    for prompt in prompts or (None,):
+        resolve_judge(name, prompt=prompt)
+
+
+def judge_options(*, several: bool = False) -> Any:
+    """The judge flags shared by score, report, demo and calibrate.
+
+    The command receives one ``flags`` argument, a :class:`JudgeFlags`. With ``several``
+    (calibrate) ``--judge`` and ``--prompt`` repeat and ``--judge`` is required; otherwise
+    ``--judge`` defaults to the offline heuristic judge.
+    """
+    def decorate(f: Any) -> Any:
+        @functools.wraps(f)
+        def command(*args: Any, judge: Any, prompt: Any, api_base: str | None,
+                    api_key: str | None, no_cache: bool, no_progress: bool,
+                    max_concurrency: int | None, max_judge_errors: float, timeout: float | None,
+                    batch: bool, **kwargs: Any) -> Any:
+            flags = JudgeFlags(
+                judges=tuple(judge) if several else (judge,),
+                prompts=tuple(prompt) if several else ((prompt,) if prompt else ()),
+                api_base=api_base, api_key=api_key, no_cache=no_cache, no_progress=no_progress,
+                max_concurrency=max_concurrency, max_judge_errors=max_judge_errors,
+                timeout=timeout, batch=batch)
+            if not (kwargs.get("judge_card") and _judge_defaulted()):
+                flags.check()  # (a card names its own judge: see score)
+            return f(*args, flags=flags, **kwargs)
+
+        options = [
+            click.option("--judge", "judge", multiple=several, required=several,
+                         default=None if several else "heuristic", show_default=not several,
+                         help="Offline judge (heuristic, tfidf-logreg) or a litellm model string "
+                              "(gpt-4o-mini, openai/<name> with --api-base)"
+                              + (". Repeat for several." if several else ".")),
+            click.option("--prompt", "prompt", multiple=several, default=None,
+                         help="Prompt of a model judge: v1, v2, v3 or a template file (default v3; "
+                              "see docs/prompts.md)"
+                              + (". Repeat for several." if several else ".")),
+            click.option("--api-base", default=None, metavar="URL",
+                         help="Base URL of an OpenAI-compatible server for openai/<name>."),
+            click.option("--api-key", default=None, envvar="MAEV_API_KEY",
+                         help="API key for the model judge (or MAEV_API_KEY; else the provider's "
+                              "variable, e.g. OPENAI_API_KEY). Never written anywhere."),
+            click.option("--no-cache", is_flag=True, help="Do not read or write the reply cache."),
+            click.option("--no-progress", is_flag=True, help="No progress bars."),
+            click.option("--max-concurrency", type=click.IntRange(1), default=None,
+                         help="Requests in flight at once (default 16)."),
+            click.option("--timeout", type=click.FloatRange(0, min_open=True), default=None,
+                         metavar="SECONDS", help="Seconds to wait for one reply (default 60)."),
+            click.option("--max-judge-errors", type=click.FloatRange(0, 1), default=0.05,
+                         show_default=True,
+                         help="Fail (exit 1, nothing written) when a larger share of the facts "
+                              "could not be judged."),
+            click.option("--batch", is_flag=True,
+                         help="Send the model judge's requests through the provider's batch API "
+                              "(about half price, answers within hours); rerun the same command "
+                              "to pick up a batch already submitted."),
+        ]
+        for option in reversed(options):
+            command = option(command)
+        return command
+    return decorate
+
+
+def _judge_defaulted() -> bool:
+    """True when the running command's ``--judge`` was not given on the command line."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and ctx.get_parameter_source("judge") in (
+        ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+
+
+def _load_card(path: str | None) -> Any:
+    """The judge card at ``path`` (JudgeCard.load names the file and field of any problem)."""
+    if path is None:
+        return None
+    from maev_kit.calibration import JudgeCard
+
+    return JudgeCard.load(_input_file(path, "--judge-card",
+                                      "judge card (judge_card.json, from `maev calibrate`)"))
+
+
+def _check_split(ls: Any, split: str | None) -> None:
+    if split is not None and split not in ls.manifest.splits:
+        have = ", ".join(ls.manifest.splits) or "none (the set declares no splits)"
+        raise InputError(f"--split {split!r}: labeled set {ls.name!r} has no such split; "
+                         f"available: {have}")
+
+
+SOURCE_HELP = ("A labeled-set folder (or a bundled set's name), a trace JSONL file, or a "
+               "framework export (OpenAI Agents, OTel, OpenInference, LangGraph, AutoGen, "
+               "CrewAI, chat log), imported on the fly.")
+#: Import warnings printed before the rest are counted.
+_SHOWN_IMPORT_WARNINGS = 20
+
+
+def card_options(f: Any) -> Any:
+    """``--judge-card`` and ``--allow-mismatch``, shared by score and report."""
+    f = click.option("--allow-mismatch", is_flag=True,
+                     help="With --judge and --judge-card: score even when the judge differs "
+                          "from the card's (a warning, not exit 2).")(f)
+    return click.option("--judge-card", type=click.Path(), default=None,
+                        help="Judge card from `maev calibrate`: without --judge, score with the "
+                             "card's judge (model, prompt, examples, parameters).")(f)
+
+
+def _scoring_judge(card: Any, flags: JudgeFlags) -> tuple[Any, Any]:
+    """The judge and backend to score with: the card's when a card is given without --judge
+    and --prompt; else --judge (``none``: no judge, retention n/a)."""
+    if card is not None and _judge_defaulted() and not flags.prompts:
+        from maev_kit.calibration._card import card_backend
+        from maev_kit.evaluation._pipeline import DEFAULT_JUDGE
+
+        return DEFAULT_JUDGE, card_backend(card, flags.backend_params())
+    if flags.judge.strip().lower() == "none":
+        return None, None
+    return flags.resolve(flags.judge)
+
+
+def facts_options(f: Any) -> Any:
+    """``--facts`` and ``--format``, shared by score and report."""
+    f = click.option("--format", "format", default="auto", show_default=True,
+                     help="Format of a trace file: 'auto' (maev JSONL or a detected export) or "
+                          "an importer format (openai-agents, otel, openinference, langgraph, "
+                          "autogen, crewai, chat).")(f)
+    return click.option("--facts", "facts", default="auto", show_default=True,
+                        metavar="auto|context|offline|llm|FILE",
+                        help="Key facts for retention: 'auto' (the expectations' key facts, "
+                             "else the handoffs' context_passed, else the offline proposer), "
+                             "a proposer (context, offline, llm; several joined by commas) or "
+                             "a facts / expectations JSONL file.")(f)
+
+
+def _traces_or_set(path: str, format: str) -> tuple[Any, bool]:
+    """``(source, is_traces)``: the traces of a file (a trace JSONL or any framework export;
+    each import warning one ``warning:`` line), or ``path`` itself for a labeled set."""
+    if not Path(path).is_file():
+        if format != "auto":
+            raise InputError(f"--format {format}: applies to a trace file or export, and "
+                             f"{path} is not a file")
+        return path, False
+    from maev_kit.traces.importers import load_any
+
+    traces, issues = load_any(path, format)
+    for w in issues[:_SHOWN_IMPORT_WARNINGS]:
+        click.echo(f"warning: {w}", err=True)
+    if len(issues) > _SHOWN_IMPORT_WARNINGS:
+        click.echo(f"warning: … and {len(issues) - _SHOWN_IMPORT_WARNINGS} more import "
+                   "warnings", err=True)
+    return traces, True
+
+
+def _run_params(flags: JudgeFlags, quiet: bool) -> dict[str, Any]:
+    params = flags.run_params
+    if quiet:
+        params["progress"] = False
+    return params
+
+
+def _labeled_set(set_path: str) -> Any:
+    from maev_kit.datasets import load_labeled_set
+
+    if Path(set_path).is_file():
+        raise InputError(f"{set_path}: is a file; give a labeled-set folder (manifest.json, "
+                         "traces.jsonl, expectations.jsonl) or a bundled set's name")
+    return load_labeled_set(set_path)
+
+
+def kappa_options(f: Any) -> Any:
+    """``--threshold`` and ``--resamples``, shared by calibrate and align."""
+    f = click.option("--resamples", default=10_000, show_default=True,
+                     type=click.IntRange(100), help="Bootstrap resamples.")(f)
+    return click.option("--threshold", default=0.6, show_default=True,
+                        type=click.FloatRange(-1, 1),
+                        help="Recommend a judge whose κ CI lower bound is at least this.")(f)

@@ -1,0 +1,224 @@
+"""What the ``maev`` commands print and write: JSON and tables on stdout, the judge and facts
+lines, and the checks that an output path can be written before any work starts."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from maev_kit.errors import InputError
+
+FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
+
+
+def _echo_json(obj: Any) -> None:
+    click.echo(json.dumps(obj, indent=2, default=_json_default))
+
+
+def _json_default(o: Any) -> Any:
+    import numpy as np
+
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return None if np.isnan(o) else float(o)
+    if isinstance(o, Path):
+        return str(o)
+    if hasattr(o, "to_dict"):
+        return o.to_dict()
+    return str(o)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def _frame_text(df: Any, max_rows: int = 30) -> str:
+    import pandas as pd
+
+    with pd.option_context("display.max_columns", 20, "display.width", 120,
+                           "display.float_format", "{:.3f}".format):
+        return df.to_string(max_rows=max_rows)
+
+
+def _causes(stats: dict[str, Any]) -> str:
+    by = stats.get("errors_by_cause") or stats.get("errors_by_kind") or {}
+    return ", ".join(f"{k} {v}" for k, v in sorted(by.items(), key=lambda kv: -kv[1]))
+
+
+def _judge_line(judge: dict[str, Any]) -> str:
+    """``judge: heuristic (1-…), offline: 0 requests, 0 cache hits, 0 errors``."""
+    stats = judge.get("stats") or {}
+    model = f"model {judge['model']}" if judge.get("model") else "offline"
+    n_err = stats.get("errors") or 0
+    errors = f"{n_err} error{'s' if n_err != 1 else ''}" + (
+        f" ({_causes(stats)})" if n_err and _causes(stats) else "")
+    version = f" ({judge['version']})" if judge.get("version") else ""
+    requests, hits = stats.get("requests") or 0, stats.get("cache_hits") or 0
+    return (f"judge: {judge.get('name')}{version}, {model}: {requests} requests, "
+            f"{hits} cache hits, {errors}")
+
+
+def _error_summary_line(result: Any) -> str | None:
+    """The result's "retention over N of M facts; K failed (...)" line when something failed."""
+    summary = getattr(result, "judge_errors", None)
+    if summary is not None and getattr(summary, "failed", 0):
+        return f"warning: {summary}"
+    return None
+
+
+def _failed_judges(result: Any) -> dict[str, str]:
+    """Leaderboard key → ``"failed: auth (6 of 6 items) — what to do"`` for each judge whose
+    calls failed (the leaderboard's ``status``): their κ is not a result."""
+    from collections import Counter
+
+    from maev_kit.calibration._result import _FIXES
+
+    out: dict[str, str] = {}
+    board = result.leaderboard
+    if "status" not in board.columns:
+        return out
+    for key, status in zip(board["key"], board["status"]):
+        if status == "ok":
+            continue
+        stats = getattr(result.runs.get(key), "stats", None) or {}
+        by_cause = Counter(stats.get("errors_by_cause") or {})
+        top = by_cause.most_common(1)[0][0] if by_cause else "other"
+        fix = stats.get("unavailable") or _FIXES.get(top, "")
+        out[str(key)] = f"{status} — {fix}" if fix else str(status)
+    return out
+
+
+def _over_threshold(result: Any, max_share: float) -> dict[str, str]:
+    """Judges ranked (status ok) whose share of failed items still exceeds ``max_share``."""
+    out: dict[str, str] = {}
+    failed = _failed_judges(result)
+    for key, run in result.runs.items():
+        stats = getattr(run, "stats", None) or {}
+        n, errors = stats.get("items", 0), stats.get("errors", 0)
+        if key not in failed and n and errors / n > max_share:
+            out[str(key)] = (f"{errors} of {n} items failed ({_causes(stats)}), over "
+                             f"--max-judge-errors {max_share:g}; its κ covers the others")
+    return out
+
+
+def _best_working(result: Any, failed: dict[str, str]) -> str | None:
+    """The recommended judge, else the best ranked one that did not fail."""
+    if result.recommended is not None and result.recommended not in failed:
+        return result.recommended
+    keys = [k for k in result.leaderboard["key"] if k not in failed]
+    return keys[0] if keys else None
+
+
+def _output_file(path: str | None, option: str, suffixes: tuple[str, ...] = ()) -> None:
+    """Fail before any work when ``path`` cannot be written as a file of one of ``suffixes``."""
+    if path is None:
+        return
+    p = Path(path)
+    if not path.strip():
+        raise InputError(f"{option} is empty; give a file path")
+    if p.is_dir():
+        example = p / ("report.html" if ".html" in suffixes else f"out{suffixes[0]}"
+                       if suffixes else "out")
+        raise InputError(f"{option} {path}: is a folder; give a file path such as {example}")
+    if suffixes and p.suffix.lower() not in suffixes:
+        raise InputError(f"{option} {path}: unknown output type {p.suffix or '(none)'!r}; use "
+                         + ", ".join(suffixes))
+    if p.suffix.lower() == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise InputError(f"{option} {path}: writing parquet needs pyarrow "
+                             "(pip install pyarrow); or use .csv") from None
+    if p.exists() and not os.access(p, os.W_OK):
+        raise InputError(f"{option} {path}: permission denied; cannot overwrite it")
+    _writable_parent(p.parent, option, path)
+
+
+def _output_folder(path: str | None, option: str) -> None:
+    """Fail before any work when ``path`` cannot be (or become) a writable folder."""
+    if path is None:
+        return
+    p = Path(path)
+    if not path.strip():
+        raise InputError(f"{option} is empty; give a folder")
+    if p.exists() and not p.is_dir():
+        raise InputError(f"{option} {path}: is a file, not a folder; give a folder to write into")
+    if p.is_dir():
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise InputError(f"{option} {path}: permission denied; cannot write into it")
+        return
+    _writable_parent(p.parent, option, path)
+
+
+def _writable_parent(parent: Path, option: str, path: str) -> None:
+    """The nearest existing ancestor must be a writable folder (missing ones are created)."""
+    anc = parent if str(parent) else Path(".")
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise InputError(f"{option} {path}: {anc} is a file, not a folder")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise InputError(f"{option} {path}: permission denied; cannot write in {anc}")
+
+
+def _input_file(path: str, option: str, what: str) -> Path:
+    """``path`` as a Path when it is a file; else one error naming the option and the path."""
+    p = Path(path)
+    where = f"{option} {path}" if option else path
+    if p.is_dir():
+        raise InputError(f"{where}: is a folder; give the {what} file")
+    if not p.is_file():
+        raise InputError(f"{where}: no such file")
+    return p
+
+
+def _facts_line(result: Any) -> str | None:
+    """``facts: 12 offline, 2 context; 1 conversation without any`` (None without facts)."""
+    info = (result.provenance or {}).get("facts")
+    if not info:
+        return None
+    by = ", ".join(f"{n} {src}" for src, n in info["by_source"].items()) or "none"
+    none = info.get("conversations_without_facts", 0)
+    return (f"facts ({info['mode']}): {by}"
+            + (f"; {none} conversation{'s' if none != 1 else ''} without any" if none else ""))
+
+
+def _echo_run_lines(result: Any) -> None:
+    """Echo how the result was judged: the judge line, the facts line (when there are facts)
+    and, on stderr, the warning when judge calls failed."""
+    click.echo(_judge_line(result.judge))
+    facts_line = _facts_line(result)
+    if facts_line:
+        click.echo(facts_line)
+    warn = _error_summary_line(result)
+    if warn:
+        click.echo(warn, err=True)
+
+
+def _na(df: Any) -> Any:
+    """Show NaN as n/a in text tables."""
+    return df.astype(object).where(df.notna(), "n/a")
+
+
+def _write_frame(df: Any, path: str | Path) -> bool:
+    """Write a table atomically (see :mod:`maev_kit._files`) as Parquet, JSONL or CSV by
+    the suffix of ``path``."""
+    from maev_kit._files import atomic_write
+
+    suffix = Path(path).suffix.lower()
+
+    def write(tmp: Path) -> None:
+        if suffix == ".parquet":
+            df.to_parquet(tmp, index=False)
+        elif suffix == ".jsonl":
+            df.to_json(tmp, orient="records", lines=True, force_ascii=False)
+        else:
+            df.to_csv(tmp, index=False)
+
+    atomic_write(path, write)
+    return True
