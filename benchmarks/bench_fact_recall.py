@@ -198,8 +198,8 @@ def _total(scores: list[dict]) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--samples", default=str(REPO.parent / "shared" / "trace_samples"),
-                    help="folder of sample exports (default ../shared/trace_samples)")
+    ap.add_argument("--samples", default=str(REPO / "tests" / "data" / "trace_samples"),
+                    help="folder of sample exports (default tests/data/trace_samples)")
     ap.add_argument("--reference", default=str(REFERENCE))
     ap.add_argument("--per-file", action="store_true", help="one row per sample file")
     ap.add_argument("--misses", action="store_true",

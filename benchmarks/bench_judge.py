@@ -9,7 +9,7 @@ Measures, in one run (so the ratios share the machine's state):
 - warm rerun: requests sent (should be 0) and wall time as a fraction of the cold run;
 - the heuristic judge: pairs per second.
 
-The server runs in its own process (``python -m maev_kit.testing._cli``, i.e. ``maev
+The server runs in its own process (``python -m maev_kit.cli._serve_fake``, i.e. ``maev
 serve-fake``) so its threads do not compete with the runner for this process's GIL.
 
 Usage::
@@ -72,7 +72,7 @@ class ServerProcess:
     must print the base URL on its first line); ``.base_url`` once it listens."""
 
     def __init__(self, latency: float, command: list[str] | None = None) -> None:
-        command = command or [sys.executable, "-m", "maev_kit.testing._cli", "--port", "0"]
+        command = command or [sys.executable, "-m", "maev_kit.cli._serve_fake", "--port", "0"]
         self.proc = subprocess.Popen([*command, "--latency", str(latency)],
                                      stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()

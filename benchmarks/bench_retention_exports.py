@@ -4,8 +4,8 @@ story gets the same verdict in every format.
 Run: ``python benchmarks/bench_retention_exports.py --samples DIR`` (a few seconds; offline).
 ``DIR`` is a folder of framework exports (JSON files the importers read); every file there tells
 one customer-support story (triage → billing → technical support, tool calls ``lookup_invoices``
-and ``lift_api_suspension``). In this repository's workspace the sample exports sit in
-``../shared/trace_samples`` (the default).
+and ``lift_api_suspension``). The repository keeps the sample exports (test fixtures) in
+``tests/data/trace_samples`` (the default).
 
 Part 1 — per export: the key facts proposed offline (``context`` + ``offline``, each stated fact
 once), the items (fact × every later handoff), how many of those items have the fact's value
@@ -155,7 +155,7 @@ def same_story(paths: list[Path], root: Path, *, text_view: bool = False) -> flo
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--samples", default=os.fspath(REPO.parent / "shared" / "trace_samples"),
+    ap.add_argument("--samples", default=os.fspath(REPO / "tests" / "data" / "trace_samples"),
                     help="folder of framework exports telling the support story")
     args = ap.parse_args()
     root = Path(args.samples)

@@ -1,6 +1,6 @@
 """Measure the offline retention judges against human labels.
 
-Data: the SNLI subset (``../shared/data/retention_snli_subset.jsonl`` from the repo root by
+Data: the SNLI subset (``tests/data/retention_snli_subset.jsonl`` by
 default): ``message`` → the one agent message after the handoff, ``fact`` → the key fact,
 ``label`` → gold. The file's ``split`` field separates ``dev`` (tuning, and the learned judge's
 training data) from ``test`` (reported). Optionally also a labeled-set folder
@@ -28,7 +28,7 @@ from maev_kit.retention import LABELS, RetentionItem
 from maev_kit.traces import Message
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "retention_snli_subset.jsonl"
+DEFAULT_DATA = ROOT / "tests" / "data" / "retention_snli_subset.jsonl"
 
 
 def snli_items(path: Path) -> dict[str, tuple[list[RetentionItem], list[str]]]:

@@ -12,7 +12,19 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from maev_kit import _views
 from maev_kit._version import __version__
+
+
+def _trace_timeline(trace: Any) -> str:
+    """A trace's timeline, the HTML view loaded on first use (the data model never imports
+    its view; the package root, above every layer, may)."""
+    from maev_kit._html._trace import trace_html
+
+    return trace_html(trace)
+
+
+_views.register("trace", _trace_timeline)
 
 # name -> module that defines it. Loaded on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
@@ -22,14 +34,27 @@ _LAZY: dict[str, str] = {
     "HandoffReason": "maev_kit.traces",
     "MultiAgentTrace": "maev_kit.traces",
     "UserMessage": "maev_kit.traces",
+    "Message": "maev_kit.traces",
     "load_traces": "maev_kit.traces",
     "save_traces": "maev_kit.traces",
     "traces_to_frame": "maev_kit.traces",
     "handoffs_to_frame": "maev_kit.traces",
     "import_traces": "maev_kit.traces.importers",
+    "ImportResult": "maev_kit.traces.importers",
+    "TraceImportError": "maev_kit.traces.importers",
     "TraceValidationError": "maev_kit.errors",
     "MaevError": "maev_kit.errors",
+    "InputError": "maev_kit.errors",
+    "LabelValidationError": "maev_kit.errors",
+    "Problem": "maev_kit.errors",
+    "JudgeUnavailableError": "maev_kit.errors",
+    "JudgeErrorsExceeded": "maev_kit.errors",
+    "JudgeErrorWarning": "maev_kit.errors",
+    "TraceWarning": "maev_kit.errors",
+    "NotApplicableWarning": "maev_kit.errors",
+    "UndefinedMetricWarning": "maev_kit.errors",
     # expectations
+    "ConversationExpectations": "maev_kit.expectations",
     "HandoffExpectation": "maev_kit.expectations",
     "RoutingTestCase": "maev_kit.expectations",
     "KeyFact": "maev_kit.expectations",
@@ -47,6 +72,7 @@ _LAZY: dict[str, str] = {
     # retention judging
     "RetentionItem": "maev_kit.retention",
     "build_retention_items": "maev_kit.retention",
+    "Judge": "maev_kit.judges",
     "Verdict": "maev_kit.judges",
     "RetentionJudge": "maev_kit.judges",
     "HeuristicJudge": "maev_kit.judges",
@@ -62,6 +88,7 @@ _LAZY: dict[str, str] = {
     "load_labeled_set": "maev_kit.datasets",
     "LabeledSet": "maev_kit.datasets",
     "evaluate": "maev_kit.evaluation",
+    "EvaluationResult": "maev_kit.evaluation",
     "report": "maev_kit.reporting",
     "show": "maev_kit.widgets",
     "Report": "maev_kit.reporting",
@@ -69,6 +96,7 @@ _LAZY: dict[str, str] = {
     "CalibrationResult": "maev_kit.calibration",
     "JudgeCard": "maev_kit.calibration",
     "agreement_report": "maev_kit.agreement",
+    "AgreementReport": "maev_kit.agreement",
     "cohen_kappa": "maev_kit.agreement",
     "ContractViolation": "maev_kit.metrics",
     "TraceViewer": "maev_kit.widgets",
@@ -95,19 +123,39 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; never executed. Lists every _LAZY name.
-    from maev_kit.agreement import agreement_report, cohen_kappa
+    from maev_kit.agreement import AgreementReport, agreement_report, cohen_kappa
     from maev_kit.backends import LiteLLMBackend, OpenAIClientBackend
     from maev_kit.calibration import CalibrationResult, JudgeCard, calibrate
     from maev_kit.datasets import LabeledSet, load_labeled_set
-    from maev_kit.errors import MaevError, TraceValidationError
-    from maev_kit.evaluation import evaluate
+    from maev_kit.errors import (
+        InputError,
+        JudgeErrorsExceeded,
+        JudgeErrorWarning,
+        JudgeUnavailableError,
+        LabelValidationError,
+        MaevError,
+        NotApplicableWarning,
+        Problem,
+        TraceValidationError,
+        TraceWarning,
+        UndefinedMetricWarning,
+    )
+    from maev_kit.evaluation import EvaluationResult, evaluate
     from maev_kit.expectations import (
+        ConversationExpectations,
         HandoffExpectation,
         KeyFact,
         RoutingTestCase,
         load_expectations,
     )
-    from maev_kit.judges import HeuristicJudge, LearnedJudge, RetentionJudge, Verdict, get_judge
+    from maev_kit.judges import (
+        HeuristicJudge,
+        Judge,
+        LearnedJudge,
+        RetentionJudge,
+        Verdict,
+        get_judge,
+    )
     from maev_kit.labels import LabelStore, LabelingSession
     from maev_kit.metrics import (
         ContractViolation,
@@ -128,6 +176,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed. Lists every _LA
         AgentTurn,
         Handoff,
         HandoffReason,
+        Message,
         MultiAgentTrace,
         UserMessage,
         handoffs_to_frame,
@@ -135,5 +184,5 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed. Lists every _LA
         save_traces,
         traces_to_frame,
     )
-    from maev_kit.traces.importers import import_traces
+    from maev_kit.traces.importers import ImportResult, TraceImportError, import_traces
     from maev_kit.widgets import CalibrationDashboard, Labeler, TraceViewer, show

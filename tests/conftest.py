@@ -13,7 +13,8 @@ from factories import make_trace
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
+# Real human-labeled data and framework trace exports the tests read (see tests/data/README.md).
+DATA = REPO / "tests" / "data"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -36,10 +37,9 @@ def repo_root() -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    if not SHARED.is_dir():
-        pytest.skip("../shared is not beside the repository")
-    return SHARED
+def data_dir() -> Path:
+    """``tests/data``: the SNLI subset, the framework trace samples and their licences."""
+    return DATA
 
 
 @pytest.fixture

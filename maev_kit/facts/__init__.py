@@ -28,10 +28,17 @@ from maev_kit.facts._propose import (
 __all__ = [
     "FACT_KINDS",
     "METHODS",
+    "DecisionFileError",
+    "ExpectationsExport",
+    "ExpectationsFileError",
     "FactNote",
     "FactProposal",
     "FactReviewSession",
+    "FactReviewWarning",
+    "FactUnderReview",
+    "HandoffUnderReview",
     "ProposedFact",
+    "ReviewDecision",
     "create_labeled_set",
     "fact_id_for",
     "facts_to_expectations",
@@ -43,14 +50,18 @@ __all__ = [
     "save_facts_as_expectations",
 ]
 
+_REVIEW_NAMES = frozenset({"DecisionFileError", "ExpectationsExport", "ExpectationsFileError",
+                           "FactReviewSession", "FactReviewWarning", "FactUnderReview",
+                           "HandoffUnderReview", "ReviewDecision"})
+
 
 def __getattr__(name: str):  # these need pydantic: loaded when first used
     if name == "create_labeled_set":
         from maev_kit.facts._labeled_set import create_labeled_set
 
         return create_labeled_set
-    if name == "FactReviewSession":
-        from maev_kit.facts._review import FactReviewSession
+    if name in _REVIEW_NAMES:
+        from maev_kit.facts import _review
 
-        return FactReviewSession
+        return getattr(_review, name)
     raise AttributeError(f"module 'maev_kit.facts' has no attribute {name!r}")

@@ -10,12 +10,13 @@ runs on it too).
 
 from maev_kit.runner._article import score_information_retention
 from maev_kit.runner._batch import BatchPendingError
-from maev_kit.runner._cache import DEFAULT_CACHE_DIR, JudgeCache, cache_key
+from maev_kit.runner._cache import DEFAULT_CACHE_DIR, CachedReply, JudgeCache, cache_key
 from maev_kit.runner._requests import RequestRun, RequestTask, arun_requests, run_requests
 from maev_kit.runner._run import JudgeRun, arun_judge, run_judge
 
 __all__ = [
     "BatchPendingError",
+    "CachedReply",
     "DEFAULT_CACHE_DIR",
     "JudgeCache",
     "JudgeRun",

@@ -32,10 +32,10 @@ __all__ = [
     "LoggedRequest",
     "Responder",
     "ScriptedBackend",
+    "free_port",
     "hang",
     "http_error",
     "malformed_body",
-    "free_port",
     "reply",
     "truncated_body",
 ]

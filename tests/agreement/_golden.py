@@ -1,4 +1,4 @@
-"""Golden vectors of ../shared/golden/agreement.md, built from their confusion matrices."""
+"""Golden vectors of tests/data/golden/agreement.md, built from their confusion matrices."""
 
 from __future__ import annotations
 

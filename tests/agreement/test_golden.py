@@ -1,4 +1,4 @@
-"""Every applicable value of ../shared/golden/agreement.md, to 1e-9."""
+"""Every applicable value of tests/data/golden/agreement.md, to 1e-9."""
 
 from __future__ import annotations
 

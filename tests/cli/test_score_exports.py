@@ -22,15 +22,15 @@ def retention_section(page: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", m.group(0)))
 
 
-def samples(shared_dir: Path) -> list[Path]:
-    files = sorted((shared_dir / "trace_samples").rglob("*.json"))
+def samples(data_dir: Path) -> list[Path]:
+    files = sorted((data_dir / "trace_samples").rglob("*.json"))
     assert files, "no trace sample found"
     return files
 
 
-def test_score_and_report_every_shared_sample(shared_dir, tmp_path, capsys, subtests):
-    for path in samples(shared_dir):
-        rel = str(path.relative_to(shared_dir / "trace_samples"))
+def test_score_and_report_every_shared_sample(data_dir, tmp_path, capsys, subtests):
+    for path in samples(data_dir):
+        rel = str(path.relative_to(data_dir / "trace_samples"))
         with subtests.test(sample=rel):
             traces, issues = load_any(path)
             code, out, err = run_cli(["score", str(path), "--json", "--no-progress"], capsys)

@@ -20,7 +20,7 @@ from maev_kit.errors import InputError
 from maev_kit.facts import create_labeled_set, load_facts, propose_facts, save_facts
 from maev_kit.traces import load_traces, save_traces
 
-SHARED_SAMPLE = (Path(__file__).resolve().parents[3] / "shared" / "trace_samples"
+SHARED_SAMPLE = (Path(__file__).resolve().parents[1] / "data" / "trace_samples"
                  / "openai_agents_trace.json")
 
 
@@ -189,7 +189,6 @@ def test_explicit_format_is_used_and_checked(tmp_path, capsys):
     assert not (tmp_path / "b").exists()
 
 
-@pytest.mark.skipif(not SHARED_SAMPLE.is_file(), reason="the shared trace samples are absent")
 def test_from_the_shared_openai_agents_export(tmp_path, capsys):
     out = tmp_path / "oa"
     assert run("init-set", SHARED_SAMPLE, "--out", out) == 0

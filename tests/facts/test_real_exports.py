@@ -1,8 +1,8 @@
 """Real framework exports: every handoff after a user message holding an identifier gets a fact.
 
-The samples are the shared trace exports (OpenAI Agents SDK, LangGraph, AutoGen, CrewAI, OTel
-GenAI, OpenInference; the same customer-support story) and a fresh, offline run of the OpenAI
-Agents SDK (the run of ``tests/importers/test_real_openai_agents.py``).
+The samples are the trace exports of ``tests/data/trace_samples`` (OpenAI Agents SDK, LangGraph,
+AutoGen, CrewAI, OTel GenAI, OpenInference; the same customer-support story) and a fresh, offline
+run of the OpenAI Agents SDK (the run of ``tests/importers/test_real_openai_agents.py``).
 """
 
 from __future__ import annotations
@@ -21,11 +21,8 @@ from maev_kit.traces.importers import import_traces
 IDENTIFIER = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{3,}\w")
 
 
-def sample_files(shared_dir: Path) -> list[Path]:
-    root = shared_dir / "trace_samples"
-    if not root.is_dir():
-        pytest.skip("no trace samples")
-    return sorted(root.rglob("*.json"))
+def sample_files(data_dir: Path) -> list[Path]:
+    return sorted((data_dir / "trace_samples").rglob("*.json"))
 
 
 def check(traces) -> tuple[int, int]:
@@ -52,8 +49,8 @@ def check(traces) -> tuple[int, int]:
     return checked, with_facts
 
 
-def test_every_shared_sample(shared_dir):
-    files = sample_files(shared_dir)
+def test_every_shared_sample(data_dir):
+    files = sample_files(data_dir)
     assert len(files) >= 25
     total = 0
     for path in files:
@@ -70,8 +67,8 @@ def test_every_shared_sample(shared_dir):
     assert total >= 40  # two handoffs in each of the 20-odd samples with the user's message
 
 
-def test_the_shared_samples_propose_the_account_number(shared_dir):
-    traces, _ = import_traces(shared_dir / "trace_samples" / "openai_agents_trace.json")
+def test_the_shared_samples_propose_the_account_number(data_dir):
+    traces, _ = import_traces(data_dir / "trace_samples" / "openai_agents_trace.json")
     facts = propose_facts(traces)
     # each value once, at the first handoff after it was said (judged at every later one)
     assert [(f.handoff_index, f.text) for f in facts if f.kind == "identifier"] == [

@@ -1,13 +1,12 @@
-"""Where the importer tests find the shared samples: ``../shared/trace_samples`` beside the repo."""
+"""Where the importer tests find the framework samples: ``tests/data/trace_samples``."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-SAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "trace_samples"
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "trace_samples"
 HAVE_SAMPLES = SAMPLES.is_dir()
-SKIP_REASON = ("the shared trace samples are not present: expected ../shared/trace_samples "
-               "beside the repository clone")
+SKIP_REASON = "the trace samples are not present: expected tests/data/trace_samples"
 
 
 def sample_files() -> list[str]:

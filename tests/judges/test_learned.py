@@ -86,10 +86,8 @@ def test_bad_c_is_refused():
         LearnedJudge(C=0)
 
 
-@pytest.mark.skipif(not (Path(__file__).parents[3] / "shared" / "data" /
-                         "retention_snli_subset.jsonl").exists(), reason="SNLI subset not here")
 def test_beats_chance_on_held_out_snli():
-    path = Path(__file__).parents[3] / "shared" / "data" / "retention_snli_subset.jsonl"
+    path = Path(__file__).parents[1] / "data" / "retention_snli_subset.jsonl"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     dev = [r for r in rows if r["split"] == "dev"][:600]
     test = [r for r in rows if r["split"] == "test"][:300]

@@ -35,10 +35,8 @@ def test_support_desk_is_reproducible(tool, tmp_path):
     _assert_same(tmp_path, "support_desk")
 
 
-def test_snli_calibration_is_reproducible(tool, tmp_path, shared_dir):
-    src = shared_dir / "data" / "retention_snli_subset.jsonl"
-    if not src.is_file():
-        pytest.skip("retention_snli_subset.jsonl is not in ../shared/data")
+def test_snli_calibration_is_reproducible(tool, tmp_path, data_dir):
+    src = data_dir / "retention_snli_subset.jsonl"
     assert tool.main(["--out", str(tmp_path), "--only", "snli_calibration", "--snli", str(src)]) == 0
     _assert_same(tmp_path, "snli_calibration")
 

@@ -69,10 +69,8 @@ def test_gold_is_the_slot_majority(snli):
         assert n >= 3 and labels["gold"] == top
 
 
-def test_labels_match_the_source_file(snli, shared_dir):
-    src = shared_dir / "data" / "retention_snli_subset.jsonl"
-    if not src.is_file():
-        pytest.skip("retention_snli_subset.jsonl is not in ../shared/data")
+def test_labels_match_the_source_file(snli, data_dir):
+    src = data_dir / "retention_snli_subset.jsonl"
     rows = {}
     with open(src, encoding="utf-8") as f:
         for line in f:

@@ -1,10 +1,128 @@
-"""The public surface: pinned so it never changes by accident (httpx-style)."""
+"""The public surface: pinned so it never changes by accident (httpx-style).
 
+Every type a public function returns, and every maev-kit error its docstring says it raises, is
+importable from ``maev_kit`` or from the package that exports the function.
+"""
+
+import builtins
 import importlib
+import inspect
+import re
+import sys
+import typing
 
 import pytest
 
 import maev_kit
+
+# Literal, sorted: a name added to or dropped from a public ``__all__`` changes this table too.
+PUBLIC = {
+    "maev_kit": [
+        "AgentTurn", "AgreementReport", "CalibrationDashboard", "CalibrationResult",
+        "ContractViolation", "ConversationExpectations", "EvaluationResult", "Handoff",
+        "HandoffContract", "HandoffExpectation", "HandoffReason", "HeuristicJudge", "ImportResult",
+        "InputError", "Judge", "JudgeCard", "JudgeErrorWarning", "JudgeErrorsExceeded", "JudgeRun",
+        "JudgeUnavailableError", "KeyFact", "LabelStore", "LabelValidationError", "LabeledSet",
+        "Labeler", "LabelingSession", "LearnedJudge", "LiteLLMBackend", "MaevError", "Message",
+        "MultiAgentTrace", "NotApplicableWarning", "OpenAIClientBackend", "Problem", "Report",
+        "RetentionItem", "RetentionJudge", "RoutingTestCase", "TraceImportError",
+        "TraceValidationError", "TraceViewer", "TraceWarning", "UndefinedMetricWarning",
+        "UserMessage", "Verdict", "__version__", "agreement_report", "arun_judge",
+        "build_retention_items", "calibrate", "check_handoff_contracts", "cohen_kappa",
+        "coordination_score", "detect_circular_handoffs", "evaluate", "get_judge",
+        "handoffs_to_frame", "import_traces", "load_contracts", "load_expectations",
+        "load_labeled_set", "load_traces", "report", "routing_confusion", "run_judge",
+        "save_traces", "score_handoff_accuracy", "score_information_retention", "score_routing",
+        "show", "traces_to_frame", "weight_sensitivity",
+    ],
+    "maev_kit.traces": [
+        "SUPPORTED_SCHEMA_VERSIONS", "AgentTurn", "Handoff", "HandoffMode", "HandoffReason",
+        "Message", "MultiAgentTrace", "UserMessage", "check_trace", "handoffs_to_frame",
+        "load_traces", "save_traces", "trace_from_dict", "trace_to_dict", "traces_to_frame",
+        "validate_trace_file",
+    ],
+    "maev_kit.traces.importers": [
+        "FORMATS", "ImportIssue", "ImportResult", "TraceImportError", "detect_format",
+        "import_traces", "load_any",
+    ],
+    "maev_kit.expectations": [
+        "ConversationExpectations", "HandoffExpectation", "KeyFact", "RoutingTestCase",
+        "expectations_to_dict", "load_expectations", "read_expectations", "save_expectations",
+    ],
+    "maev_kit.metrics": [
+        "ContractValidationError", "ContractViolation", "DEFAULT_WEIGHTS", "HandoffContract",
+        "VALUE_TYPES", "check_handoff_contracts", "contract_violations_by_handoff",
+        "coordination_score", "detect_circular_handoffs", "load_contracts", "parse_contracts",
+        "routing_confusion", "score_handoff_accuracy", "score_routing", "weight_sensitivity",
+    ],
+    "maev_kit.retention": [
+        "LABELS", "EvidenceSpan", "RetentionItem", "build_retention_items", "context_values",
+        "derive_facts", "fact_hops", "hop_order", "is_free_text", "item_id", "locate",
+    ],
+    "maev_kit.judges": [
+        "ExampleOverlapError", "HeuristicJudge", "JUDGE_NAMES", "Judge", "LLMJudge",
+        "LearnedJudge", "NotFittedError", "OFFLINE_JUDGES", "OfflineJudge", "PROMPT_IDS",
+        "PromptTemplate", "RetentionJudge", "TrainingOverlapError", "Verdict",
+        "answer_retention_prompt", "escape_fence", "get_judge", "parse_retention_reply",
+        "resolve_judge",
+    ],
+    "maev_kit.runner": [
+        "BatchPendingError", "CachedReply", "DEFAULT_CACHE_DIR", "JudgeCache", "JudgeRun",
+        "RequestRun", "RequestTask", "arun_judge", "arun_requests", "cache_key", "run_judge",
+        "run_requests", "score_information_retention",
+    ],
+    "maev_kit.agreement": [
+        "LABELS", "AgreementCoefficient", "AgreementReport", "HumanCeiling", "JudgeComparison",
+        "JudgeVsHumans", "MultiRaterAgreement", "agreement_report", "bowker_test", "ci_label",
+        "cohen_kappa", "compare_judges", "fleiss_kappa", "gwet_ac1", "holm", "human_ceiling",
+        "judge_vs_humans", "krippendorff_alpha", "labels_needed", "landis_koch", "majority_labels",
+        "mcnemar_chi2", "mcnemar_exact", "mean_pairwise_kappa", "multi_rater_agreement",
+        "stuart_maxwell",
+    ],
+    "maev_kit.calibration": [
+        "AlignmentResult", "Budget", "CalibrationResult", "DegenerateLabelsError", "JudgeCard",
+        "JudgeCardMismatchWarning", "JudgeMeta", "PromptComparison", "align", "calibrate",
+        "calibration_from_runs", "compare_prompts", "corrected_prevalence", "fit_on_other_splits",
+        "judge_from_card", "load_human_labels", "next_items_to_label",
+    ],
+    "maev_kit.facts": [
+        "FACT_KINDS", "METHODS", "DecisionFileError", "ExpectationsExport",
+        "ExpectationsFileError", "FactNote", "FactProposal", "FactReviewSession",
+        "FactReviewWarning", "FactUnderReview", "HandoffUnderReview", "ProposedFact",
+        "ReviewDecision", "create_labeled_set", "fact_id_for", "facts_to_expectations",
+        "first_statements", "load_facts", "merge_facts", "propose_facts", "save_facts",
+        "save_facts_as_expectations",
+    ],
+    "maev_kit.labels": [
+        "LABEL_VALUES", "LabelFile", "LabelRecord", "LabelStatus", "LabelStore",
+        "LabelStoreWarning", "LabelingSession", "SetAsideLabel", "ShownVerdict", "label_status",
+        "latest_labels", "read_label_file", "reattach_labels",
+    ],
+    "maev_kit.evaluation": [
+        "ConversationScore", "EvaluationResult", "JudgeErrorSummary", "evaluate", "fact_ledger",
+        "score_conversation",
+    ],
+    "maev_kit.reporting": [
+        "Report", "report",
+    ],
+    "maev_kit.widgets": [
+        "CalibrationDashboard", "FactReviewer", "Labeler", "TraceViewer", "show",
+    ],
+    "maev_kit.scale": [
+        "ShardFailure", "evaluate_dataset",
+    ],
+    "maev_kit.backends": [
+        "ERROR_KINDS", "KIND_TO_CAUSE", "Backend", "BackendError", "Completion", "LiteLLMBackend",
+        "OpenAIClientBackend", "ScriptError", "ScriptedBackend", "classify_error",
+        "retry_after_from_headers",
+    ],
+    "maev_kit.testing": [
+        "FAIL_MODES", "FakeBatch", "FakeOpenAIServer", "FakeReply", "LoggedRequest", "Responder",
+        "ScriptedBackend", "free_port", "hang", "http_error", "malformed_body", "reply",
+        "truncated_body",
+    ],
+}
+SUBPACKAGES = [m for m in PUBLIC if m != "maev_kit"]
 
 ISSUE_NAMES = {  # names other code and outside checks rely on
     "AgentTurn", "Handoff", "HandoffReason", "MultiAgentTrace", "HandoffExpectation",
@@ -32,9 +150,7 @@ def test_every_exported_name_imports(name):
     exec(f"from maev_kit import {name}", {})
 
 
-@pytest.mark.parametrize("module", ["maev_kit.traces", "maev_kit.metrics", "maev_kit.agreement",
-                                    "maev_kit.calibration", "maev_kit.judges", "maev_kit.labels",
-                                    "maev_kit.retention", "maev_kit.traces.importers"])
+@pytest.mark.parametrize("module", SUBPACKAGES)
 def test_subpackage_all_is_sorted_and_importable(module):
     mod = importlib.import_module(module)
     names = list(mod.__all__)
@@ -46,3 +162,100 @@ def test_subpackage_all_is_sorted_and_importable(module):
 def test_unknown_attribute_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         maev_kit.nope  # noqa: B018
+
+
+@pytest.mark.parametrize("module", list(PUBLIC))
+def test_all_is_pinned(module):
+    assert list(importlib.import_module(module).__all__) == PUBLIC[module]
+
+
+@pytest.mark.parametrize("module, name", [(m, n) for m, names in PUBLIC.items() for n in names])
+def test_every_name_in_every_all_resolves(module, name):
+    mod = importlib.import_module(module)
+    assert getattr(mod, name) is not None
+    exec(f"from {module} import {name}", {})
+
+
+def _namespace() -> dict:
+    """What annotations may name (some are imported under TYPE_CHECKING only)."""
+    import pandas
+
+    ns = {"pd": pandas}
+    for module in [*PUBLIC, "maev_kit.errors", "maev_kit.datasets"]:
+        mod = importlib.import_module(module)
+        for name in mod.__all__:
+            ns.setdefault(name, getattr(mod, name))
+    return ns
+
+
+def _home(defined_in: str) -> str:
+    """The public package a function or class is defined under."""
+    return max((m for m in PUBLIC if defined_in == m or defined_in.startswith(m + ".")), key=len)
+
+
+def _public_functions():
+    """(module, label, function): every function in each ``__all__`` and the public methods of
+    every class there."""
+    for module, names in PUBLIC.items():
+        mod = importlib.import_module(module)
+        for name in names:
+            obj = getattr(mod, name)
+            if inspect.isfunction(obj):
+                yield module, name, obj
+            elif inspect.isclass(obj) and obj.__module__.startswith("maev_kit"):
+                for attr, value in vars(obj).items():
+                    if attr.startswith("_"):
+                        continue
+                    if isinstance(value, (classmethod, staticmethod)):
+                        value = value.__func__
+                    elif isinstance(value, property):
+                        value = value.fget
+                    if inspect.isfunction(value):
+                        yield module, f"{name}.{attr}", value
+
+
+def _maev_types(tp) -> list[type]:
+    found = []
+    origin = typing.get_origin(tp)
+    if origin is not None:
+        found += [origin] if isinstance(origin, type) else []
+        for arg in typing.get_args(tp):
+            found += _maev_types(arg)
+    elif isinstance(tp, type):
+        found.append(tp)
+    return [t for t in found if t.__module__.startswith("maev_kit")]
+
+
+def _importable(cls: type, modules: set[str]) -> bool:
+    return any(cls.__name__ in importlib.import_module(m).__all__
+               and getattr(importlib.import_module(m), cls.__name__) is cls for m in modules)
+
+
+def test_return_types_are_public():
+    ns = _namespace()
+    missing = []
+    for module, label, fn in _public_functions():
+        hints = typing.get_type_hints(fn, localns=ns)
+        homes = {"maev_kit", module, _home(fn.__module__)}
+        for cls in _maev_types(hints.get("return")):
+            if not _importable(cls, homes):
+                missing.append(f"{module}: {label} returns {cls.__module__}.{cls.__name__}")
+    assert not missing, "\n".join(missing)
+
+
+def test_documented_errors_are_public():
+    _namespace()  # loads every public module, so every maev-kit error class is in sys.modules
+    missing = []
+    for module, label, fn in _public_functions():
+        homes = {"maev_kit", module, _home(fn.__module__)}
+        for name in set(re.findall(r"\b([A-Z]\w*(?:Error|Warning|Exceeded))\b",
+                                   inspect.getdoc(fn) or "")):
+            if hasattr(builtins, name):
+                continue
+            classes = {getattr(m, name) for k, m in list(sys.modules.items())
+                       if k.startswith("maev_kit") and isinstance(getattr(m, name, None), type)}
+            if not classes:
+                continue  # another library's error (json.JSONDecodeError, …)
+            if not any(_importable(cls, homes) for cls in classes):
+                missing.append(f"{module}: {label} documents {name}")
+    assert not missing, "\n".join(missing)

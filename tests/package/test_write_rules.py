@@ -29,11 +29,10 @@ from maev_kit.labels import LabelStore
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLED = REPO / "labeled_sets" / "support_desk"
-# the sample exports beside the repository (tests may read them; a clone without them skips
-# the tests that need them)
-SAMPLES = REPO.parent / "shared" / "trace_samples"
+# the framework sample exports, committed as test fixtures (tests/data/README.md)
+SAMPLES = REPO / "tests" / "data" / "trace_samples"
 needs_samples = pytest.mark.skipif(not SAMPLES.is_dir(),
-                                   reason="../shared/trace_samples is not beside the repository")
+                                   reason="tests/data/trace_samples is missing")
 
 HAND_WRITTEN_EXPECTATIONS = (
     '{"conversation_id": "sd-001", "key_facts": [{"fact_id": "mine", "handoff_index": 0, '
