@@ -279,7 +279,7 @@ def _tmp_name(p: Path) -> Path:
     return p.with_name(f".{p.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}{p.suffix}")
 
 
-def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], None], *,
+def atomic_write(path: str | os.PathLike[str], write: Callable[[Path], object], *,
                  make_parents: bool = True) -> Path:
     """Write ``path`` atomically: ``write(tmp)`` fills a temporary file in the same folder,
     which is flushed to disk and renamed over ``path``. Parent folders are created (unless

@@ -276,22 +276,22 @@ def _validate_folder(p: Path, shown: str, report: ValidationReport):
                                               name=name("expectations.jsonl"))
     report.errors += errs
     fact_ids: set[str] = set()
-    for e in exps:
-        line = exp_lines[e.conversation_id]
-        t = conv.get(e.conversation_id)
+    for exp in exps:
+        line = exp_lines[exp.conversation_id]
+        t = conv.get(exp.conversation_id)
         if t is None:
             if not errs:  # a trace error may explain it; don't double-report
                 report.errors.append(Problem(name("expectations.jsonl"), line, "conversation_id",
-                                             f"{e.conversation_id!r} is not in traces.jsonl"))
+                                             f"{exp.conversation_id!r} is not in traces.jsonl"))
             continue
-        for i, f in enumerate(e.key_facts):
-            if not 0 <= f.handoff_index < len(t.handoffs):
+        for i, kf in enumerate(exp.key_facts):
+            if not 0 <= kf.handoff_index < len(t.handoffs):
                 report.errors.append(Problem(
                     name("expectations.jsonl"), line, f"key_facts[{i}] › handoff_index",
-                    f"handoff {f.handoff_index} does not exist ({e.conversation_id!r} has "
+                    f"handoff {kf.handoff_index} does not exist ({exp.conversation_id!r} has "
                     f"{len(t.handoffs)} handoff(s))"))
             else:
-                fact_ids.add(item_id(e.conversation_id, f.handoff_index, f.fact_id))
+                fact_ids.add(item_id(exp.conversation_id, kf.handoff_index, kf.fact_id))
 
     records: list[LabelRecord] = []
     counted: list[LabelRecord] = []
@@ -372,7 +372,7 @@ def load_labeled_set(path: str | os.PathLike[str]) -> LabeledSet:
     """
     report, loaded = validate_path(path)
     if not report.ok:
-        cls = LabelValidationError
+        cls: type[LabelValidationError | TraceValidationError] = LabelValidationError
         if all(pr.file.endswith("traces.jsonl") for pr in report.errors):
             cls = TraceValidationError
         raise cls(report.errors, report.warnings)

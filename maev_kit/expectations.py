@@ -13,7 +13,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
@@ -143,7 +143,7 @@ def _validated(lines: Iterable[JsonLine], name: str, problems: list[Problem]
     for jl in lines:
         if jl.problem is None and jl.value is None:
             try:
-                yield jl.line, validate_json(jl.raw)
+                yield jl.line, validate_json(cast(bytes, jl.raw))  # unparsed: raw is set
                 continue
             except ValueError:  # pydantic's ValidationError, whatever refused the line
                 parse_json_line(jl, name)

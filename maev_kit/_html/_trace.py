@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from maev_kit._html import esc as _e
 from maev_kit.traces._model import register_html_view
 from maev_kit.traces._view import Message, conversation_view
+
+if TYPE_CHECKING:
+    from maev_kit.metrics import HandoffContract
 
 __all__ = ["DEFAULT_PAGE_SIZE", "ENTRY_KIND_NAMES", "PALETTE", "agent_colors", "anchor_prefix",
            "entry_anchor", "entry_anchors", "entry_html", "evidence_excerpt_html", "fact_terms",
@@ -169,6 +172,8 @@ def _normalize_facts(facts: Any, conversation_id: str, verdicts: Any) -> list[_F
             raise TypeError(f"`facts[{i}]` must be a KeyFact, RetentionItem or string; got "
                             f"{type(f).__name__}")
         hi = _as_index(hi)
+        label: str | None
+        evidence: tuple[str, ...]
         label, evidence = None, ()
         v = vmap.get(f"{conversation_id}/h{hi}/{fid}") if hi is not None else None
         if v is not None:
@@ -194,7 +199,7 @@ def _verdict_map(verdicts: Any) -> dict[str, tuple[str | None, tuple[str, ...]]]
     verdicts = getattr(verdicts, "verdicts", verdicts)  # a JudgeRun
     pairs = verdicts.items() if isinstance(verdicts, Mapping) else (
         (getattr(v, "item_id", None), v) for v in verdicts)
-    out = {}
+    out: dict[str, tuple[str | None, tuple[str, ...]]] = {}
     for iid, v in pairs:
         if iid is None:
             continue
@@ -330,11 +335,12 @@ def _span_of(obj: Any, label: str | None = None, title: str = "") -> _Span | Non
         who = getattr(obj, "judge", "") or ""
         return _span_of(inner, label or lab,
                         title or (f"judge{' ' + who if who else ''}: {lab}" if lab else ""))
+    get: Callable[..., Any]
     if isinstance(obj, Mapping):
-        get = obj.get
+        get = cast("Callable[..., Any]", obj.get)  # int(None) is caught below
     elif isinstance(obj, tuple) and len(obj) >= 4:
         vals = dict(zip(("turn_index", "part", "start", "end", "label"), obj))
-        get = vals.get
+        get = cast("Callable[..., Any]", vals.get)
     else:
         def get(k: str, d: Any = None) -> Any:
             return getattr(obj, k, d)
@@ -557,7 +563,7 @@ def _as_contract_list(contracts: Any) -> Any:
     out = []
     for k, keys in contracts.items():
         src, dst = k if isinstance(k, tuple) else ("*", k)
-        out.append(HandoffContract(src, dst, required_context_keys=list(keys)))
+        out.append(HandoffContract(src, dst, required_context_keys=cast("tuple[str, ...]", list(keys))))  # __post_init__ tuples it
     return out
 
 
@@ -580,7 +586,8 @@ def _contract_problems(contracts: Any, trace: Any
     for i, found in contract_violations_by_handoff(trace, _as_contract_list(contracts)).items():
         for v in found:
             if v.kind == "missing_key":
-                why = f"missing (required by contract {v.contract.label()!r})"
+                broken = cast("HandoffContract", v.contract)  # only "no_contract" has none
+                why = f"missing (required by contract {broken.label()!r})"
             elif v.kind == "wrong_type":
                 why = f"should be {' or '.join(v.expected_types)}, got {v.actual_type}"
             else:
@@ -701,7 +708,7 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
                     terms += [(t, "") for t in f.terms]
                     badges.append(_chip(f"{f.fact_id} stated", LABEL_COLORS["stated"], f.text))
                 continue
-            if not ti <= next_ti[f.handoff_index] or is_user:
+            if not ti <= next_ti[cast(int, f.handoff_index)] or is_user:  # h: not None
                 continue
             cls = f.label if f.label in ("retained", "contradicted") else ""
             in_evidence = any(q and q.lower() in low for q in f.evidence)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -277,7 +277,10 @@ def multi_rater_agreement(
         empty = [AgreementCoefficient(nm, nan, nan, nan, nan, n) for nm in
                  ("Fleiss' kappa", "AC1" if weights is None else "AC2", "Conger's kappa",
                   "Brennan-Prediger", "Krippendorff's alpha")]
-        return MultiRaterAgreement(*empty, labels=labels, weights=weights, n_items=n,
+        # five names, so five coefficients: one per field of MultiRaterAgreement
+        five = cast("tuple[AgreementCoefficient, AgreementCoefficient, AgreementCoefficient, "
+                    "AgreementCoefficient, AgreementCoefficient]", empty)
+        return MultiRaterAgreement(*five, labels=labels, weights=weights, n_items=n,
                                    n_raters=len(names))
     n2 = int(two.sum())
     sum_q = (counts * (counts @ w.T - 1)).sum(axis=1)

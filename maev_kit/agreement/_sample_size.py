@@ -16,7 +16,7 @@ def labels_needed(
     *,
     target_halfwidth: float = 0.1,
     kappa: float,
-    marginals: Sequence[float] | Mapping[str, float],
+    marginals: Sequence[float] | Mapping[str, float] | np.ndarray,
     confidence: float = 0.95,
 ) -> int:
     """Items to label so that κ's CI is about ``±target_halfwidth`` wide.

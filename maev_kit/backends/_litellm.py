@@ -89,6 +89,7 @@ async def release_litellm(timeout: float = 5.0) -> None:
     pending = [c for c in _IN_FLIGHT if not c.done() and c.get_loop() is loop]
     if pending:  # calls a caller gave up on end by litellm's own timeout
         await asyncio.wait(pending, timeout=timeout)
+    worker: Any
     try:
         from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER as worker
     except Exception:  # noqa: BLE001 - another litellm version: nothing of this shape to stop

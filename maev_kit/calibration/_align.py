@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
@@ -26,6 +26,9 @@ from maev_kit.calibration._compare_prompts import PromptComparison, compare_prom
 from maev_kit.calibration._human import load_human_labels
 from maev_kit.calibration._result import CalibrationResult, JudgeMeta, calibration_from_runs
 from maev_kit.errors import InputError, JudgeUnavailableError
+
+if TYPE_CHECKING:
+    from maev_kit.judges._llm import Strategy
 
 __all__ = ["AlignmentResult", "Budget", "align"]
 
@@ -284,7 +287,9 @@ def _make_judge(template: Any, k: int, strategy: str | None,
 
     if not k:
         return RetentionJudge(template)
-    return RetentionJudge(template, examples=k, example_strategy=strategy or "stratified",
+    # `strategy` is one of STRATEGIES: align checked the strategies it was given
+    return RetentionJudge(template, examples=k,
+                          example_strategy=cast("Strategy", strategy or "stratified"),
                           example_pool=list(pool), seed=seed)
 
 
@@ -783,11 +788,12 @@ def align(
             total.add(per)
             total.add(_Estimate(dev_per.requests + dev_per.cached, 0, dev_per.tokens,
                                 dev_per.cost))
-    estimate = {"candidates": len(cands) + rewrites, "dev_items": len(dev),
-                "test_items": len(test), "requests": total.requests, "cached": total.cached,
-                "tokens": total.tokens, "cost": total.cost,
-                "example_pool": pool_where or None,
-                "models_unpriced": sorted(m for m, p in prices.items() if p is None)}
+    estimate: dict[str, Any] = {
+        "candidates": len(cands) + rewrites, "dev_items": len(dev),
+        "test_items": len(test), "requests": total.requests, "cached": total.cached,
+        "tokens": total.tokens, "cost": total.cost,
+        "example_pool": pool_where or None,
+        "models_unpriced": sorted(m for m, p in prices.items() if p is None)}
     say(f"estimate: {len(cands)} candidate(s)"
         + (f" + {rewrites} rewrite(s)" if rewrites else "")
         + f" on {len(dev)} dev items, then 2 on {len(test)} test items: about "
@@ -946,7 +952,9 @@ def align(
                                      confidence=confidence, seed=seed, labeled_set=info,
                                      split=dev_name) if ran else None)
     if dev_cal is not None:
-        dev_cal.human_labels = {i: dict(human[i]) for i in dev_cal.item_ids}
+        # not a field: an extra attribute compare_prompts reads with getattr (its _human)
+        dev_cal.human_labels = {  # type: ignore[attr-defined]
+            i: dict(human[i]) for i in dev_cal.item_ids}
     win = best()
 
     def result(test_cal: Any = None, cmp: Any = None) -> AlignmentResult:
@@ -978,7 +986,9 @@ def align(
                                      threshold=threshold, n_resamples=n_resamples,
                                      confidence=confidence, seed=seed, labeled_set=info,
                                      split=test_name)
-    test_cal.human_labels = {i: dict(human[i]) for i in test_cal.item_ids}
+    # not a field: an extra attribute compare_prompts reads with getattr (its _human)
+    test_cal.human_labels = {  # type: ignore[attr-defined]
+        i: dict(human[i]) for i in test_cal.item_ids}
     cmp = None
     if win is not base_c and all(s == "ok" for s in test_cal.leaderboard["status"]):
         cmp = compare_prompts(test_cal, base_c.key, win.key,

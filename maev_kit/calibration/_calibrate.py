@@ -101,6 +101,7 @@ def _split_of(split: Any, labeled_set: Any, items: list[Any]
         split = "test"
     if split is None:
         return None, items, []
+    name: str | None
     if isinstance(split, str):
         if labeled_set is None:
             raise InputError(f"`split={split!r}` needs a labeled set (pass its folder as "

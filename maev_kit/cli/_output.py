@@ -66,7 +66,8 @@ def _judge_line(judge: dict[str, Any]) -> str:
 def _error_summary_line(result: Any) -> str | None:
     """The result's "retention over N of M facts; K failed (...)" line when something failed."""
     summary = getattr(result, "judge_errors", None)
-    if summary is not None and getattr(summary, "failed", 0):
+    # (bool(): in a condition mypy infers getattr's bool overload and rejects the int default)
+    if summary is not None and bool(getattr(summary, "failed", 0)):
         return f"warning: {summary}"
     return None
 

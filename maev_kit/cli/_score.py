@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -260,7 +260,8 @@ def score_on_ray(source: str, *, judge: Any, backend: Any, split: str | None,
 
     return evaluate_dataset(source, judge=judge, backend=backend, address=address,
                             output_dir=output_dir, facts=facts,
-                            **({"split": split} if split else {}), **run_params)
+                            **cast("dict[str, Any]", {"split": split} if split else {}),
+                            **run_params)
 
 
 def exit_on_failed_shards(result: Any) -> None:

@@ -633,7 +633,10 @@ class ScoreSummary:
         self.facts += other.facts
         self.failed += other.failed
         self.by_cause.update(other.by_cause)
-        for mine, theirs in ((self.na, other.na), (self.pairs, other.pairs)):
+        # the na and the pairs dicts: [count, first key] by key
+        both: tuple[tuple[dict[Any, list[Any]], dict[Any, list[Any]]], ...] = (
+            (self.na, other.na), (self.pairs, other.pairs))
+        for mine, theirs in both:
             for k, (n, first) in theirs.items():
                 got = mine.get(k)
                 if got is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from maev_kit import metrics
 from maev_kit.expectations import RoutingTestCase
@@ -223,8 +223,10 @@ def score_conversation(
                        "detect_circular_handoffs", "loops", "exceeds_limit", "should_escalate")
     loops = tuple({"conversation_id": cid, **lp} for lp in loop_rep["loops"])
     viols = metrics.check_handoff_contracts(trace, contracts) if contracts else []
+    # a ContractViolation has to_dict: dict(v) is for a violation given as a mapping
     violations = tuple({"conversation_id": cid,
-                        **(v.to_dict() if hasattr(v, "to_dict") else dict(v))} for v in viols)
+                        **(v.to_dict() if hasattr(v, "to_dict")
+                           else dict(cast("Mapping[str, Any]", v)))} for v in viols)
 
     # coordination_score's rule; its report checks are skipped: the reports are built above
     comp = combine_components(

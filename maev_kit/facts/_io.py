@@ -66,7 +66,7 @@ def load_facts(path: str | os.PathLike[str]) -> list[ProposedFact]:
         raise InputError(f"{name}: file not found")
     facts: list[ProposedFact] = []
     problems: list[str] = []
-    first_line: dict[tuple[str, str], int] = {}
+    first_line: dict[tuple[str, int, str], int] = {}
     for jl in iter_json_lines(path, name=name):
         if jl.problem:
             problems.append(str(jl.problem))
@@ -83,7 +83,8 @@ def load_facts(path: str | os.PathLike[str]) -> list[ProposedFact]:
                             f"{rec['conversation_id']!r} (first on line {first_line[key]})")
             continue
         first_line[key] = jl.line
-        facts.append(ProposedFact(**{k: rec.get(k) for k in _FIELDS if k != "reviewed"},
+        fields: dict[str, Any] = {k: rec.get(k) for k in _FIELDS if k != "reviewed"}
+        facts.append(ProposedFact(**fields,
                                   reviewed=rec.get("reviewed", False)))
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from maev_kit.errors import InputError, LabelValidationError, Problem
 from maev_kit.facts._model import ProposedFact
@@ -616,7 +616,8 @@ def _carry_work(old: Path | None, tmp: Path, labels_file: Path | None,
             kept.reviews += 1
             if v is None:
                 continue
-            t = by_id.get(v.get("conversation_id"))
+            # (a line without an id looks up None: it finds no trace)
+            t = by_id.get(cast(str, v.get("conversation_id")))
             hi = v.get("handoff_index")
             key = (v.get("conversation_id"), hi, v.get("fact_id"))
             if t is not None and isinstance(hi, int) and 0 <= hi < len(t.handoffs) and (

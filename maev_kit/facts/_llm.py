@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 from maev_kit.facts._model import FACT_KINDS, ProposedFact, _fact_id, _normalise
 from maev_kit.judges._parse import _candidate
@@ -210,7 +210,7 @@ class LLMFactProposer:
             raw = text if isinstance(text, str) else repr(text)
             return [FactRequestError(h.conversation_id, h.handoff_index, error, "unparseable",
                                      raw)]
-        return facts
+        return cast("list[ProposedFact | FactRequestError]", facts)  # list is invariant
 
     def error_result(self, member: HandoffText, error: str, cause: str) -> FactRequestError:
         return FactRequestError(member.conversation_id, member.handoff_index, error, cause)

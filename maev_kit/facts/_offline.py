@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import cast
 
 __all__ = ["AGENT_KINDS", "STRONG_KINDS", "Span", "extract"]
 
@@ -147,7 +148,10 @@ _QUOTES = ("\"", "“", "'", "‘")
 _LOWER_NAME = re.compile(r"\b(?i:my name(?:\sis|['’]s))\s+"
                          r"(?P<value>[a-z][a-z'’-]+(?:\s[a-z][a-z'’-]+)?)(?![\w@])")
 
-_PATTERNS: list[tuple[str, int, str | None, re.Pattern[str]]] = [
+# (needs_digit, words): see _passes
+_Gate = tuple[bool | None, tuple[str, ...] | None]
+
+_PATTERNS: list[tuple[str, int, _Gate | None, re.Pattern[str]]] = [
     # (kind, priority, gate, pattern): the pattern runs only when the message passes the gate
     # (a cheap test that skips most of the messages it cannot match; see _passes)
     ("email", 90, (False, ("@",)), re.compile(
@@ -237,7 +241,7 @@ _PLAN_GATE = (False, ("annual", "monthly", "yearly", "plan", "tier", "subscripti
                       "membership", "package"))
 
 
-def _passes(gate: tuple[bool | None, tuple[str, ...] | None], low: str, digits: bool) -> bool:
+def _passes(gate: _Gate, low: str, digits: bool) -> bool:
     """Whether a message may match. ``gate = (digit, words)``: ``digit`` True — it needs a
     digit and one of ``words`` (casefolded; None: no word needed); False — one of ``words``;
     None — a digit or one of ``words``."""
@@ -380,7 +384,7 @@ def extract(message: str, *, strong_only: bool = False,
             if not (digits or "_" in message or "Exception" in message or "Error" in message
                     or "Fault" in message):
                 continue
-        elif not _passes(gate, low, digits) and not (
+        elif not _passes(cast(_Gate, gate), low, digits) and not (  # only "identifier" has none
                 kind == "date" and digits and ("-" in message or "/" in message)):
             continue
         for m in pattern.finditer(message):
@@ -460,7 +464,7 @@ def _extract_weak(message: str, low: str, digits: bool, add, found: list) -> Non
         if place:
             add("place", 30, m.start("value"), place)
     for m in _PLAN.finditer(message) if _passes(_PLAN_GATE, low, digits) else ():
-        words = m.group("value")
-        if _proper_words(words.split()[0], max_words=1):
-            value = re.sub(r"\s(?:plan|tier|subscription|membership|package)$", "", words)
+        plan_words: str = m.group("value")
+        if _proper_words(plan_words.split()[0], max_words=1):
+            value = re.sub(r"\s(?:plan|tier|subscription|membership|package)$", "", plan_words)
             add("other", 35, m.start("value"), value, "plan")

@@ -748,7 +748,7 @@ class FactReviewSession:
         rejected = {(k[1], k[2]) for k, rec in self._latest.items()
                     if k[0] == cid and rec.decision == "reject"}
         by_key = {(f.handoff_index, f.fact_id): f for f in kept}
-        out = dict(old) if old is not None else {"conversation_id": cid}
+        out: dict[str, Any] = dict(old) if old is not None else {"conversation_id": cid}
         facts: list[Any] = []
         removed: list[str] = []
         placed: set[tuple[int, str]] = set()

@@ -56,7 +56,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from maev_kit.judges._verdict import Verdict
 from maev_kit.retention._items import EvidenceSpan, RetentionItem, locate
@@ -436,14 +436,18 @@ def _analyze(text: str) -> _Analysis:
                 mult = 1e6
             elif low.endswith("bn"):
                 mult = 1e9
-            amount = _num(re.search(r"\d[\d,]*(?:\.\d+)?", tok).group())
+            # the token matched the money pattern: it holds a digit
+            amount = _num(cast("re.Match[str]", re.search(r"\d[\d,]*(?:\.\d+)?", tok)).group())
             slots.append(_Slot("money", "money", (cur, (amount or 0) * mult), tok, start))
             add_word(tok, start)
         elif kind == "percent":
             slots.append(_Slot("percent", "percent",
-                               _num(re.search(r"\d+(?:\.\d+)?", tok).group()), tok, start))
+                               _num(cast("re.Match[str]",  # the percent token holds a digit
+                                         re.search(r"\d+(?:\.\d+)?", tok)).group()),
+                               tok, start))
             add_word(tok, start)
         elif kind == "date":
+            y: int | None
             if "-" in tok:
                 y, mo, d = (int(x) for x in tok.split("-"))
             else:
@@ -682,7 +686,8 @@ def _quantities(text: str, words: list[_Word], slots: list[_Slot]) -> None:
                 first = prev if prev is not None and prev.text.lower() == month else w
                 slots.append(_Slot("date", "date", (None, _MONTHS[month], day),
                                    f"{first.text} {words[i + 1].text}" if first is w else
-                                   f"{prev.text} {w.text}", first.start))
+                                   # here first is prev, so prev is not None
+                                   f"{cast(_Word, prev).text} {w.text}", first.start))
             else:  # "the 12th seat" is not 12 seats
                 unit, _ = _unit_after(text, words, i, i + 1)
                 slots.append(_Slot("ordinal", unit, float(day), w.text, w.start))
@@ -1229,11 +1234,11 @@ def _compare(item: RetentionItem) -> _Comparison:
     if best_sent >= 0:
         fset = set(fstems)
         sa, sb = text.sentences[best_sent]
-        for p in text.negation_positions:
-            w = text.words[p]
+        for pos in text.negation_positions:
+            w = text.words[pos]
             if w.sentence != best_sent or _is_question(text.text[sa:sb]):
                 continue
-            if any(x.stem in fset for x in text.words[p + 1:p + 5] if x.sentence == best_sent):
+            if any(x.stem in fset for x in text.words[pos + 1:pos + 5] if x.sentence == best_sent):
                 neg_text = 1.0
                 break
     mismatch = float(neg_fact != neg_text)
@@ -1336,7 +1341,7 @@ def _compare(item: RetentionItem) -> _Comparison:
     def done(label: str, why: str, span: EvidenceSpan | None = None) -> _Comparison:
         return _Comparison(sig, label, why, ev, span)
 
-    p = _PARAMS
+    params = _PARAMS
     if not n_evidence:
         ev.append("no agent message after the handoff")
         return done("lost", "no agent message after the handoff")
@@ -1348,7 +1353,7 @@ def _compare(item: RetentionItem) -> _Comparison:
         only_handed_on = found_hard and not count("said", "act", "world")
         if negated is not None and found_hard:
             return done("contradicted", "the receiver negates the fact", negated)
-        if found_hard / len(hard) >= p["slot_share"] and not (
+        if found_hard / len(hard) >= params["slot_share"] and not (
                 only_handed_on and (reask or disclaimed)):
             return done("retained", "the fact's values appear in the receiver's entries",
                         match_span)
@@ -1365,20 +1370,20 @@ def _compare(item: RetentionItem) -> _Comparison:
     names = [s for s in soft if s.kind == "proper"]
     all_slots = [*text.slots, *(t for q in (*acts, *world) for t in q.an.slots)]
     if names and sum(1 for s in names if any(_same(s, t) for t in all_slots)) \
-            >= p["slot_share"] * len(names) and not mismatch:
+            >= params["slot_share"] * len(names) and not mismatch:
         return done("retained", "the names in the fact appear in the receiver's entries",
                     match_span)
-    if mismatch and best_ov >= p["polarity_overlap"]:
+    if mismatch and best_ov >= params["polarity_overlap"]:
         ev.append("negation in the fact" if neg_fact else "negation in the messages")
         return done("contradicted", "the receiver states the opposite",
                     ask_span(*text.sentences[best_sent]) if best_sent >= 0 else None)
-    if restated is not None and overlap < p["retain_overlap"]:
+    if restated is not None and overlap < params["retain_overlap"]:
         ev.append(f"the user gave it again: {restated.content.strip()[:80]!r}")
         return done("lost", "the user had to give the fact again", reask_span)
     if reask:
         return done("lost", "the receiver asks again for what the fact holds", reask_span)
     ev.append(f"{len(shared)}/{len(fstems)} content words shared")
-    if overlap >= p["retain_overlap"]:
+    if overlap >= params["retain_overlap"]:
         return done("retained", "the receiver restates the fact", match_span)
     return done("lost", "the receiver's entries do not show the fact")
 

@@ -226,7 +226,7 @@ class LabelingSession:
 
     def progress(self) -> dict[str, int]:
         """``done`` (items with a label, skip included), ``total`` and the count per label."""
-        counts = Counter(r.label for r in self._latest.values())
+        counts: Counter[str] = Counter(r.label for r in self._latest.values())
         return {"done": len(self._latest), "total": len(self.order),
                 **{lab: counts.get(lab, 0) for lab in LABEL_VALUES}}
 

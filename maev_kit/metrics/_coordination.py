@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_WEIGHTS", "coordination_score", "weight_sensitivity"]
 
 #: The article's weights of the three components.
-DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(
+DEFAULT_WEIGHTS: MappingProxyType[str, float] = MappingProxyType(
     {"handoff": 0.3, "retention": 0.4, "routing": 0.3})
 _COMPONENTS = ("handoff", "retention", "routing")
 #: Subtracted from the retention rate per contradicted fact (the article's 0.2).

@@ -15,7 +15,10 @@ import itertools
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 __all__ = ["OKABE_ITO", "figure_svg", "forest_svg", "heatmap_svg"]
 
@@ -23,7 +26,7 @@ __all__ = ["OKABE_ITO", "figure_svg", "forest_svg", "heatmap_svg"]
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
              "#000000")
 
-_RC = {
+_RC: dict[RcKeyType, Any] = {
     "svg.fonttype": "none",
     "svg.hashsalt": "maev-kit",
     "font.family": "sans-serif",
@@ -104,7 +107,7 @@ def _finite(x: Any) -> bool:
 
 
 def forest_svg(
-    rows: Sequence[tuple[str, float, float | None, float | None]],
+    rows: Sequence[tuple[str, float | None, float | None, float | None]],
     *,
     title: str = "",
     xlabel: str = "",
@@ -150,20 +153,20 @@ def forest_svg(
                 ax.text(0.0 if xlim is None else xlim[0], y, "  n/a", va="center",
                         color="#6e7781")
                 continue
-            v = float(value)
+            v = float(cast(float, value))  # _finite: not None
             if bars:
                 ax.barh(y, v, height=0.62, color=color, alpha=0.85)
             else:
                 ax.plot([v], [y], "o", color=color, markersize=6, zorder=3)
             if _finite(lo) and _finite(hi):
-                lo_f, hi_f = float(lo), float(hi)
+                lo_f, hi_f = float(cast(float, lo)), float(cast(float, hi))  # _finite: not None
                 ax.errorbar(v, y, xerr=[[max(v - lo_f, 0.0)], [max(hi_f - v, 0.0)]],
                             fmt="none", ecolor="#1f2328", elinewidth=1.2, capsize=3, zorder=4)
                 lows.append(lo_f)
                 highs.append(hi_f)
             lows.append(v)
             highs.append(v)
-            text_x = max(float(hi), v) if _finite(hi) else v
+            text_x = max(float(cast(float, hi)), v) if _finite(hi) else v
             ax.annotate(f"{v:.3f}", (text_x, y), xytext=(5, 0), textcoords="offset points",
                         va="center", ha="left", fontsize=8, color="#1f2328", zorder=5)
         if band is not None and all(_finite(b) for b in band[:3]):

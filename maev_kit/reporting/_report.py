@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from maev_kit.reporting import _html as h
 from maev_kit.reporting import _plots
@@ -259,7 +259,9 @@ def _evidence_cell(row: Mapping[str, Any], shown: _Shown | None) -> Any:
     anchor = shown.anchors[i] if shown is not None else None
     if shown is not None and shown.embedded and anchor:
         return h.Markup(f'<a class="ev-link" href="#{h.esc(anchor)}">{h.esc(at)}</a>')
-    return h.Markup(evidence_excerpt_html(shown.view[i], start, end, width=40, label=label))
+    # (found is None when shown is None)
+    return h.Markup(evidence_excerpt_html(cast(_Shown, shown).view[i], start, end, width=40,
+                                          label=label))
 
 
 def _records(df: Any) -> list[dict[str, Any]]:
@@ -428,7 +430,7 @@ def _summary(ev: Any) -> str:
             ci = "no component applies"
         kpis.append(("main", "composite coordination", h.fmt(comp.get("mean")), ci))
     kpis.append(("", "conversations", str(len(pc)), ""))
-    v = ssum("n_handoffs")
+    v: float | None = ssum("n_handoffs")
     if v is not None:
         kpis.append(("", "handoffs", str(v), ""))
     if je.total or ssum("n_facts") is not None:
@@ -610,7 +612,7 @@ def _calibration(cal: Any, labels: _Labels | None = None, ev: Any = None,
         kappas = [_num(r.get("kappa")) for r in recs]
         if any(k is not None for k in kappas):
             best = max(range(len(recs)), key=lambda i: -math.inf if kappas[i] is None
-                       else kappas[i])
+                       else cast(float, kappas[i]))
         out.append("<h3>Leaderboard</h3>")
         hidden = {"kappa_low", "kappa_high"} | ({"key"} if "judge" in lb.columns else set())
         shown = [c for c in lb.columns if c not in hidden]
@@ -639,11 +641,11 @@ def _calibration(cal: Any, labels: _Labels | None = None, ev: Any = None,
     if ceiling:
         extra = ""
         cd = _as_dict(getattr(cal, "ceiling", None)) or {}
-        more = [f"{name} {h.fmt(cd[k])}" for k, name in (
+        more_ceiling = [f"{name} {h.fmt(cd[k])}" for k, name in (
             ("fleiss_kappa", "Fleiss κ"), ("krippendorff_alpha", "Krippendorff α"),
             ("n_annotators", "annotators"), ("n_items", "items")) if _num(cd.get(k)) is not None]
-        if more:
-            extra = "; " + ", ".join(more)
+        if more_ceiling:
+            extra = "; " + ", ".join(more_ceiling)
         out.append(f'<p class="note">{h.esc(labels.ceiling.capitalize())} κ = '
                    f"{h.esc(h.fmt(ceiling[0]))} "
                    f"({ci_name} {h.esc(h.fmt(ceiling[1]))} – {h.esc(h.fmt(ceiling[2]))})"
@@ -718,7 +720,7 @@ def _labels_needed_estimate(cal: Any, labels: _Labels) -> str:
         return ""
     recs = _records(lb)
     best = max(recs, key=lambda r: -math.inf if _num(r.get("kappa")) is None
-               else _num(r.get("kappa")))
+               else cast(float, _num(r.get("kappa"))))
     kappa = _num(best.get("kappa"))
     conf = confusions.get(best.get("key")) if best.get("key") is not None else None
     if conf is None:
@@ -824,7 +826,7 @@ def _coordination(ev: Any, max_worst: int) -> str:
                 for f in facts:
                     found = _ledger_span(f, view.view) if view is not None else None
                     if found is not None:
-                        m = view.view[found[0]]
+                        m = cast(_Shown, view).view[found[0]]  # found: view is not None
                         lab = f.get("label") if isinstance(f.get("label"), str) else None
                         spans.append({"turn_index": m.turn_index, "part": m.part,
                                       "kind": m.kind, "start": found[1], "end": found[2],
@@ -904,7 +906,7 @@ def _ledger_section(ev: Any, traces: Mapping[str, Any], shown: dict[str, _Shown 
             "first lost at: the handoff where it was first lost or contradicted; re-acquired: "
             f"retained again at a later handoff. {len(lost)} lost or contradicted somewhere, "
             f"{len(back)} of them re-acquired.</p>")
-        cols = [c for c in ("conversation_id", "fact_key", "fact", "fact_source",
+        cols: list[str] = [c for c in ("conversation_id", "fact_key", "fact", "fact_source",
                             "first_handoff", "hops", "path", "retained", "lost", "contradicted",
                             "judge_errors", "first_lost_handoff", "reacquired", "final")
                 if c in fl[0]]

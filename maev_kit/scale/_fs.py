@@ -23,7 +23,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from maev_kit.errors import InputError
 
@@ -31,7 +31,7 @@ SHARD_SUFFIXES = (".jsonl", ".parquet")
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")  # two letters at least: not C:\ nor C://
 
 
-def is_uri(source: Any) -> bool:
+def is_uri(source: Any) -> TypeGuard[str]:
     """``source`` is a string naming a filesystem by its scheme (``s3://bucket/key``)."""
     return isinstance(source, str) and bool(_URI.match(source))
 

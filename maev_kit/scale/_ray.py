@@ -799,6 +799,7 @@ class _ScoreBlock:
         from maev_kit.retention import build_retention_items
 
         job = self.job
+        notes: list[str]
         expectations, sources, info, notes = own.expectations, None, None, []
         if job.retention and own.facts is not None:
             from maev_kit.scale._facts import apply_facts

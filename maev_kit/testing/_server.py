@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal, Union
+from typing import Any, Literal, Union, cast
 
 __all__ = [
     "FAIL_MODES",
@@ -225,7 +225,8 @@ def _multipart(content_type: str, raw: bytes) -> dict[str, tuple[str | None, byt
     for part in msg.iter_parts():
         name = part.get_param("name", header="content-disposition")
         if name:
-            fields[str(name)] = (part.get_filename(), part.get_payload(decode=True) or b"")
+            payload = cast("bytes | None", part.get_payload(decode=True))  # decode=True: bytes
+            fields[str(name)] = (part.get_filename(), payload or b"")
     return fields
 
 
@@ -242,6 +243,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
     server: _HTTPServer
+    _entry: LoggedRequest | None  # the request being answered (set in do_POST)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         pass  # quiet: tests and benchmarks read the request log instead
@@ -303,7 +305,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             entry.body = None
         owner._enter(entry)
-        self._entry: LoggedRequest | None = entry
+        self._entry = entry
         try:
             path = entry.path.split("?", 1)[0].rstrip("/")
             if path.startswith(("/v1/files", "/v1/batches")):
@@ -329,6 +331,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, json.dumps(obj).encode())
 
     def _batch_route(self, method: str, path: str, raw: bytes) -> None:
+        data: bytes | None
+        batch: FakeBatch | None
         owner = self.server.owner
         if owner.fail in ("401", "429", "500"):
             step = _failure(owner.fail)
@@ -381,6 +385,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"no route {method} {path}")
 
     def _answer(self, owner: FakeOpenAIServer, entry: LoggedRequest) -> None:
+        body: str | bytes
         if entry.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             entry.outcome, entry.status = "not_found", 404
             self._send(404, json.dumps({"error": {"message": f"no route {entry.path}"}}).encode())

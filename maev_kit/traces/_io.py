@@ -97,8 +97,8 @@ _HANDOFF_KEYS = frozenset({"from_agent", "to_agent", "reason", "context_passed",
                            "mode"})
 _USER_KEYS = frozenset({"content", "turn_index"})
 _TRACE_KEYS = frozenset({"conversation_id", "turns", "handoffs", "user_messages", "metadata"})
-_REASONS = {r.value: r for r in HandoffReason}
-_REASONS[None] = None  # type: ignore[index]
+_REASONS: dict[str | None, HandoffReason | None] = {r.value: r for r in HandoffReason}
+_REASONS[None] = None
 _MODES = frozenset({"transfer", "delegate"})
 
 

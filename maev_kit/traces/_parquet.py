@@ -27,7 +27,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast, overload
 
 from maev_kit._gc import paused_gc
 from maev_kit._jsonl import display_name
@@ -35,6 +35,7 @@ from maev_kit.errors import InputError, Problem, TraceValidationError
 from maev_kit.traces._model import (
     AgentTurn,
     Handoff,
+    HandoffMode,
     HandoffReason,
     MultiAgentTrace,
     UserMessage,
@@ -185,7 +186,7 @@ def _batches(file: Any, row_groups: Iterable[int] | None = None,
     rows: small row groups read one by one and put together, a large one read in batches
     (with dictionary-encoded columns, Arrow reads no nested column across row groups)."""
     pa = _pa()
-    group: list[pa.Table] = []
+    group: list[Any] = []  # pyarrow Tables (`pa` here is the module _pa() gave)
     rows = 0
     groups = range(file.metadata.num_row_groups) if row_groups is None else row_groups
     for i in groups:
@@ -399,6 +400,14 @@ def _pylist(arr: Any) -> list[Any]:
     return arr.to_pylist()
 
 
+@overload
+def _shared_strings(arr: Any, allowed: None = None) -> Iterator[Any]: ...
+
+
+@overload
+def _shared_strings(arr: Any, allowed: dict[Any, Any]) -> Iterator[Any] | None: ...
+
+
 def _shared_strings(arr: Any, allowed: dict[Any, Any] | None = None) -> Iterator[Any] | None:
     """A column of few distinct strings (agent ids, roles, reasons) as an iterator in which
     equal values are one object: as fast as ``to_pylist`` and a fraction of its memory.
@@ -585,7 +594,8 @@ def _rows_to_check(n: int, flats: dict[str, tuple[list[int], Any]]) -> list[int]
         if column not in flats:
             continue
         offsets, flat = flats[column]
-        lengths = np.diff(np.asarray(offsets, dtype=np.int64))
+        lengths = cast("np.ndarray[Any, np.dtype[np.int64]]",  # numpy's stubs: timedelta64
+                       np.diff(np.asarray(offsets, dtype=np.int64)))
         rows = np.repeat(np.arange(n), lengths)
         row_of[column] = rows
         ti = flat.field("turn_index").to_numpy(zero_copy_only=False)
@@ -689,7 +699,8 @@ def _slow_build(table: pa.Table, file: str, first_row: int
                                                              f"{where} › context_passed", bad)
                 if ctx is None:
                     continue
-                handoffs.append(Handoff(fa[k], ta[k], _REASONS[rs[k]], ctx, ti[k], mode))
+                handoffs.append(Handoff(fa[k], ta[k], _REASONS[rs[k]], ctx, ti[k],
+                                        cast(HandoffMode, mode)))  # checked in _MODES
         users = []
         if ul is not None:
             off, f = ul

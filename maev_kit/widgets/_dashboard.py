@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import ipywidgets as widgets
 
@@ -87,7 +87,8 @@ def leaderboard_html(leaderboard: Any) -> str:
     kappas = [_num(r.get("kappa")) for r in recs]
     best = None
     if any(k is not None for k in kappas):
-        best = max(range(len(recs)), key=lambda i: -math.inf if kappas[i] is None else kappas[i])
+        best = max(range(len(recs)),
+                   key=lambda i: -math.inf if kappas[i] is None else cast(float, kappas[i]))
     head = "".join(f"<th>{_e(c)}</th>" for c in cols)
     body = "".join(
         f'<tr{" class=best" if i == best else ""}>'

@@ -43,6 +43,8 @@ class TraceViewer(widgets.VBox):
     1
     """
 
+    page: int  # (set in __init__, after the buttons that read it)
+
     def __init__(self, trace: Any, *, facts: Any = None, verdicts: Any = None,
                  contracts: Any = None, page_size: int = DEFAULT_PAGE_SIZE, **kwargs: Any):
         if not hasattr(trace, "timeline") or not hasattr(trace, "conversation_id"):

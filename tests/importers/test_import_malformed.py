@@ -223,3 +223,23 @@ def test_mutated_samples_fail_with_located_input_errors(samples):
             import_traces(copy.deepcopy(data), format=fmt)
         except InputError as e:
             assert "unexpected content" not in str(e), (rel, fmt, str(e))
+
+
+def test_a_chat_agent_named_by_a_number_is_the_same_agent_in_turns_and_handoffs(tmp_path):
+    """A message's `name` that is not a string (7) names the agent as its turns do ("7"):
+    the handoff to it was to_agent=7 (an int), another agent than the turn's."""
+    import json
+
+    from maev_kit.traces.importers import import_traces
+
+    chat = [{"role": "user", "content": "Refund please"},
+            {"role": "assistant", "name": "triage", "content": "",
+             "tool_calls": [{"id": "c1", "function": {"name": "transfer_to_7",
+                                                      "arguments": "{}"}}]},
+            {"role": "assistant", "name": 7, "content": "Agent seven here."}]
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(chat))
+    traces, _ = import_traces(path, format="chat")
+    (t,) = traces
+    assert [h.to_agent for h in t.handoffs] == ["7"]
+    assert "7" in t.agents_involved()

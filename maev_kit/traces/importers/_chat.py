@@ -35,7 +35,8 @@ FORMAT = "chat"
 def _conversation(msgs: list[Any], where: str, conv: str, r: Reader,
                   speaker_change_handoffs: bool, user_name: str, issues: list[ImportIssue]):
     b = TraceBuilder(conv, FORMAT)
-    names = [m.get("name") for m in msgs if isinstance(m, dict) and m.get("name")]
+    # as the turns name their agents (str), so a handoff names the same agent as its turns
+    names = [str(m["name"]) for m in msgs if isinstance(m, dict) and m.get("name")]
     last_agent: str | None = None
     pending_transfer: str | None = None
     calls_by_id: dict[str, dict[str, Any]] = {}

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 from maev_kit.traces.importers._common import (
     ImportIssue,
@@ -214,7 +214,8 @@ def import_crewai(data: Any, *, name: str = "crew", **options: Any) -> ImportRes
         t = ev["type"]
         role = _role(ev)
         if t == "task_started":
-            task = ev.get("task") if isinstance(ev.get("task"), dict) else {}
+            task = (cast("dict[str, Any]", ev.get("task")) if isinstance(ev.get("task"), dict)
+                    else {})
             desc = ev.get("task_name") or task.get("description")
             if not got_task and isinstance(desc, str):
                 b.user(desc)
@@ -226,6 +227,7 @@ def import_crewai(data: Any, *, name: str = "crew", **options: Any) -> ImportRes
                 issues.append(ImportIssue(FORMAT, where, "tool_usage_started names no agent "
                                           "or tool; skipped", b.conversation_id))
                 continue
+            call: dict[str, Any] | None  # None: no started call found (below)
             call = call_turn(role, tool, ev.get("tool_args"), where)
             if isinstance(ev.get("event_id"), str):
                 by_start[ev["event_id"]] = call

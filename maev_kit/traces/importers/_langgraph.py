@@ -209,7 +209,8 @@ def _is_update(item: Any) -> bool:
 
 def _stream_messages(items: list[Any], r: Reader) -> list[tuple[str, Any]]:
     """Messages of ``stream_mode="updates"`` chunks; root-graph updates preferred."""
-    root, sub = [], []
+    root: list[tuple[str, Any]] = []
+    sub: list[tuple[str, Any]] = []
     for i, item in enumerate(items):
         if isinstance(item, list):
             if len(item) != 2:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from maev_kit.traces._model import AgentTurn
 from maev_kit.traces.importers._common import (
@@ -318,7 +318,8 @@ def _items_to_trace(items: list[Any], where0: str, users: list[str], conv: str,
         where = f"{where0}[{i}]"
         item = r.obj(item, where)
         typ = r.str_(r.key(item, "type", where), f"{where}.type")
-        raw = item.get("raw_item") if isinstance(item.get("raw_item"), dict) else {}
+        raw = (cast("dict[str, Any]", item.get("raw_item")) if isinstance(item.get("raw_item"), dict)
+               else {})
         agent = _agent_name(item.get("agent"))
         resp = str_or_none(as_dict(raw.get("provider_data")).get("response_id"))
         if typ in ("message_output_item", "tool_call_item", "handoff_call_item"):
@@ -329,6 +330,7 @@ def _items_to_trace(items: list[Any], where0: str, users: list[str], conv: str,
                 text = content_text(raw.get("content"))
                 t.message = f"{t.message}\n{text}" if t.message else text
             else:
+                call: dict[str, Any] | None  # None: no call of that id (below)
                 call = tool_call(str(raw.get("name", raw.get("type", ""))), raw.get("arguments"),
                                  id=raw.get("call_id"))
                 t.tool_calls.append(call)

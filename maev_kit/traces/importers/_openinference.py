@@ -99,7 +99,8 @@ def _value_messages(value: Any) -> list[dict[str, Any]]:
             continue
         if m.get("lc") == 1:  # LangChain constructor form
             kw = m.get("kwargs") or {}
-            role = {"human": "user", "ai": "assistant"}.get(kw.get("type"), kw.get("type"))
+            roles: dict[Any, str] = {"human": "user", "ai": "assistant"}  # any key: .get misses
+            role = roles.get(kw.get("type"), kw.get("type"))
             m = {"role": role, "content": kw.get("content")}
         elif "type" in m and "data" in m:  # messages_to_dict form
             d = m["data"] if isinstance(m["data"], dict) else {}

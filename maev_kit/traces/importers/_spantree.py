@@ -132,7 +132,7 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
     for s in group:
         if kinds[id(s)] != "agent":
             continue
-        between = []
+        between: list[int] = []
         for a in s.ancestors():
             k = kinds.get(id(a))
             if k in ("tool", "handoff"):
@@ -186,7 +186,7 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
     anonymous = False
 
     def add_users(users: list[str]) -> None:
-        here = Counter()
+        here: Counter[str] = Counter()
         for u in users:
             here[u] += 1
             if here[u] > seen_users[u]:
