@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from maev_kit.metrics import HandoffContract
 
 __all__ = ["DEFAULT_PAGE_SIZE", "ENTRY_KIND_NAMES", "PALETTE", "agent_colors", "anchor_prefix",
-           "entry_anchor", "entry_anchors", "entry_html", "evidence_excerpt_html", "fact_terms",
-           "find_entry", "item_html", "trace_html"]
+           "entry_anchor", "entry_anchors", "entry_css", "entry_html", "evidence_excerpt_html",
+           "fact_terms", "find_entry", "item_html", "trace_html"]
 
 #: Events per page of a long trace.
 DEFAULT_PAGE_SIZE = 200
@@ -43,6 +43,19 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7
 
 LABEL_COLORS = {"retained": "#1a7f37", "lost": "#b35900", "contradicted": "#cf222e",
                 "skip": "#6e7781", "re-asked": "#8250df", "stated": "#0969da"}
+
+def entry_css(scope: str) -> str:
+    """The CSS of view entries that every drawing shares (a tool call's row, monospaced
+    arguments, the kind tags), under the class ``scope`` (``"maev-tv"``, ``"maev-fr"``)."""
+    return (f".{scope} .ev.call{{background:#eef1f4}}\n"
+            f".{scope} .mono{{display:block;font-family:ui-monospace,SFMono-Regular,Menlo,"
+            "Consolas,monospace;\n font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;"
+            "margin-top:1px}\n"
+            f".{scope} .tag{{display:inline-block;font-size:10.5px;font-weight:600;"
+            "text-transform:uppercase;\n letter-spacing:.3px;padding:0 5px;border-radius:3px;"
+            "margin-right:6px;border:1px solid #d0d7de;\n color:#57606a;background:#fff}\n"
+            f".{scope} .tag.call{{color:#0550ae;border-color:#0550ae}}\n")
+
 
 _CSS = """
 .maev-tv{font-family:system-ui,-apple-system,Segoe UI,sans-serif;font-size:13px;line-height:1.4;
@@ -71,15 +84,8 @@ _CSS = """
 .maev-tv .fact{font-size:15px;padding:6px 10px;background:#ddf4ff;border-radius:4px;margin:4px 0}
 .maev-tv .more{color:#57606a;font-style:italic;margin:6px 0}
 .maev-tv .facts{margin:2px 0 6px;padding-left:18px}
-.maev-tv .ev.call{background:#eef1f4}
 .maev-tv .ev.result{background:#fff;border-left-style:dotted;border-left-color:#8c959f;
  color:#24292f}
-.maev-tv .mono{display:block;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
- font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;margin-top:1px}
-.maev-tv .tag{display:inline-block;font-size:10.5px;font-weight:600;text-transform:uppercase;
- letter-spacing:.3px;padding:0 5px;border-radius:3px;margin-right:6px;border:1px solid #d0d7de;
- color:#57606a;background:#fff}
-.maev-tv .tag.call{color:#0550ae;border-color:#0550ae}
 .maev-tv .tag.result{color:#57606a;border-style:dotted}
 .maev-tv .tag.ctx{color:#6e7781}
 .maev-tv .src{font-size:11.5px;color:#57606a;margin-right:6px}
@@ -91,7 +97,7 @@ _CSS = """
 .maev-tv .warn{color:#9a6700;font-size:11.5px}
 .maev-tv .legend{color:#57606a;font-size:11.5px;margin:4px 0}
 .maev-tv :target{box-shadow:0 0 0 3px #0969da}
-"""
+""" + entry_css("maev-tv")
 
 
 def agent_colors(agents: Sequence[str]) -> dict[str, str]:

@@ -10,7 +10,7 @@ import ipywidgets as widgets
 import traitlets
 
 from maev_kit._html import esc as _e
-from maev_kit._html._trace import agent_colors, entry_html
+from maev_kit._html._trace import agent_colors, entry_css, entry_html
 from maev_kit.facts._review import FactReviewSession, FactUnderReview, HandoffUnderReview
 from maev_kit.widgets._labeler import _KeyHandler
 
@@ -51,17 +51,10 @@ _CSS = """
 .maev-fr .more{color:#57606a;font-style:italic}
 .maev-fr .ti{color:#6e7781;font-size:11px;float:right}
 .maev-fr .badge{font-size:11px;margin-left:6px;color:#57606a}
-.maev-fr .ev.call{background:#eef1f4}
 .maev-fr .ev.result{background:#fff;border-left:4px dotted #8c959f}
-.maev-fr .mono{display:block;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
- font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;margin-top:1px}
-.maev-fr .tag{display:inline-block;font-size:10.5px;font-weight:600;text-transform:uppercase;
- letter-spacing:.3px;padding:0 5px;border-radius:3px;margin-right:6px;border:1px solid #d0d7de;
- color:#57606a;background:#fff}
-.maev-fr .tag.call{color:#0550ae;border-color:#0550ae}
 .maev-fr .tag.result{border-style:dotted}
 .maev-fr .src{font-size:11.5px;color:#57606a;margin-right:6px}
-"""
+""" + entry_css("maev-fr")
 
 #: Messages shown before the handoff; earlier ones sit in a collapsed block.
 _SHOWN = 30
