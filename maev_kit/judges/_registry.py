@@ -85,15 +85,27 @@ def resolve_judge(judge: Any, *, prompt: Any = None, backend: Any = None,
     if _is_judge(judge):
         return judge, backend
     if _is_backend(judge):
-        if backend is not None:
-            raise InputError("pass the backend once: as `judge` or as `backend`, not both")
-        from maev_kit.judges._llm import RetentionJudge
-
-        return RetentionJudge(prompt=prompt or DEFAULT_PROMPT), judge  # type: ignore[arg-type]
+        return _judge_for_backend(judge, prompt, backend)
     if not isinstance(judge, str):
         raise TypeError(f"`judge` must be a judge name ('heuristic', 'tfidf-logreg'), a litellm "
                         f"model string ('gpt-4o-mini'), a judge object or a backend object; got "
                         f"{type(judge).__name__}")
+    return _judge_for_name(judge, prompt, backend, backend_params)
+
+
+def _judge_for_backend(judge: Any, prompt: Any, backend: Any) -> tuple[Any, Any]:
+    """A backend object named as the judge: the LLM judge with ``prompt`` (or the default) on it."""
+    if backend is not None:
+        raise InputError("pass the backend once: as `judge` or as `backend`, not both")
+    from maev_kit.judges._llm import RetentionJudge
+
+    return RetentionJudge(prompt=prompt or DEFAULT_PROMPT), judge  # type: ignore[arg-type]
+
+
+def _judge_for_name(judge: str, prompt: Any, backend: Any,
+                    backend_params: Mapping[str, Any] | None) -> tuple[Any, Any]:
+    """A judge named by a string: an offline judge, a prompt variant or a model string (a near
+    miss of an offline judge's name is an InputError suggesting it)."""
     name = judge.strip()
     low = name.lower()
     if not name:
@@ -102,22 +114,35 @@ def resolve_judge(judge: Any, *, prompt: Any = None, backend: Any = None,
     if low in OFFLINE_JUDGES:
         return get_judge(low), None
     if low in _PROMPT_VARIANTS:
-        variant = low.rsplit("-", 1)[1]
-        if backend is None:
-            raise InputError(f"{judge!r} is a prompt variant, not a judge model: name the model "
-                             f"as the judge and the variant as the prompt, e.g. --judge "
-                             f"gpt-4o-mini --prompt {variant}")
-        if prompt is not None and prompt.builtin_id != variant:
-            raise InputError(f"judge {judge!r} uses prompt {variant!r}, but prompt "
-                             f"{prompt.name!r} was given; name one")
-        from maev_kit.judges._llm import RetentionJudge
-
-        return RetentionJudge(prompt=variant), backend  # type: ignore[arg-type]
+        return _prompt_variant_judge(judge, low, prompt, backend)
     if "/" not in name:
         close = difflib.get_close_matches(low, OFFLINE_JUDGES, n=1) or [
             n for n in OFFLINE_JUDGES if len(low) >= 4 and n.startswith(low)]
         if close:
             raise InputError(f"unknown judge {judge!r}; did you mean {close[0]!r}?")
+    return _model_judge(name, prompt, backend, backend_params)
+
+
+def _prompt_variant_judge(judge: str, low: str, prompt: Any, backend: Any) -> tuple[Any, Any]:
+    """``"retention-v1"``/``-v2``/``-v3`` (``low``): the LLM judge with that prompt on
+    ``backend``, which it needs; a different ``prompt`` is an InputError."""
+    variant = low.rsplit("-", 1)[1]
+    if backend is None:
+        raise InputError(f"{judge!r} is a prompt variant, not a judge model: name the model "
+                         f"as the judge and the variant as the prompt, e.g. --judge "
+                         f"gpt-4o-mini --prompt {variant}")
+    if prompt is not None and prompt.builtin_id != variant:
+        raise InputError(f"judge {judge!r} uses prompt {variant!r}, but prompt "
+                         f"{prompt.name!r} was given; name one")
+    from maev_kit.judges._llm import RetentionJudge
+
+    return RetentionJudge(prompt=variant), backend  # type: ignore[arg-type]
+
+
+def _model_judge(name: str, prompt: Any, backend: Any,
+                 backend_params: Mapping[str, Any] | None) -> tuple[Any, Any]:
+    """A litellm model string: the LLM judge with ``prompt`` (or the default) on ``backend``,
+    else on ``LiteLLMBackend(name, **backend_params)`` (its ValueError an InputError)."""
     from maev_kit.judges._llm import RetentionJudge
 
     if backend is None:
