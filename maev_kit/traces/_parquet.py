@@ -26,6 +26,7 @@ import itertools
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast, overload
 
@@ -634,96 +635,126 @@ def _slow_build(table: pa.Table, file: str, first_row: int
     ids = table.column("conversation_id").to_pylist()
     metas = (table.column("metadata").to_pylist() if "metadata" in table.column_names
              else ["{}"] * n)
-    tl = _lists(table, "turns", ("agent_id", "agent_role", "message", "tool_calls",
-                                 "turn_index"))
-    hl = _lists(table, "handoffs", ("from_agent", "to_agent", "reason", "context_passed",
-                                    "turn_index", "mode"))
-    ul = _lists(table, "user_messages", ("content", "turn_index"))
+    tl = _lists(table, "turns", _FIELDS["turns"])
+    hl = _lists(table, "handoffs", _FIELDS["handoffs"])
+    ul = _lists(table, "user_messages", _FIELDS["user_messages"])
     traces: list[MultiAgentTrace] = []
     seen: dict[str, int] = {}
-    loads = json.loads
     for r in range(n):
-        row = first_row + r
-        bad: list[Problem] = []
+        at = _RowProblems(file, first_row + r, [])
         cid = ids[r]
         if cid is None:
-            bad.append(_problem(file, row, "conversation_id", "missing (null)"))
-        turns = []
-        if tl is not None:
-            off, f = tl
-            ai, ar, msg, tc, ti = (f["agent_id"], f["agent_role"], f["message"],
-                                   f["tool_calls"], f["turn_index"])
-            for k in range(off[r], off[r + 1]):
-                j = k - off[r]
-                if ai[k] is None or ar[k] is None or msg[k] is None or ti[k] is None:
-                    missing = next(name for name, col in (("agent_id", ai), ("agent_role", ar),
-                                                          ("message", msg), ("turn_index", ti))
-                                   if col[k] is None)
-                    bad.append(_problem(file, row, f"turns[{j}] › {missing}", "missing (null)"))
-                    continue
-                calls: Any = []
-                if tc[k] not in (None, "[]"):
-                    calls = _json(tc[k], list, file, row, f"turns[{j}] › tool_calls", bad)
-                    if calls is None:
-                        continue
-                    if not all(isinstance(c, dict) for c in calls):
-                        bad.append(_problem(file, row, f"turns[{j}] › tool_calls",
-                                            "expected a JSON list of objects"))
-                        continue
-                turns.append(AgentTurn(ai[k], ar[k], msg[k], calls, ti[k]))
-        handoffs = []
-        if hl is not None:
-            off, f = hl
-            fa, ta, rs, cp, ti, md = (f["from_agent"], f["to_agent"], f["reason"],
-                                      f["context_passed"], f["turn_index"], f["mode"])
-            for k in range(off[r], off[r + 1]):
-                j = k - off[r]
-                where = f"handoffs[{j}]"
-                if fa[k] is None or ta[k] is None or ti[k] is None:
-                    missing = "from_agent" if fa[k] is None else (
-                        "to_agent" if ta[k] is None else "turn_index")
-                    bad.append(_problem(file, row, f"{where} › {missing}", "missing (null)"))
-                    continue
-                if rs[k] not in _REASONS:
-                    bad.append(_problem(file, row, f"{where} › reason",
-                                        f"unknown reason {rs[k]!r}; expected one of "
-                                        + ", ".join(r.value for r in HandoffReason)
-                                        + " (or null when unknown)"))
-                    continue
-                mode = md[k] if md[k] is not None else "transfer"
-                if mode not in _MODES:
-                    bad.append(_problem(file, row, f"{where} › mode", f"unknown mode {mode!r}; "
-                                        "expected 'transfer' or 'delegate'"))
-                    continue
-                ctx = {} if cp[k] in (None, "{}") else _json(cp[k], dict, file, row,
-                                                             f"{where} › context_passed", bad)
-                if ctx is None:
-                    continue
-                handoffs.append(Handoff(fa[k], ta[k], _REASONS[rs[k]], ctx, ti[k],
-                                        cast(HandoffMode, mode)))  # checked in _MODES
-        users = []
-        if ul is not None:
-            off, f = ul
-            ct, ti = f["content"], f["turn_index"]
-            for k in range(off[r], off[r + 1]):
-                if ct[k] is None or ti[k] is None:
-                    bad.append(_problem(file, row, f"user_messages[{k - off[r]}]",
-                                        "missing content or turn_index (null)"))
-                    continue
-                users.append(UserMessage(ct[k], ti[k]))
-        meta = {} if metas[r] in (None, "{}") else _json(metas[r], dict, file, row, "metadata",
-                                                         bad)
+            at.add("conversation_id", "missing (null)")
+        turns = [] if tl is None else _row_turns(tl, r, at)
+        handoffs = [] if hl is None else _row_handoffs(hl, r, at)
+        users = [] if ul is None else _row_users(ul, r, at)
+        meta = {} if metas[r] in (None, "{}") else at.parse(metas[r], dict, "metadata")
         if cid is not None and cid in seen:
-            bad.append(_problem(file, row, "conversation_id", f"duplicate conversation_id "
-                                f"{cid!r} (first on row {seen[cid]})"))
-        if bad:
-            problems.extend(bad)
+            at.add("conversation_id", f"duplicate conversation_id {cid!r} (first on row "
+                   f"{seen[cid]})")
+        if at.bad:
+            problems.extend(at.bad)
             continue
-        seen[cid] = row
+        seen[cid] = at.row
         traces.append(MultiAgentTrace(cid, turns, handoffs, users, meta))
     if n == 0:
         problems.append(Problem(file, None, "", "file has no rows: expected one trace per row"))
     return traces, problems
+
+
+#: A list column read by :func:`_lists`: offsets into its flattened values, and each field.
+_Lists = tuple[list[int], dict[str, list[Any]]]
+
+
+@dataclass(frozen=True)
+class _RowProblems:
+    """Where a row read by :func:`_slow_build` is (the file, the row's number) and the
+    problems found in it so far."""
+
+    file: str
+    row: int
+    bad: list[Problem]
+
+    def add(self, field: str, message: str) -> None:
+        """Note a problem of ``field`` in this row."""
+        self.bad.append(_problem(self.file, self.row, field, message))
+
+    def parse(self, text: str, kind: type, field: str) -> Any:
+        """``text`` parsed as JSON of type ``kind``; None (and a problem) when it is not."""
+        return _json(text, kind, self.file, self.row, field, self.bad)
+
+
+def _row_turns(lists: _Lists, r: int, at: _RowProblems) -> list[AgentTurn]:
+    """The turns of row ``r`` (0-based); a turn with a problem is left out, its problem noted
+    in ``at``."""
+    off, f = lists
+    ai, ar, msg, tc, ti = (f["agent_id"], f["agent_role"], f["message"], f["tool_calls"],
+                           f["turn_index"])
+    turns = []
+    for k in range(off[r], off[r + 1]):
+        j = k - off[r]
+        if ai[k] is None or ar[k] is None or msg[k] is None or ti[k] is None:
+            missing = next(name for name, col in (("agent_id", ai), ("agent_role", ar),
+                                                  ("message", msg), ("turn_index", ti))
+                           if col[k] is None)
+            at.add(f"turns[{j}] › {missing}", "missing (null)")
+            continue
+        calls: Any = []
+        if tc[k] not in (None, "[]"):
+            calls = at.parse(tc[k], list, f"turns[{j}] › tool_calls")
+            if calls is None:
+                continue
+            if not all(isinstance(c, dict) for c in calls):
+                at.add(f"turns[{j}] › tool_calls", "expected a JSON list of objects")
+                continue
+        turns.append(AgentTurn(ai[k], ar[k], msg[k], calls, ti[k]))
+    return turns
+
+
+def _row_handoffs(lists: _Lists, r: int, at: _RowProblems) -> list[Handoff]:
+    """The handoffs of row ``r`` (0-based); a handoff with a problem is left out, its problem
+    noted in ``at``."""
+    off, f = lists
+    fa, ta, rs, cp, ti, md = (f["from_agent"], f["to_agent"], f["reason"],
+                              f["context_passed"], f["turn_index"], f["mode"])
+    handoffs = []
+    for k in range(off[r], off[r + 1]):
+        where = f"handoffs[{k - off[r]}]"
+        if fa[k] is None or ta[k] is None or ti[k] is None:
+            missing = "from_agent" if fa[k] is None else (
+                "to_agent" if ta[k] is None else "turn_index")
+            at.add(f"{where} › {missing}", "missing (null)")
+            continue
+        if rs[k] not in _REASONS:
+            at.add(f"{where} › reason", f"unknown reason {rs[k]!r}; expected one of "
+                   + ", ".join(r.value for r in HandoffReason) + " (or null when unknown)")
+            continue
+        mode = md[k] if md[k] is not None else "transfer"
+        if mode not in _MODES:
+            at.add(f"{where} › mode", f"unknown mode {mode!r}; expected 'transfer' or "
+                   "'delegate'")
+            continue
+        ctx = {} if cp[k] in (None, "{}") else at.parse(cp[k], dict,
+                                                        f"{where} › context_passed")
+        if ctx is None:
+            continue
+        handoffs.append(Handoff(fa[k], ta[k], _REASONS[rs[k]], ctx, ti[k],
+                                cast(HandoffMode, mode)))  # checked in _MODES
+    return handoffs
+
+
+def _row_users(lists: _Lists, r: int, at: _RowProblems) -> list[UserMessage]:
+    """The user messages of row ``r`` (0-based); one with a problem is left out, its problem
+    noted in ``at``."""
+    off, f = lists
+    ct, ti = f["content"], f["turn_index"]
+    users = []
+    for k in range(off[r], off[r + 1]):
+        if ct[k] is None or ti[k] is None:
+            at.add(f"user_messages[{k - off[r]}]", "missing content or turn_index (null)")
+            continue
+        users.append(UserMessage(ct[k], ti[k]))
+    return users
 
 
 def _json(text: str, kind: type, file: str, row: int, field: str, bad: list[Problem]) -> Any:

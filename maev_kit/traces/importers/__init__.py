@@ -19,7 +19,7 @@ import os
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from maev_kit._jsonl import display_name
 from maev_kit.errors import InputError
@@ -171,36 +171,65 @@ def import_traces(path: str | os.PathLike[str] | dict[str, Any] | list[Any],
     if not isinstance(format, str) or (format != "auto" and format not in _IMPORTERS):
         raise InputError(f"unknown `format` {format!r}; use 'auto' or one of: "
                          f"{', '.join(FORMATS)}")
-    if isinstance(path, (dict, list)):
-        data, name, stem = path, "<data>", "trace"
-    else:
-        name = display_name(path)
-        stem = Path(path).stem
-        data = _read(Path(path), name)
-    empty = _empty_error(name, data)
+    src = _source(path)
+    empty = _empty_error(src.name, src.data)
     if empty is not None:
         raise empty
-    fmt = format
-    if fmt == "auto":
-        fmt = detect_format(data)  # type: ignore[assignment]
-        if fmt is None:
-            from maev_kit._files import _kind_of_keys
+    fmt = _detected(src) if format == "auto" else format
+    traces, issues = _run_importer(src, fmt, format == "auto", options)
+    traces = _finish(traces, fmt, src.name)
+    return ImportResult(traces, issues)
 
-            first = data[0] if isinstance(data, list) and data else data
-            kind = _kind_of_keys(set(first)) if isinstance(first, dict) else None
-            if kind == "traces":
-                raise InputError(f"{name}: this is already a maev trace file (JSONL); nothing "
-                                 "to import: score, report and init-set read it as it is")
-            other = not_traces_error(name, kind)
-            if other is not None:
-                raise other
-            raise InputError(f"{name}: cannot detect the format; pass `format` explicitly, one "
-                             f"of: {', '.join(FORMATS)}")
+
+class _Source(NamedTuple):
+    """What :func:`import_traces` reads: the parsed JSON, the name its messages give the
+    file, and the name an importer gives a trace with no id of its own."""
+
+    data: Any
+    name: str
+    stem: str
+
+
+def _source(path: str | os.PathLike[str] | dict[str, Any] | list[Any]) -> _Source:
+    """The file at ``path`` read (or already-parsed JSON, named ``<data>``)."""
+    if isinstance(path, (dict, list)):
+        return _Source(path, "<data>", "trace")
+    name = display_name(path)
+    stem = Path(path).stem
+    return _Source(_read(Path(path), name), name, stem)
+
+
+def _detected(src: _Source) -> str:
+    """The format detected for ``src``; else an error naming the maev-kit file it is, or
+    asking for the format."""
+    fmt = detect_format(src.data)
+    if fmt is not None:
+        return fmt
+    from maev_kit._files import _kind_of_keys
+
+    data, name = src.data, src.name
+    first = data[0] if isinstance(data, list) and data else data
+    kind = _kind_of_keys(set(first)) if isinstance(first, dict) else None
+    if kind == "traces":
+        raise InputError(f"{name}: this is already a maev trace file (JSONL); nothing "
+                         "to import: score, report and init-set read it as it is")
+    other = not_traces_error(name, kind)
+    if other is not None:
+        raise other
+    raise InputError(f"{name}: cannot detect the format; pass `format` explicitly, one "
+                     f"of: {', '.join(FORMATS)}")
+
+
+def _run_importer(src: _Source, fmt: str, detected: bool,
+                  options: dict[str, Any]) -> ImportResult:
+    """The importer of ``fmt`` over ``src``; what it raises becomes one
+    :class:`TraceImportError` naming the file (``detected``: the format was auto-detected)."""
+    name = src.name
     try:
-        traces, issues = _IMPORTERS[fmt](data, name=stem, **options)
+        traces, issues = _IMPORTERS[fmt](src.data, name=src.stem, **options)
     except TraceImportError as e:
         why = e.reason + (" (format auto-detected; pass `format` to force another)"
-                          if format == "auto" and e.where != "$schemaVersion" else "")
+                          if detected and e.where != "$schemaVersion" else "")
         raise TraceImportError(e.format, e.where, why, file=name) from None
     except RecursionError:
         raise TraceImportError(fmt, "", "the JSON nests too deeply", file=name) from None
@@ -210,7 +239,6 @@ def import_traces(path: str | os.PathLike[str] | dict[str, Any] | list[Any],
         # a structure no check above anticipated: still an input error, never a traceback
         raise TraceImportError(fmt, "", f"unexpected content ({type(e).__name__}: {e}); the "
                                f"file does not fit the {fmt!r} format", file=name) from e
-    traces = _finish(traces, fmt, name)
     return ImportResult(traces, issues)
 
 
@@ -299,11 +327,25 @@ def load_any(path: str | os.PathLike[str], format: str = "auto") -> ImportResult
     ...
     maev_kit.errors.InputError: unknown trace format 'otell'; did you mean 'otel'? use 'auto' or one of: openai-agents, otel, openinference, langgraph, autogen, crewai, chat
     """
-    from maev_kit.errors import TraceValidationError
-    from maev_kit.traces._io import validate_trace_file
-
     p = Path(path)
     name = p.name
+    _check_trace_format(format)
+    _check_trace_path(p, name, format)
+    if _is_trace_file(p, name, format):
+        out = _read_trace_file(p, name)
+    else:
+        try:
+            out = import_traces(p, format)
+        except RecursionError:
+            raise InputError(f"{name}: the JSON nests too deeply to read") from None
+    if not out.traces:
+        raise InputError(f"{name}: holds no conversation")
+    return out
+
+
+def _check_trace_format(format: str) -> None:
+    """Raise for a ``format`` that is neither ``"auto"`` nor in :data:`FORMATS`, naming the
+    closest one."""
     if format != "auto" and format not in FORMATS:
         import difflib
 
@@ -311,6 +353,11 @@ def load_any(path: str | os.PathLike[str], format: str = "auto") -> ImportResult
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise InputError(f"unknown trace format {format!r}; {hint}use 'auto' or one of: "
                          f"{', '.join(FORMATS)}")
+
+
+def _check_trace_path(p: Path, name: str, format: str) -> None:
+    """Raise for a folder, a missing file, or (with ``format="auto"``) a maev-kit file of
+    another kind."""
     if p.is_dir():
         raise InputError(f"{name}: is a folder; give a trace JSONL file or a framework export "
                          "(a labeled-set folder is already a set)")
@@ -323,23 +370,27 @@ def load_any(path: str | os.PathLike[str], format: str = "auto") -> ImportResult
         other = not_traces_error(name, found.kind if found is not None else None)
         if other is not None:
             raise other
+
+
+def _is_trace_file(p: Path, name: str, format: str) -> bool:
+    """Whether ``p`` is read as a maev trace JSONL file (only with ``format="auto"``); raise
+    for an empty or unreadable file."""
     try:
         if p.stat().st_size < 4096 and not p.read_bytes().strip():
             raise InputError(f"{name}: the file is empty; give a trace JSONL file or a "
                              "framework export")
-        is_jsonl = format == "auto" and is_trace_jsonl(p)
+        return format == "auto" and is_trace_jsonl(p)
     except OSError as e:
         raise InputError(f"{name}: cannot read the file ({e.strerror})") from None
-    if is_jsonl:
-        traces, errors, warns = validate_trace_file(p, name=name)
-        if errors:
-            raise TraceValidationError(errors, warns)
-        out = ImportResult(traces, list(warns))  # type: ignore[arg-type]
-    else:
-        try:
-            out = import_traces(p, format)
-        except RecursionError:
-            raise InputError(f"{name}: the JSON nests too deeply to read") from None
-    if not out.traces:
-        raise InputError(f"{name}: holds no conversation")
-    return out
+
+
+def _read_trace_file(p: Path, name: str) -> ImportResult:
+    """A maev trace JSONL file's traces and its non-fatal findings; every problem raised in
+    one :class:`~maev_kit.errors.TraceValidationError`."""
+    from maev_kit.errors import TraceValidationError
+    from maev_kit.traces._io import validate_trace_file
+
+    traces, errors, warns = validate_trace_file(p, name=name)
+    if errors:
+        raise TraceValidationError(errors, warns)
+    return ImportResult(traces, list(warns))  # type: ignore[arg-type]

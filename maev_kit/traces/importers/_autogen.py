@@ -45,6 +45,17 @@ def import_autogen(data: Any, *, name: str = "task", **options: Any) -> ImportRe
     """``TaskResult`` dump / message list / ``TeamState`` → (traces, issues)."""
     check_options(options, FORMAT)
     r = Reader(FORMAT)
+    messages, root, meta = _messages(r, data)
+    chat = _Chat(r, TraceBuilder(name, FORMAT, metadata=meta), name)
+    for i, m in enumerate(messages):
+        chat.message(f"{root}[{i}]", m)
+    chat.finish(root)
+    return ImportResult([chat.b.build()], chat.issues)
+
+
+def _messages(r: Reader, data: Any) -> tuple[list[Any], str, dict[str, Any]]:
+    """The messages of a dump, where they are in it, and the trace metadata it gives
+    (a ``TeamState``'s version and current speaker, a ``TaskResult``'s stop reason)."""
     meta: dict[str, Any] = {}
     root = "messages"
     if isinstance(data, dict) and data.get("type") == "TeamState":
@@ -65,15 +76,27 @@ def import_autogen(data: Any, *, name: str = "task", **options: Any) -> ImportRe
     else:
         messages = r.arr(data, "")
         root = ""
-    issues: list[ImportIssue] = []
-    b = TraceBuilder(name, FORMAT, metadata=meta)
-    calls_by_id: dict[str, dict[str, Any]] = {}
-    thought: dict[str, str] = {}
-    unmapped: Counter[str] = Counter()
-    handoff_calls: set[int] = set()  # ids of transfer calls already matched to a handoff
-    folded = 0
-    for i, m in enumerate(messages):
-        where = f"{root}[{i}]"
+    return messages, root, meta
+
+
+class _Chat:
+    """The messages, in order, mapped onto one trace: the tool calls by id, each agent's
+    thought waiting for its turn, the transfer calls matched and the counts the issues report."""
+
+    def __init__(self, r: Reader, b: TraceBuilder, name: str) -> None:
+        self.r = r
+        self.b = b
+        self.name = name
+        self.issues: list[ImportIssue] = []
+        self.calls_by_id: dict[str, dict[str, Any]] = {}
+        self.thought: dict[str, str] = {}  # agent → thought not yet in a turn
+        self.unmapped: Counter[str] = Counter()
+        self.handoff_calls: set[int] = set()  # ids of transfer calls already matched to a handoff
+        self.folded = 0  # ToolCallSummaryMessages read as tool outputs
+
+    def message(self, where: str, m: Any) -> None:
+        """One message (at ``where``) → what its type makes of it (see the module docstring)."""
+        r, b = self.r, self.b
         m = r.obj(m, where)
         typ = r.str_(r.key(m, "type", where), f"{where}.type")
         src = r.str_(r.key(m, "source", where), f"{where}.source")
@@ -83,70 +106,88 @@ def import_autogen(data: Any, *, name: str = "task", **options: Any) -> ImportRe
             if src == "user":
                 b.user(text)
             else:
-                pre = thought.pop(src, "")
+                pre = self.thought.pop(src, "")
                 b.turn(src, f"{pre}\n{text}" if pre else text)
         elif typ == "ThoughtEvent":
-            thought[src] = f"{thought[src]}\n{content}" if src in thought else str(content)
+            self.thought[src] = (f"{self.thought[src]}\n{content}" if src in self.thought
+                                 else str(content))
         elif typ == "ToolCallRequestEvent":
-            calls = _calls(r, content, f"{where}.content", calls_by_id)
-            b.turn(src, thought.pop(src, ""), calls)
+            calls = _calls(r, content, f"{where}.content", self.calls_by_id)
+            b.turn(src, self.thought.pop(src, ""), calls)
         elif typ == "ToolCallExecutionEvent":
-            for j, res in enumerate(r.arr(content, f"{where}.content")):
-                res = r.obj(res, f"{where}.content[{j}]")
-                c = calls_by_id.get(str_or_none(res.get("call_id")) or "")
-                if c is not None:
-                    _set_result(c, res)
-                else:
-                    issues.append(ImportIssue(FORMAT, f"{where}.content[{j}]", "tool result "
-                                              f"for unknown call {res.get('call_id')!r} "
-                                              "dropped", name))
+            self._tool_results(where, content)
         elif typ == "ToolCallSummaryMessage":
-            folded += 1
-            results = [x for x in as_list(m.get("results")) if isinstance(x, dict)]
-            listed = [fc for fc in as_list(m.get("tool_calls"))
-                      if isinstance(fc, dict) and "name" in fc]
-            unknown = [c for c in _calls(r, listed, f"{where}.tool_calls", {})
-                       if c.get("id") not in calls_by_id]
-            for c in unknown:
-                if "id" in c:
-                    calls_by_id[c["id"]] = c
-            for res in results:
-                c = calls_by_id.get(str_or_none(res.get("call_id")) or "")
-                if c is not None and "output" not in c:
-                    _set_result(c, res)
-            if unknown:
-                b.turn(src, thought.pop(src, ""), unknown)
-            elif not results:
-                b.metadata.setdefault("tool_call_summaries", []).append(
-                    {"source": src, "content": content})
-                issues.append(ImportIssue(FORMAT, where, "ToolCallSummaryMessage without "
-                                          "tool_calls/results (an older AutoGen): kept in "
-                                          "metadata['tool_call_summaries'], not as a turn",
-                                          name))
+            self._summary(where, m, src, content)
         elif typ == "HandoffMessage":
-            target = r.str_(r.key(m, "target", where), f"{where}.target")
-            call = _transfer_call(b, src, target, handoff_calls)
-            args = call.get("arguments") if call is not None else None
-            b.handoff(src, target, dict(args) if isinstance(args, dict) else (
-                {"input": args} if args not in (None, "", [], {}) else {}))
-            ctx = m.get("context")
-            if ctx:
-                b.metadata.setdefault("handoff_model_context", []).append(
-                    {"handoff_index": len(b.handoffs) - 1, "messages": ctx})
-        elif typ in _SKIP:
-            unmapped[typ] += 1
-        else:
-            unmapped[typ] += 1
-    for src, t in thought.items():
-        b.turn(src, t)
-    if folded:
-        issues.append(ImportIssue(FORMAT, root, f"{folded} ToolCallSummaryMessage(s): tool "
-                                  "results, attached to their calls as outputs (not agent "
-                                  "turns)", name))
-    if unmapped:
-        issues.append(ImportIssue(FORMAT, root, "message types not mapped: " + ", ".join(
-            f"{k} ×{v}" for k, v in unmapped.most_common()), name))
-    return ImportResult([b.build()], issues)
+            self._handoff(where, m, src)
+        else:  # the types in _SKIP, and any other
+            self.unmapped[typ] += 1
+
+    def _tool_results(self, where: str, content: Any) -> None:
+        """A ``ToolCallExecutionEvent``'s results → the outputs of their calls, by call id."""
+        r = self.r
+        for j, res in enumerate(r.arr(content, f"{where}.content")):
+            res = r.obj(res, f"{where}.content[{j}]")
+            c = self.calls_by_id.get(str_or_none(res.get("call_id")) or "")
+            if c is not None:
+                _set_result(c, res)
+            else:
+                self.issues.append(ImportIssue(FORMAT, f"{where}.content[{j}]", "tool result "
+                                               f"for unknown call {res.get('call_id')!r} "
+                                               "dropped", self.name))
+
+    def _summary(self, where: str, m: dict[str, Any], src: str, content: Any) -> None:
+        """A ``ToolCallSummaryMessage`` → its results as the outputs of their calls; a turn
+        holding its calls not in the dump; kept in the metadata when it lists neither."""
+        self.folded += 1
+        results = [x for x in as_list(m.get("results")) if isinstance(x, dict)]
+        listed = [fc for fc in as_list(m.get("tool_calls"))
+                  if isinstance(fc, dict) and "name" in fc]
+        unknown = [c for c in _calls(self.r, listed, f"{where}.tool_calls", {})
+                   if c.get("id") not in self.calls_by_id]
+        for c in unknown:
+            if "id" in c:
+                self.calls_by_id[c["id"]] = c
+        for res in results:
+            call = self.calls_by_id.get(str_or_none(res.get("call_id")) or "")
+            if call is not None and "output" not in call:
+                _set_result(call, res)
+        if unknown:
+            self.b.turn(src, self.thought.pop(src, ""), unknown)
+        elif not results:
+            self.b.metadata.setdefault("tool_call_summaries", []).append(
+                {"source": src, "content": content})
+            self.issues.append(ImportIssue(FORMAT, where, "ToolCallSummaryMessage without "
+                                           "tool_calls/results (an older AutoGen): kept in "
+                                           "metadata['tool_call_summaries'], not as a turn",
+                                           self.name))
+
+    def _handoff(self, where: str, m: dict[str, Any], src: str) -> None:
+        """A ``HandoffMessage`` → a handoff whose context is the arguments of the transfer call
+        that made it; the model context it carries goes to the metadata."""
+        r, b = self.r, self.b
+        target = r.str_(r.key(m, "target", where), f"{where}.target")
+        call = _transfer_call(b, src, target, self.handoff_calls)
+        args = call.get("arguments") if call is not None else None
+        b.handoff(src, target, dict(args) if isinstance(args, dict) else (
+            {"input": args} if args not in (None, "", [], {}) else {}))
+        ctx = m.get("context")
+        if ctx:
+            b.metadata.setdefault("handoff_model_context", []).append(
+                {"handoff_index": len(b.handoffs) - 1, "messages": ctx})
+
+    def finish(self, root: str) -> None:
+        """The thoughts no turn took, as turns; then the issues of the whole dump."""
+        for src, t in self.thought.items():
+            self.b.turn(src, t)
+        if self.folded:
+            self.issues.append(ImportIssue(FORMAT, root, f"{self.folded} "
+                                           "ToolCallSummaryMessage(s): tool results, attached "
+                                           "to their calls as outputs (not agent turns)",
+                                           self.name))
+        if self.unmapped:
+            self.issues.append(ImportIssue(FORMAT, root, "message types not mapped: " + ", ".join(
+                f"{k} ×{v}" for k, v in self.unmapped.most_common()), self.name))
 
 
 def _calls(r: Reader, content: Any, where: str,

@@ -147,14 +147,35 @@ def _role(ev: dict[str, Any]) -> str | None:
 def import_crewai(data: Any, *, name: str = "crew", **options: Any) -> ImportResult:
     """CrewAI events (``{"events": [...]}`` or a list of events) → (traces, issues)."""
     check_options(options, FORMAT)
-    r = Reader(FORMAT)
+    events, root, roles = _read_events(Reader(FORMAT), data)
+    thoughts = _tool_thoughts(events)
+    crew_id = next((ev.get("source_fingerprint") or ev.get("event_id") for ev in events
+                    if ev.get("type") == "crew_kickoff_started"), None)
+    b = TraceBuilder(str(crew_id or name), FORMAT, metadata={"crew_event_count": len(events)})
+    issues: list[ImportIssue] = []
+    ordered, reordered = _in_order(events)
+    if reordered:
+        issues.append(ImportIssue(FORMAT, root, "events read in emission_sequence order (the "
+                                  "file lists them in another order)", b.conversation_id))
+    timeline = _Timeline(b, roles, thoughts, issues)
+    for i, ev in ordered:
+        timeline.event(f"{root}[{i}]", ev)
+    timeline.report()
+    if isinstance(data, dict) and isinstance(data.get("final_output"), str):
+        b.metadata["final_output"] = data["final_output"]
+    return ImportResult([b.build()], issues)
+
+
+def _read_events(r: Reader, data: Any) -> tuple[list[Any], str, list[str]]:
+    """The events of an export, each checked to be an object with a string ``type``; where
+    they are (``"events"``, or ``""`` for a list); and the roles of the agents they start, in
+    order. Raises when no event is a CrewAI agent, task or tool event."""
     if isinstance(data, dict):
         events = r.arr(r.key(data, "events", ""), "events")
         root = "events"
     else:
         events = r.arr(data, "")
         root = ""
-    issues: list[ImportIssue] = []
     roles: list[str] = []
     for i, ev in enumerate(events):
         ev = r.obj(ev, f"{root}[{i}]")
@@ -165,114 +186,137 @@ def import_crewai(data: Any, *, name: str = "crew", **options: Any) -> ImportRes
     if not any(ev.get("type") in _HANDLED for ev in events):
         raise r.fail(root, "no CrewAI agent, task or tool events (types like "
                            "'agent_execution_started', 'tool_usage_started')")
+    return events, root, roles
 
-    thoughts = _tool_thoughts(events)
-    crew_id = next((ev.get("source_fingerprint") or ev.get("event_id") for ev in events
-                    if ev.get("type") == "crew_kickoff_started"), None)
-    b = TraceBuilder(str(crew_id or name), FORMAT, metadata={"crew_event_count": len(events)})
-    ordered, reordered = _in_order(events)
-    if reordered:
-        issues.append(ImportIssue(FORMAT, root, "events read in emission_sequence order (the "
-                                  "file lists them in another order)", b.conversation_id))
-    by_start: dict[str, dict[str, Any]] = {}  # tool_usage_started event id → its call
-    open_calls: list[tuple[str, dict[str, Any]]] = []  # (agent, call) still without output
-    unmapped: Counter[str] = Counter()
-    got_task = False
 
-    def thought_for(role: str, tool: str) -> str:
+class _Timeline:
+    """The events, in order, mapped onto one trace: the tool calls still without output, the
+    calls by the id of their ``tool_usage_started`` event, the thoughts not yet used and the
+    event types not mapped."""
+
+    def __init__(self, b: TraceBuilder, roles: list[str],
+                 thoughts: dict[str, list[tuple[str, str]]], issues: list[ImportIssue]) -> None:
+        self.b = b
+        self.roles = roles  # agents started, to spell a coworker as its agent is spelled
+        self.thoughts = thoughts  # per agent, (tool slug, thought) of each logged step
+        self.issues = issues
+        self.by_start: dict[str, dict[str, Any]] = {}  # tool_usage_started event id → its call
+        self.open_calls: list[tuple[str, dict[str, Any]]] = []  # (agent, call) with no output
+        self.unmapped: Counter[str] = Counter()
+        self.got_task = False
+
+    def _issue(self, where: str, message: str) -> None:
+        """Report an issue of this trace at ``where``."""
+        self.issues.append(ImportIssue(FORMAT, where, message, self.b.conversation_id))
+
+    def event(self, where: str, ev: dict[str, Any]) -> None:
+        """One event (at ``where`` in the file) → what its type makes of it."""
+        t = ev["type"]
+        role = _role(ev)
+        if t == "task_started":
+            self._task_started(ev)
+        elif t == "tool_usage_started":
+            self._tool_started(where, ev, role)
+        elif t in ("tool_usage_finished", "tool_usage_error"):
+            self._tool_finished(where, ev, role)
+        elif t == "agent_execution_completed":
+            if not role:
+                self._issue(where, "agent_execution_completed names no agent; skipped")
+                return
+            out = ev.get("output")
+            self.b.turn(role, out if isinstance(out, str) else json.dumps(out))
+        elif t in ("agent_execution_started",):
+            pass
+        elif t not in _IGNORED:
+            self.unmapped[t] += 1
+
+    def _task_started(self, ev: dict[str, Any]) -> None:
+        """The first task's description → the user message."""
+        task = (cast("dict[str, Any]", ev.get("task")) if isinstance(ev.get("task"), dict)
+                else {})
+        desc = ev.get("task_name") or task.get("description")
+        if not self.got_task and isinstance(desc, str):
+            self.b.user(desc)
+            self.got_task = True
+            self.b.metadata["user_message_from"] = "task description"
+
+    def _tool_started(self, where: str, ev: dict[str, Any], role: str | None) -> None:
+        """``tool_usage_started`` → a turn of the agent holding the call (and the handoff of a
+        delegation), registered by the event's id."""
+        tool = str(ev.get("tool_name") or "")
+        if not role or not tool:
+            self._issue(where, "tool_usage_started names no agent or tool; skipped")
+            return
+        call = self._call_turn(role, tool, ev.get("tool_args"), where)
+        if isinstance(ev.get("event_id"), str):
+            self.by_start[ev["event_id"]] = call
+
+    def _tool_finished(self, where: str, ev: dict[str, Any], role: str | None) -> None:
+        """``tool_usage_finished`` / ``tool_usage_error`` → the output (and error flag) of its
+        call: the call of its started event, else the agent's oldest open call of that tool,
+        else a call placed here (reported)."""
+        t = ev["type"]
+        tool = str(ev.get("tool_name") or "")
+        started = ev.get("started_event_id")
+        call = self.by_start.get(started) if isinstance(started, str) else None
+        if call is None:  # no started id: the agent's oldest call of this tool still open
+            call = next((c for r, c in self.open_calls if r == role and "output" not in c
+                         and slug(c["name"]) == slug(tool)), None)
+        if call is None:
+            if not role or not tool:
+                self._issue(where, f"{t} names no agent or tool; skipped")
+                return
+            call = self._call_turn(role, tool, ev.get("tool_args"), where)
+            self._issue(where, f"{t} of {tool!r} without its tool_usage_started: the call is "
+                        "placed here")
+        self.open_calls[:] = [(r, c) for r, c in self.open_calls if c is not call]
+        error = ev.get("error") if t == "tool_usage_error" else ev.get("failure")
+        output = ev.get("output")
+        if output is not None:
+            call["output"] = parse_jsonish(output)
+        elif error not in (None, ""):
+            call["output"] = error if isinstance(error, str) else json.dumps(error)
+        if error not in (None, "", False):
+            call["is_error"] = True
+
+    def _thought_for(self, role: str, tool: str) -> str:
         """The logged thought of ``role``'s next step with ``tool`` (consumed), else ''."""
-        queue = thoughts.get(role, [])
+        queue = self.thoughts.get(role, [])
         for k, (t_slug, text) in enumerate(queue):
             if t_slug == slug(tool):
                 del queue[k]
                 return text
         return ""
 
-    def call_turn(role: str, tool: str, args: Any, where: str) -> dict[str, Any]:
+    def _call_turn(self, role: str, tool: str, args: Any, where: str) -> dict[str, Any]:
         """A turn of ``role`` holding one call of ``tool``; a delegation's handoff after it."""
         call = tool_call(tool, args)
-        b.turn(role, thought_for(role, tool), [call])
-        open_calls.append((role, call))
+        self.b.turn(role, self._thought_for(role, tool), [call])
+        self.open_calls.append((role, call))
         if slug(tool) in _DELEGATE:
-            parsed = call["arguments"]
-            if not isinstance(parsed, dict):
-                issues.append(ImportIssue(FORMAT, f"{where}.tool_args", "delegation "
-                                          "arguments are not a JSON object; the call is kept, "
-                                          "no handoff made", b.conversation_id))
-                return call
-            coworker, ctx = _ctx(parsed, tool)
-            if not coworker:
-                issues.append(ImportIssue(FORMAT, where, "delegation names no coworker; the "
-                                          "call is kept, no handoff made", b.conversation_id))
-                return call
-            to = next((x for x in roles if x.lower() == coworker.lower()), coworker)
-            b.handoff(role, to, ctx, mode="delegate")
+            self._delegation(role, tool, call, where)
         return call
 
-    for i, ev in ordered:
-        where = f"{root}[{i}]"
-        t = ev["type"]
-        role = _role(ev)
-        if t == "task_started":
-            task = (cast("dict[str, Any]", ev.get("task")) if isinstance(ev.get("task"), dict)
-                    else {})
-            desc = ev.get("task_name") or task.get("description")
-            if not got_task and isinstance(desc, str):
-                b.user(desc)
-                got_task = True
-                b.metadata["user_message_from"] = "task description"
-        elif t == "tool_usage_started":
-            tool = str(ev.get("tool_name") or "")
-            if not role or not tool:
-                issues.append(ImportIssue(FORMAT, where, "tool_usage_started names no agent "
-                                          "or tool; skipped", b.conversation_id))
-                continue
-            call: dict[str, Any] | None  # None: no started call found (below)
-            call = call_turn(role, tool, ev.get("tool_args"), where)
-            if isinstance(ev.get("event_id"), str):
-                by_start[ev["event_id"]] = call
-        elif t in ("tool_usage_finished", "tool_usage_error"):
-            tool = str(ev.get("tool_name") or "")
-            started = ev.get("started_event_id")
-            call = by_start.get(started) if isinstance(started, str) else None
-            if call is None:  # no started id: the agent's oldest call of this tool still open
-                call = next((c for r, c in open_calls if r == role and "output" not in c
-                             and slug(c["name"]) == slug(tool)), None)
-            if call is None:
-                if not role or not tool:
-                    issues.append(ImportIssue(FORMAT, where, f"{t} names no agent or tool; "
-                                              "skipped", b.conversation_id))
-                    continue
-                call = call_turn(role, tool, ev.get("tool_args"), where)
-                issues.append(ImportIssue(FORMAT, where, f"{t} of {tool!r} without its "
-                                          "tool_usage_started: the call is placed here",
-                                          b.conversation_id))
-            open_calls[:] = [(r, c) for r, c in open_calls if c is not call]
-            error = ev.get("error") if t == "tool_usage_error" else ev.get("failure")
-            output = ev.get("output")
-            if output is not None:
-                call["output"] = parse_jsonish(output)
-            elif error not in (None, ""):
-                call["output"] = error if isinstance(error, str) else json.dumps(error)
-            if error not in (None, "", False):
-                call["is_error"] = True
-        elif t == "agent_execution_completed":
-            if not role:
-                issues.append(ImportIssue(FORMAT, where, "agent_execution_completed names no "
-                                          "agent; skipped", b.conversation_id))
-                continue
-            out = ev.get("output")
-            b.turn(role, out if isinstance(out, str) else json.dumps(out))
-        elif t in ("agent_execution_started",):
-            pass
-        elif t not in _IGNORED:
-            unmapped[t] += 1
-    if unmapped:
-        issues.append(ImportIssue(FORMAT, "", "event types not mapped: " + ", ".join(
-            f"{k} ×{v}" for k, v in unmapped.most_common()), b.conversation_id))
-    issues.append(ImportIssue(FORMAT, "", "agent thoughts (agent_logs_execution) are imported "
-                              "only as the text of the turn making a tool call or delegation; "
-                              "other turns are final answers", b.conversation_id))
-    if isinstance(data, dict) and isinstance(data.get("final_output"), str):
-        b.metadata["final_output"] = data["final_output"]
-    return ImportResult([b.build()], issues)
+    def _delegation(self, role: str, tool: str, call: dict[str, Any], where: str) -> None:
+        """The handoff a delegation tool call makes to its coworker (reported when the call
+        names none, or its arguments are not an object)."""
+        parsed = call["arguments"]
+        if not isinstance(parsed, dict):
+            self._issue(f"{where}.tool_args", "delegation arguments are not a JSON object; the "
+                        "call is kept, no handoff made")
+            return
+        coworker, ctx = _ctx(parsed, tool)
+        if not coworker:
+            self._issue(where, "delegation names no coworker; the call is kept, no handoff made")
+            return
+        to = next((x for x in self.roles if x.lower() == coworker.lower()), coworker)
+        self.b.handoff(role, to, ctx, mode="delegate")
+
+    def report(self) -> None:
+        """The import issues of the whole timeline: the event types not mapped, and what
+        becomes of the agents' thoughts."""
+        if self.unmapped:
+            self._issue("", "event types not mapped: " + ", ".join(
+                f"{k} ×{v}" for k, v in self.unmapped.most_common()))
+        self._issue("", "agent thoughts (agent_logs_execution) are imported only as the text of "
+                    "the turn making a tool call or delegation; other turns are final answers")

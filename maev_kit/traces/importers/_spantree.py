@@ -22,6 +22,7 @@ input histories, by call id (dialects with ``input_results``).
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from maev_kit.traces._model import AgentTurn, MultiAgentTrace
@@ -102,33 +103,74 @@ def import_flat_span(data: dict[str, Any], dialect: Any, name: str) -> ImportRes
     return ImportResult(*_flat_trace(spans[0], dialect, name, issues))
 
 
+#: The span kinds the walk maps; a group with none of them holds no conversation.
+_MAPPED_KINDS = ("agent", "llm", "tool", "handoff")
+
+
 def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
                 issues: list[ImportIssue], metadata: dict[str, Any]) -> MultiAgentTrace | None:
+    """One trace group's spans, in start order → a trace; its issues are appended to
+    ``issues``. None (and an issue) when no span carries agent, LLM or tool data."""
     fmt = dialect.format
     kinds = {id(s): dialect.kind(s) for s in group}
-    if not any(k in ("agent", "llm", "tool", "handoff") for k in kinds.values()):
+    if not any(k in _MAPPED_KINDS for k in kinds.values()):
         issues.append(ImportIssue(fmt, group[0].where, f"{len(group)} span(s) of trace "
                                   f"{group[0].trace_id} carry no agent, LLM or tool data; "
                                   "skipped", conv_id))
         return None
+    walk = _SpanWalk(_index_spans(group, dialect, kinds), conv_id, metadata, issues)
+    walk.add_root_users()
+    for s in group:
+        walk.map_span(s)
+    return walk.finish()
 
-    def owner(span: Span) -> str | None:
+
+@dataclass(frozen=True)
+class _SpanIndex:
+    """A trace group's spans as the walk sees them: each span's kind, the agents they name,
+    and the agents that run inside a tool call (agents as tools)."""
+
+    group: list[Span]
+    dialect: Dialect
+    kinds: dict[int, str | None]  # id(span) → its kind (see Dialect.kind)
+    known: list[str]  # the agent names, in order of first appearance
+    call_of: dict[int, Span]  # id(agent span) → the tool / handoff span it runs inside
+    wrappers: set[int]  # spans between such a call and its agent (the nested run's root)
+
+    def owner(self, span: Span) -> str | None:
+        """The agent ``span`` belongs to: the nearest agent span at or above it, else the
+        agent recorded on the span itself."""
         for s in [span, *span.ancestors()]:
-            name = dialect.agent_name(s)
+            name = self.dialect.agent_name(s)
             if name:
                 return name
-        return dialect.own_agent(span)
+        return self.dialect.own_agent(span)
 
+    def agent_of(self, span: Span) -> Span | None:
+        """The nearest agent span at or above ``span``."""
+        return next((a for a in [span, *span.ancestors()]
+                     if self.kinds.get(id(a)) == "agent"), None)
+
+    def nested(self, span: Span) -> bool:
+        """Whether ``span`` belongs to an agent running inside a tool call."""
+        a = self.agent_of(span)
+        return a is not None and id(a) in self.call_of
+
+
+def _index_spans(group: list[Span], dialect: Dialect,
+                 kinds: dict[int, str | None]) -> _SpanIndex:
+    """Collect the agent names of a group's spans and find the agents run inside a call.
+
+    Agents as tools: an agent span whose nearest enclosing call is a tool (or handoff) span
+    runs *inside* that call — the caller delegates and gets the result back.
+    """
     known: list[str] = []
     for s in group:
         for n in (dialect.agent_name(s), dialect.own_agent(s)):
             if n and n not in known:
                 known.append(n)
-
-    # agents as tools: an agent span whose nearest enclosing call is a tool (or handoff) span
-    # runs *inside* that call — the caller delegates and gets the result back
-    call_of: dict[int, Span] = {}  # id(agent span) → the tool / handoff span it runs inside
-    wrappers: set[int] = set()  # spans between such a call and its agent (the nested run's root)
+    call_of: dict[int, Span] = {}
+    wrappers: set[int] = set()
     for s in group:
         if kinds[id(s)] != "agent":
             continue
@@ -142,60 +184,166 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
             if k in ("agent", "llm"):
                 break
             between.append(id(a))
+    return _SpanIndex(group, dialect, kinds, known, call_of, wrappers)
 
-    def agent_of(span: Span) -> Span | None:
-        """The nearest agent span at or above ``span``."""
-        return next((a for a in [span, *span.ancestors()] if kinds.get(id(a)) == "agent"), None)
 
-    def nested(span: Span) -> bool:
-        """Whether ``span`` belongs to an agent running inside a tool call."""
-        a = agent_of(span)
-        return a is not None and id(a) in call_of
+class _SpanWalk:
+    """The walk over a group's spans in start order, building its trace: what the walk has
+    met so far (each agent's last turn, the calls matched, the delegations made) and what its
+    import issues count."""
 
-    b = TraceBuilder(conv_id, fmt, metadata=dict(metadata))
-    delegated: set[int] = set()  # ids of tool spans already turned into a delegation
-    delegations: Counter[tuple[str, str, str]] = Counter()
-    first_delegation_where = ""
+    def __init__(self, idx: _SpanIndex, conv_id: str, metadata: dict[str, Any],
+                 issues: list[ImportIssue]) -> None:
+        self.idx = idx
+        self.dialect = idx.dialect
+        self.fmt = idx.dialect.format
+        self.conv_id = conv_id
+        self.issues = issues
+        self.b = TraceBuilder(conv_id, self.fmt, metadata=dict(metadata))
+        self.last_turn: dict[str, AgentTurn] = {}  # agent → its latest turn
+        self.seen_users: Counter[str] = Counter()  # user messages added, by text
+        self.consumed: set[int] = set()  # ids of tool spans read into an agent span's turn
+        self.structural: set[int] = set()  # ids of turns with no text: known by their calls
+        self.used_calls: set[int] = set()  # ids of transfer calls already matched to a handoff
+        self.delegated: set[int] = set()  # ids of tool spans already turned into a delegation
+        self.delegations: Counter[tuple[str, str, str]] = Counter()  # (from, to, tool) → runs
+        self.first_delegation_where = ""
+        self.unmapped: Counter[str] = Counter()  # names of spans with no agent meaning
+        self.text_missing = 0  # turns whose source carries no text
+        self.anonymous = False  # whether an LLM span had no enclosing agent
 
-    def delegate(agent_span: Span, to: str) -> None:
+    def add_users(self, users: list[str]) -> None:
+        """Add the user messages of one input not added yet (each input repeats the history;
+        a text repeated within one input counts as often as it occurs)."""
+        here: Counter[str] = Counter()
+        for u in users:
+            here[u] += 1
+            if here[u] > self.seen_users[u]:
+                self.seen_users[u] += 1
+                self.b.user(u)
+
+    def add_root_users(self) -> None:
+        """When no LLM span of the group's own agents records the user's input: the user
+        messages recorded on the root spans."""
+        idx = self.idx
+        has_llm = any(idx.kinds[id(s)] == "llm" and not idx.nested(s) for s in idx.group)
+        if not has_llm:
+            for s in idx.group:
+                if s.parent is None:
+                    self.add_users(self.dialect.root_users(s))
+
+    def map_span(self, s: Span) -> None:
+        """One span → what its kind makes of it; any other span is counted as unmapped, unless
+        it is a root with children or the root of a nested run (structure)."""
+        k = self.idx.kinds[id(s)]
+        if id(s) in self.consumed:
+            return
+        if k == "llm":
+            self._llm_turn(s)
+        elif k == "agent":
+            self._agent_turn(s)
+        elif k == "handoff":
+            self._handoff(s)
+        elif k == "tool":
+            self._tool_span(s)
+        elif not (s.parent is None and s.children) and id(s) not in self.idx.wrappers:
+            self.unmapped[s.name] += 1
+
+    def _llm_turn(self, s: Span) -> None:
+        """An LLM call → the new user messages of its input, then a turn of its agent."""
+        users, text, calls = self.dialect.llm_io(s)
+        if not self.idx.nested(s):  # a nested agent's "user" input is its caller's tool argument
+            self.add_users(users)
+        ag = self.idx.owner(s)
+        if ag is None:
+            ag, self.anonymous = "assistant", True
+        if text is None and not calls:
+            self.text_missing += 1
+        self.last_turn[ag] = self.b.turn(ag, text or "", calls)
+        if text is None and not calls:
+            self.structural.add(id(self.last_turn[ag]))
+
+    def _agent_turn(self, s: Span) -> None:
+        """An agent span → a delegation when it runs inside a tool call; then, unless LLM spans
+        below make its turns, a turn with its output and the tool calls below it."""
+        idx = self.idx
+        ag = self.dialect.agent_name(s) or idx.owner(s)
+        if id(s) in idx.call_of and ag:
+            self._delegate(s, ag)
+        descendants = s.descendants()
+        # LLM spans of an agent called as a tool below are that agent's, not this one's
+        if any(idx.kinds[id(d)] == "llm" and (idx.agent_of(d) is s or not idx.nested(d))
+               for d in descendants):
+            self.dialect.extra(s, self.b, ag, self.issues)
+            return
+        tools = self._calls_below(descendants, ag)
+        text = self.dialect.agent_output(s)
+        self.dialect.extra(s, self.b, ag, self.issues)
+        if ag is None:
+            return
+        if text is None and not tools:
+            self.issues.append(ImportIssue(self.fmt, s.where, f"agent span of {ag!r} records "
+                                           "no output and no tool call; no turn made",
+                                           self.conv_id))
+            return
+        if text is None:
+            self.text_missing += 1
+        self.last_turn[ag] = self.b.turn(ag, text or "", tools)
+
+    def _calls_below(self, descendants: list[Span], ag: str | None) -> list[dict[str, Any]]:
+        """The tool calls of agent ``ag``'s tool and handoff spans among ``descendants``; its
+        tool spans are then consumed (the walk passes over them)."""
+        idx = self.idx
+        tools = []
+        for d in descendants:
+            if idx.kinds[id(d)] == "tool" and idx.owner(d) == ag:
+                tools.append(self.dialect.tool_info(d))
+                self.consumed.add(id(d))
+            elif idx.kinds[id(d)] == "handoff" and idx.owner(d) == ag:
+                tools.append(self.dialect.tool_info(d))  # the handoff tool call itself
+        return tools
+
+    def _delegate(self, agent_span: Span, to: str) -> None:
         """The first agent run inside a tool call → ``Handoff(caller, to, mode="delegate")``.
 
         Later agents inside the same call are reached by the nested run's own handoffs; a
         handoff span around the agent is already the handoff.
         """
-        nonlocal first_delegation_where
-        call = call_of[id(agent_span)]
-        if kinds[id(call)] != "tool" or id(call) in delegated:
+        call = self.idx.call_of[id(agent_span)]
+        if self.idx.kinds[id(call)] != "tool" or id(call) in self.delegated:
             return
-        delegated.add(id(call))
-        frm = owner(call) or "assistant"
-        info = dialect.tool_info(call)
+        self.delegated.add(id(call))
+        frm = self.idx.owner(call) or "assistant"
+        info = self.dialect.tool_info(call)
         args = info.get("arguments")
         ctx = dict(args) if isinstance(args, dict) else (
             {} if args in (None, "", [], {}) else {"input": args})
-        b.handoff(frm, to, ctx, mode="delegate")
-        delegations[(frm, to, info.get("name") or call.name)] += 1
-        first_delegation_where = first_delegation_where or call.where
+        self.b.handoff(frm, to, ctx, mode="delegate")
+        self.delegations[(frm, to, info.get("name") or call.name)] += 1
+        self.first_delegation_where = self.first_delegation_where or call.where
 
-    seen_users: Counter[str] = Counter()
-    last_turn: dict[str, AgentTurn] = {}
-    consumed: set[int] = set()
-    structural: set[int] = set()
-    unmapped: Counter[str] = Counter()
-    text_missing = 0
-    anonymous = False
+    def _handoff(self, s: Span) -> None:
+        """A handoff span → a handoff to its target, after the tool call that made it; its
+        context from the span, else that call's arguments, else a later LLM call's input."""
+        frm, to, ctx, mode = self.dialect.handoff_info(s)
+        frm, to = str_or_none(frm) or self.idx.owner(s) or "assistant", str_or_none(to)
+        if not to:
+            self.issues.append(ImportIssue(self.fmt, s.where, "handoff span names no target "
+                                           "agent; skipped", self.conv_id))
+            return
+        to = resolve_agent(to, self.idx.known)
+        call = self._handoff_tool_call(s, frm, to)
+        if not ctx and call is not None and isinstance(call.get("arguments"), dict):
+            ctx = dict(call["arguments"])
+        if not ctx and hasattr(self.dialect, "input_calls"):
+            ctx = _from_inputs(self.idx.group, self.idx.kinds, self.dialect, to, s.start)
+            if ctx:
+                self.issues.append(ImportIssue(self.fmt, s.where, f"context of handoff {frm} → "
+                                               f"{to} read from a later LLM call's input "
+                                               "history", self.conv_id))
+        self.b.handoff(frm, to, ctx, mode=mode)
 
-    def add_users(users: list[str]) -> None:
-        here: Counter[str] = Counter()
-        for u in users:
-            here[u] += 1
-            if here[u] > seen_users[u]:
-                seen_users[u] += 1
-                b.user(u)
-
-    used_calls: set[int] = set()  # ids of transfer calls already matched to a handoff
-
-    def handoff_tool_call(span: Span, frm: str, to: str) -> dict[str, Any] | None:
+    def _handoff_tool_call(self, span: Span, frm: str, to: str) -> dict[str, Any] | None:
         """The tool call that made this handoff, kept in (or restored to) ``frm``'s last turn.
 
         Looked for in ``frm``'s last turn (by call id, else a ``transfer_to_<to>`` call not yet
@@ -203,161 +351,116 @@ def build_trace(group: list[Span], dialect: Dialect, conv_id: str,
         handoff span itself (a transfer tool span) or from a later LLM call's input history,
         and reported. Its output is filled from the span when missing.
         """
+        dialect = self.dialect
         recorded = dialect.handoff_call(span) if hasattr(dialect, "handoff_call") else None
-        t = last_turn.get(frm)
-        call = None
-        for c in (t.tool_calls if t else []):
-            if id(c) in used_calls:
-                continue
-            if recorded is not None and recorded.get("id") and c.get("id") == recorded["id"]:
-                call = c
-                break
-            tgt = transfer_target(c.get("name", ""))
-            if (tgt and slug(tgt) == slug(to)) or (
-                    recorded is not None and c.get("name") == recorded.get("name")):
-                call = c
-                break
+        call = self._call_in_turn(self.last_turn.get(frm), recorded, to)
         source = ""
         if call is None and recorded is not None and recorded.get("name"):
             call, source = dict(recorded), "the handoff's tool span"
         if call is None and hasattr(dialect, "input_calls"):
-            known_ids = {c["id"] for t2 in b.turns for c in t2.tool_calls if c.get("id")}
-            found = _input_call(group, kinds, dialect, to, span.start, known_ids)
+            known_ids = {c["id"] for t in self.b.turns for c in t.tool_calls if c.get("id")}
+            found = _input_call(self.idx.group, self.idx.kinds, dialect, to, span.start,
+                                known_ids)
             if found is not None:
                 call, source = found, "a later LLM call's input history"
         if call is None:
             return None
         if source:
-            if t is None:
-                t = last_turn[frm] = b.turn(frm, "", [])
-                structural.add(id(t))
-            t.tool_calls.append(call)
-            issues.append(ImportIssue(fmt, span.where, f"tool call {call['name']!r} of handoff "
-                                      f"{frm} → {to} missing from {frm}'s turn: restored from "
-                                      f"{source}", conv_id))
+            self._restore_call(span, frm, to, call, source)
         elif recorded is not None:
             for key in ("output", "id"):
                 if key not in call and key in recorded:
                     call[key] = recorded[key]
-        used_calls.add(id(call))
+        self.used_calls.add(id(call))
         return call
 
-    has_llm = any(kinds[id(s)] == "llm" and not nested(s) for s in group)
-    if not has_llm:
-        for s in group:
-            if s.parent is None:
-                add_users(dialect.root_users(s))
+    def _call_in_turn(self, t: AgentTurn | None, recorded: dict[str, Any] | None,
+                      to: str) -> dict[str, Any] | None:
+        """The first call of turn ``t`` not yet matched to a handoff that has the id of the
+        call the handoff span records, or is a ``transfer_to_<to>`` call, or has the recorded
+        call's name; else None."""
+        for c in (t.tool_calls if t else []):
+            if id(c) in self.used_calls:
+                continue
+            if recorded is not None and recorded.get("id") and c.get("id") == recorded["id"]:
+                return c
+            tgt = transfer_target(c.get("name", ""))
+            if (tgt and slug(tgt) == slug(to)) or (
+                    recorded is not None and c.get("name") == recorded.get("name")):
+                return c
+        return None
 
-    for s in group:
-        k = kinds[id(s)]
-        if id(s) in consumed:
-            continue
-        if k == "llm":
-            users, text, calls = dialect.llm_io(s)
-            if not nested(s):  # a nested agent's "user" input is its caller's tool argument
-                add_users(users)
-            ag = owner(s)
-            if ag is None:
-                ag, anonymous = "assistant", True
-            if text is None and not calls:
-                text_missing += 1
-            last_turn[ag] = b.turn(ag, text or "", calls)
-            if text is None and not calls:
-                structural.add(id(last_turn[ag]))
-        elif k == "agent":
-            ag = dialect.agent_name(s) or owner(s)
-            if id(s) in call_of and ag:
-                delegate(s, ag)
-            descendants = s.descendants()
-            # LLM spans of an agent called as a tool below are that agent's, not this one's
-            if any(kinds[id(d)] == "llm" and (agent_of(d) is s or not nested(d))
-                   for d in descendants):
-                dialect.extra(s, b, ag, issues)
-                continue
-            tools = []
-            for d in descendants:
-                if kinds[id(d)] == "tool" and owner(d) == ag:
-                    tools.append(dialect.tool_info(d))
-                    consumed.add(id(d))
-                elif kinds[id(d)] == "handoff" and owner(d) == ag:
-                    tools.append(dialect.tool_info(d))  # the handoff tool call itself
-            text = dialect.agent_output(s)
-            dialect.extra(s, b, ag, issues)
-            if ag is None:
-                continue
-            if text is None and not tools:
-                issues.append(ImportIssue(fmt, s.where, f"agent span of {ag!r} records no "
-                                          "output and no tool call; no turn made", conv_id))
-                continue
-            if text is None:
-                text_missing += 1
-            last_turn[ag] = b.turn(ag, text or "", tools)
-        elif k == "handoff":
-            frm, to, ctx, mode = dialect.handoff_info(s)
-            frm, to = str_or_none(frm) or owner(s) or "assistant", str_or_none(to)
-            if not to:
-                issues.append(ImportIssue(fmt, s.where, "handoff span names no target agent; "
-                                          "skipped", conv_id))
-                continue
-            to = resolve_agent(to, known)
-            call = handoff_tool_call(s, frm, to)
-            if not ctx and call is not None and isinstance(call.get("arguments"), dict):
-                ctx = dict(call["arguments"])
-            if not ctx and hasattr(dialect, "input_calls"):
-                ctx = _from_inputs(group, kinds, dialect, to, s.start)
-                if ctx:
-                    issues.append(ImportIssue(fmt, s.where, f"context of handoff {frm} → {to} "
-                                              "read from a later LLM call's input history",
-                                              conv_id))
-            b.handoff(frm, to, ctx, mode=mode)
-        elif k == "tool":
-            info = dialect.tool_info(s)
-            ag = owner(s) or "assistant"
-            t = last_turn.get(ag)
-            target = None
-            for call in (t.tool_calls if t else []):
-                if (info.get("id") and call.get("id") == info.get("id")) or (
-                        call.get("name") == info["name"] and "output" not in call):
-                    target = call
-                    break
-            if target is not None:
-                if "output" in info:
-                    target["output"] = info["output"]
-            elif t is not None and id(t) in structural:
-                t.tool_calls.append(info)  # a turn known only by its tool calls
-            else:
-                last_turn[ag] = b.turn(ag, "", [info])
-                text_missing += 1
-        elif not (s.parent is None and s.children) and id(s) not in wrappers:
-            unmapped[s.name] += 1
+    def _restore_call(self, span: Span, frm: str, to: str, call: dict[str, Any],
+                      source: str) -> None:
+        """Put a handoff's tool call, found in ``source``, back in ``frm``'s last turn (a new
+        turn with no text when ``frm`` has none), and report it."""
+        t = self.last_turn.get(frm)
+        if t is None:
+            t = self.last_turn[frm] = self.b.turn(frm, "", [])
+            self.structural.add(id(t))
+        t.tool_calls.append(call)
+        self.issues.append(ImportIssue(self.fmt, span.where, f"tool call {call['name']!r} of "
+                                       f"handoff {frm} → {to} missing from {frm}'s turn: "
+                                       f"restored from {source}", self.conv_id))
 
-    if hasattr(dialect, "input_results"):
-        filled = _outputs_from_inputs(group, kinds, dialect, b.turns)
-        if filled:
-            issues.append(ImportIssue(fmt, "", f"{filled} tool output(s) read from later LLM "
-                                      "calls' input history (no tool span records them)",
+    def _tool_span(self, s: Span) -> None:
+        """A tool span → the output of its call in its agent's last turn (matched by id, else
+        the first call of its name with no output); with no such call, the call itself: added
+        to that turn when the turn is known only by its calls, else as a new turn."""
+        info = self.dialect.tool_info(s)
+        ag = self.idx.owner(s) or "assistant"
+        t = self.last_turn.get(ag)
+        target = None
+        for call in (t.tool_calls if t else []):
+            if (info.get("id") and call.get("id") == info.get("id")) or (
+                    call.get("name") == info["name"] and "output" not in call):
+                target = call
+                break
+        if target is not None:
+            if "output" in info:
+                target["output"] = info["output"]
+        elif t is not None and id(t) in self.structural:
+            t.tool_calls.append(info)  # a turn known only by its tool calls
+        else:
+            self.last_turn[ag] = self.b.turn(ag, "", [info])
+            self.text_missing += 1
+
+    def finish(self) -> MultiAgentTrace:
+        """The trace, after its import issues: tool outputs read from input histories, agents
+        run as tools, anonymous LLM spans, turns with no text (also marked in the metadata)
+        and spans not mapped."""
+        fmt, conv_id, issues = self.fmt, self.conv_id, self.issues
+        if hasattr(self.dialect, "input_results"):
+            filled = _outputs_from_inputs(self.idx.group, self.idx.kinds, self.dialect,
+                                          self.b.turns)
+            if filled:
+                issues.append(ImportIssue(fmt, "", f"{filled} tool output(s) read from later "
+                                          "LLM calls' input history (no tool span records "
+                                          "them)", conv_id))
+        if self.delegations:
+            shown = ", ".join(f"{f} → {t} via tool {n!r}" + (f" ×{c}" if c > 1 else "")
+                              for (f, t, n), c in self.delegations.items())
+            issues.append(ImportIssue(fmt, self.first_delegation_where,
+                                      f"{sum(self.delegations.values())} agent run(s) inside a "
+                                      f"tool call (agents as tools) imported as delegate "
+                                      f"handoffs: {shown}; the tool's arguments are their "
+                                      "context_passed, not user messages", conv_id))
+        if self.anonymous:
+            issues.append(ImportIssue(fmt, "", "LLM spans with no enclosing agent were "
+                                      "attributed to agent 'assistant'", conv_id))
+        if self.text_missing:
+            self.b.metadata["text_unavailable"] = True
+            issues.append(ImportIssue(fmt, "", f"{self.text_missing} turn(s) carry no text in "
+                                      "the source; imported with message '' (structure only)",
                                       conv_id))
-    if delegations:
-        shown = ", ".join(f"{f} → {t} via tool {n!r}" + (f" ×{c}" if c > 1 else "")
-                          for (f, t, n), c in delegations.items())
-        issues.append(ImportIssue(fmt, first_delegation_where, f"{sum(delegations.values())} "
-                                  f"agent run(s) inside a tool call (agents as tools) imported "
-                                  f"as delegate handoffs: {shown}; the tool's arguments are "
-                                  "their context_passed, not user messages", conv_id))
-    if anonymous:
-        issues.append(ImportIssue(fmt, "", "LLM spans with no enclosing agent were "
-                                  "attributed to agent 'assistant'", conv_id))
-    if text_missing:
-        b.metadata["text_unavailable"] = True
-        issues.append(ImportIssue(fmt, "", f"{text_missing} turn(s) carry no text in the "
-                                  "source; imported with message '' (structure only)", conv_id))
-    if unmapped:
-        shown = ", ".join((n if len(n) <= 40 else n[:39] + "…") + (f" ×{c}" if c > 1 else "")
-                          for n, c in unmapped.most_common(8))
-        more = "" if len(unmapped) <= 8 else f" and {len(unmapped) - 8} more names"
-        issues.append(ImportIssue(fmt, "", f"{sum(unmapped.values())} span(s) with no agent "
-                                  f"meaning not mapped: {shown}{more}", conv_id))
-    return b.build()
+        if self.unmapped:
+            unmapped = self.unmapped
+            shown = ", ".join((n if len(n) <= 40 else n[:39] + "…")
+                              + (f" ×{c}" if c > 1 else "") for n, c in unmapped.most_common(8))
+            more = "" if len(unmapped) <= 8 else f" and {len(unmapped) - 8} more names"
+            issues.append(ImportIssue(fmt, "", f"{sum(unmapped.values())} span(s) with no "
+                                      f"agent meaning not mapped: {shown}{more}", conv_id))
+        return self.b.build()
 
 
 def _outputs_from_inputs(group: list[Span], kinds: dict[int, str | None], dialect: Any,
