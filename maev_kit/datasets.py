@@ -237,66 +237,25 @@ def validate_path(path: str | os.PathLike[str]) -> tuple[ValidationReport, Label
     return _validate_folder(p, str(path), report)
 
 
-def _validate_folder(p: Path, shown: str, report: ValidationReport):
-    def name(f: str) -> str:
-        return f"{shown.rstrip('/')}/{f}"
-
-    missing = [f for f in REQUIRED_FILES if not (p / f).is_file()]
-    for f in missing:
-        report.errors.append(Problem(name(f), None, "", "missing: a labeled set needs "
-                                     + ", ".join(REQUIRED_FILES) + " (and usually labels.jsonl)"))
-    if missing:
+def _validate_folder(p: Path, shown: str, report: ValidationReport
+                     ) -> tuple[ValidationReport, LabeledSet | None]:
+    """Validate the labeled-set folder ``p`` (named ``shown`` in problems) into ``report``:
+    its files, what each refers to in the others, its labels and the manifest's splits and
+    contracts. Returns the report and, when valid, the loaded set."""
+    check = _FolderCheck(p, shown, report)
+    if not check.required_files():
         return report, None
-    manifest: Manifest | None = None
-    try:
-        raw = json.loads((p / "manifest.json").read_text(encoding="utf-8"))
-        if not isinstance(raw, dict):
-            raise ValueError(f"expected a JSON object, got {_json_type(raw)}")
-        manifest = Manifest.model_validate(raw)
-    except ValidationError as e:
-        report.errors += pydantic_problems(e, name("manifest.json"), None)
-    except UnicodeDecodeError as e:
-        report.errors.append(Problem(name("manifest.json"), None, "",
-                                     f"not UTF-8 text (byte 0x{e.object[e.start]:02x} at "
-                                     f"offset {e.start}); save the file as UTF-8"))
-    except json.JSONDecodeError as e:
-        report.errors.append(Problem(name("manifest.json"), e.lineno, "",
-                                     f"not valid JSON: {e.msg} at column {e.colno}"))
-    except ValueError as e:
-        report.errors.append(Problem(name("manifest.json"), None, "", str(e)))
-    except RecursionError:
-        report.errors.append(Problem(name("manifest.json"), None, "", NESTING_TOO_DEEP))
-
-    traces, errs, warns = validate_trace_file(p / "traces.jsonl", name=name("traces.jsonl"))
+    manifest = check.manifest()
+    traces, errs, warns = validate_trace_file(p / "traces.jsonl", name=check.name("traces.jsonl"))
     report.errors += errs
     report.warnings += warns
     conv = {t.conversation_id: t for t in traces}
 
     exps, errs, exp_lines = read_expectations(p / "expectations.jsonl",
-                                              name=name("expectations.jsonl"))
+                                              name=check.name("expectations.jsonl"))
     report.errors += errs
-    fact_ids: set[str] = set()
-    for exp in exps:
-        line = exp_lines[exp.conversation_id]
-        t = conv.get(exp.conversation_id)
-        if t is None:
-            if not errs:  # a trace error may explain it; don't double-report
-                report.errors.append(Problem(name("expectations.jsonl"), line, "conversation_id",
-                                             f"{exp.conversation_id!r} is not in traces.jsonl"))
-            continue
-        for i, kf in enumerate(exp.key_facts):
-            if not 0 <= kf.handoff_index < len(t.handoffs):
-                report.errors.append(Problem(
-                    name("expectations.jsonl"), line, f"key_facts[{i}] › handoff_index",
-                    f"handoff {kf.handoff_index} does not exist ({exp.conversation_id!r} has "
-                    f"{len(t.handoffs)} handoff(s))"))
-            else:
-                fact_ids.add(item_id(exp.conversation_id, kf.handoff_index, kf.fact_id))
+    fact_ids = check.key_facts(exps, exp_lines, conv, file_errors=bool(errs))
 
-    records: list[LabelRecord] = []
-    counted: list[LabelRecord] = []
-    skipped: list[LabelRecord] = []
-    set_aside: list[Any] = []
     items: list[RetentionItem] | None = None
     if not report.errors:
         try:
@@ -304,65 +263,166 @@ def _validate_folder(p: Path, shown: str, report: ValidationReport):
             fact_ids = {it.item_id for it in items}
         except InputError:  # reported above; keep the ids of the facts as listed
             items = None
+    labels = _SortedLabels()
     if (p / "labels.jsonl").is_file():
+        labels = check.labels(manifest, conv, exps, fact_ids)
+    if manifest:
+        check.manifest_references(manifest, conv)
+    report.counts = {"traces": len(traces), "expectations": len(exps),
+                     "retention items": len(fact_ids), "labels": len(labels.records)}
+    if labels.set_aside:
+        report.counts["labels set aside"] = len(labels.set_aside)
+    if not report.ok or manifest is None:
+        return report, None
+    ls = LabeledSet(p, manifest, traces, {e.conversation_id: e for e in exps}, labels.counted,
+                    labels.set_aside, labels.skipped)
+    if items is not None:
+        ls.__dict__["items"] = items  # built once, for the check above
+    return report, ls
+
+
+@dataclass
+class _SortedLabels:
+    """The label lines of a folder: every one read (``records``), and where each went —
+    counted, skipped (its latest label is ``skip``) or set aside (on no item of the set)."""
+
+    records: list[LabelRecord] = field(default_factory=list)
+    counted: list[LabelRecord] = field(default_factory=list)
+    skipped: list[LabelRecord] = field(default_factory=list)
+    set_aside: list[Any] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _FolderCheck:
+    """The checks of one labeled-set folder ``path``, shown as ``shown`` in the problems they
+    add to ``report``."""
+
+    path: Path
+    shown: str
+    report: ValidationReport
+
+    def name(self, f: str) -> str:
+        """How the folder's file ``f`` is named in problems."""
+        return f"{self.shown.rstrip('/')}/{f}"
+
+    def required_files(self) -> bool:
+        """True when the folder has every file a labeled set needs; else an error per
+        missing file."""
+        missing = [f for f in REQUIRED_FILES if not (self.path / f).is_file()]
+        for f in missing:
+            self.report.errors.append(Problem(
+                self.name(f), None, "", "missing: a labeled set needs "
+                + ", ".join(REQUIRED_FILES) + " (and usually labels.jsonl)"))
+        return not missing
+
+    def manifest(self) -> Manifest | None:
+        """The parsed ``manifest.json``, or None after an error saying why it cannot be read."""
+        name = self.name("manifest.json")
+        errors = self.report.errors
+        try:
+            raw = json.loads((self.path / "manifest.json").read_text(encoding="utf-8"))
+            if not isinstance(raw, dict):
+                raise ValueError(f"expected a JSON object, got {_json_type(raw)}")
+            return Manifest.model_validate(raw)
+        except ValidationError as e:
+            errors += pydantic_problems(e, name, None)
+        except UnicodeDecodeError as e:
+            errors.append(Problem(name, None, "",
+                                  f"not UTF-8 text (byte 0x{e.object[e.start]:02x} at "
+                                  f"offset {e.start}); save the file as UTF-8"))
+        except json.JSONDecodeError as e:
+            errors.append(Problem(name, e.lineno, "",
+                                  f"not valid JSON: {e.msg} at column {e.colno}"))
+        except ValueError as e:
+            errors.append(Problem(name, None, "", str(e)))
+        except RecursionError:
+            errors.append(Problem(name, None, "", NESTING_TOO_DEEP))
+        return None
+
+    def key_facts(self, exps: list[ConversationExpectations], exp_lines: dict[str, int],
+                  conv: dict[str, MultiAgentTrace], *, file_errors: bool) -> set[str]:
+        """Check that each conversation of the expectations is a trace and each key fact sits
+        on one of its handoffs (an unknown conversation is not reported when the
+        expectations file has errors, which may explain it); the item ids of the facts that
+        do."""
+        name = self.name("expectations.jsonl")
+        fact_ids: set[str] = set()
+        for exp in exps:
+            line = exp_lines[exp.conversation_id]
+            t = conv.get(exp.conversation_id)
+            if t is None:
+                if not file_errors:  # a trace error may explain it; don't double-report
+                    self.report.errors.append(Problem(
+                        name, line, "conversation_id",
+                        f"{exp.conversation_id!r} is not in traces.jsonl"))
+                continue
+            for i, kf in enumerate(exp.key_facts):
+                if not 0 <= kf.handoff_index < len(t.handoffs):
+                    self.report.errors.append(Problem(
+                        name, line, f"key_facts[{i}] › handoff_index",
+                        f"handoff {kf.handoff_index} does not exist ({exp.conversation_id!r} "
+                        f"has {len(t.handoffs)} handoff(s))"))
+                else:
+                    fact_ids.add(item_id(exp.conversation_id, kf.handoff_index, kf.fact_id))
+        return fact_ids
+
+    def labels(self, manifest: Manifest | None, conv: dict[str, MultiAgentTrace],
+               exps: list[ConversationExpectations], fact_ids: set[str]) -> _SortedLabels:
+        """Read ``labels.jsonl``: an error per label the manifest does not list, a warning per
+        line on no item of ``fact_ids`` (set aside, with the reason), and the lines sorted."""
         from maev_kit.labels._attach import SetAsideLabel, review_rejections, set_aside_reason
 
-        lf = read_label_file(p / "labels.jsonl", name=name("labels.jsonl"))
-        report.errors += lf.problems
+        name = self.name("labels.jsonl")
+        lf = read_label_file(self.path / "labels.jsonl", name=name)
+        self.report.errors += lf.problems
         if lf.torn_last_line:
-            report.warnings.append(lf.torn_last_line)
-        records = lf.records
+            self.report.warnings.append(lf.torn_last_line)
+        out = _SortedLabels(lf.records)
         allowed = set(manifest.labels) | {"skip"} if manifest else None
-        rejected = review_rejections(p)
+        rejected = review_rejections(self.path)
         exp_by_conv = {e.conversation_id: e for e in exps}
         reasons: dict[str, str] = {}
-        latest = latest_labels(records, include_skip=True)
-        for idx, r in enumerate(records):
+        latest = latest_labels(out.records, include_skip=True)
+        for idx, r in enumerate(out.records):
             line = lf.lines[idx]
             if allowed is not None and r.label not in allowed:
-                report.errors.append(Problem(name("labels.jsonl"), line, "label",
-                                             f"{r.label!r} is not in the manifest's labels"))
+                self.report.errors.append(Problem(
+                    name, line, "label", f"{r.label!r} is not in the manifest's labels"))
             if r.item_id not in fact_ids:
                 if r.item_id not in reasons:
                     reasons[r.item_id] = set_aside_reason(
                         r.item_id, traces=conv, expectations=exp_by_conv, item_ids=fact_ids,
                         rejected=rejected)
-                set_aside.append(SetAsideLabel(r, line, reasons[r.item_id]))
-                report.warnings.append(Problem(
-                    name("labels.jsonl"), line, "item_id",
+                out.set_aside.append(SetAsideLabel(r, line, reasons[r.item_id]))
+                self.report.warnings.append(Problem(
+                    name, line, "item_id",
                     f"{r.item_id!r} points at no key fact ({reasons[r.item_id]}): this label "
                     "is set aside, not counted, kept in the file; `maev labels` lists it and "
                     "`maev labels reattach` moves it to another item", severity="warning"))
             elif latest[(r.item_id, r.annotator)].label == "skip":
-                skipped.append(r)
+                out.skipped.append(r)
             else:
-                counted.append(r)
-    if manifest:
+                out.counted.append(r)
+        return out
+
+    def manifest_references(self, manifest: Manifest, conv: dict[str, MultiAgentTrace]
+                            ) -> None:
+        """Check the manifest's splits name traces of the set (only while there is no other
+        error) and its contracts parse."""
         for split, ids in manifest.splits.items():
             for cid in ids:
-                if cid not in conv and not report.errors:
-                    report.errors.append(Problem(name("manifest.json"), None,
-                                                 f"splits › {split}",
-                                                 f"{cid!r} is not in traces.jsonl"))
+                if cid not in conv and not self.report.errors:
+                    self.report.errors.append(Problem(self.name("manifest.json"), None,
+                                                      f"splits › {split}",
+                                                      f"{cid!r} is not in traces.jsonl"))
         if manifest.contracts:
             from maev_kit.metrics import parse_contracts
             from maev_kit.metrics._contracts import ContractValidationError
 
             try:
-                parse_contracts(manifest.contracts, source=name("manifest.json"))
+                parse_contracts(manifest.contracts, source=self.name("manifest.json"))
             except ContractValidationError as e:
-                report.errors += e.problems
-    report.counts = {"traces": len(traces), "expectations": len(exps),
-                     "retention items": len(fact_ids), "labels": len(records)}
-    if set_aside:
-        report.counts["labels set aside"] = len(set_aside)
-    if not report.ok or manifest is None:
-        return report, None
-    ls = LabeledSet(p, manifest, traces, {e.conversation_id: e for e in exps}, counted,
-                    set_aside, skipped)
-    if items is not None:
-        ls.__dict__["items"] = items  # built once, for the check above
-    return report, ls
+                self.report.errors += e.problems
 
 
 def load_labeled_set(path: str | os.PathLike[str]) -> LabeledSet:

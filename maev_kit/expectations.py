@@ -182,73 +182,16 @@ def route_expectation_lines(path: str | os.PathLike[str], where: Mapping[str, in
     :func:`~maev_kit._jsonl.iter_raw_lines` reads lines (~5 µs a line), and so does the rest
     of the file from a binary line or a line too long to hold.
     """
-    import numpy as np
-
     name = name or display_name(path)
-    parts: list[Any] = []  # (destination, offset, length, line) arrays
-    rest: list[JsonLine] = []
-    problems: list[Problem] = []
-    one = array("q")  # the same, flat, of the lines routed one by one
-
-    def route_one(jl: JsonLine) -> None:
-        raw = jl.raw
-        assert raw is not None
-        found = _ID.findall(raw)
-        if len(found) == 1 and b"\\u" not in raw:  # a \u escape can spell the key too
-            cid: Any = found[0].decode("utf-8", "replace")
-        else:
-            value = parse_json_line(jl, name).value
-            cid = value.get("conversation_id") if value is not None else None
-        dest = where.get(cid) if isinstance(cid, str) else None
-        if dest is None:
-            rest.append(jl)
-            return
-        one.extend((dest, jl.offset, len(raw), jl.line))
-
+    router = _LineRouter(where, name)
     with open(path, "rb") as f:
         offset = lines = 0  # where the next block starts; the lines before it
         while block := f.read(_ROUTE_BLOCK):
             if not block.endswith(b"\n"):
                 block += f.readline(max_line_bytes + 1)
-            ends = np.flatnonzero(np.frombuffer(block, np.uint8) == 10) + 1
-            if not block.endswith(b"\n"):  # the last line of the file, unterminated
-                ends = np.append(ends, len(block))
-            n = len(ends)
-            starts = np.concatenate(([0], ends[:-1]))
-            lengths = ends - starts
-            # the longest line without its newline (or one byte more: then line by line)
-            longest = int(lengths.max()) - block.endswith(b"\n")
-            if b"\x00" in block or longest > max_line_bytes:
+            n = router.route_block(block, offset, lines, max_line_bytes)
+            if n is None:
                 break  # a binary file, or a line too long: line by line from here
-            escapes = block.count(b"\\u")
-            ids = _LINE_ID.findall(block) if escapes <= n // 4 else []
-            if len(ids) == n and block.count(b'"conversation_id"') == n:
-                # each line holds the key once: its id is the match, unless the line has a
-                # \u escape (which may spell another key): those few lines one by one
-                cids = b"\n".join(ids).decode("utf-8", "replace").split("\n")
-                dest = np.fromiter(map(where.get, cids, itertools.repeat(-1)), np.int64, n)
-                line = np.arange(lines + 1, lines + n + 1, dtype=np.int64)
-                escaped = np.zeros(n, dtype=bool)
-                if escapes:
-                    at = [m.start() for m in re.finditer(rb"\\u", block)]
-                    escaped[np.searchsorted(ends, at, side="right")] = True
-                odd = np.flatnonzero(escaped | (dest < 0))
-                for esc, i, a, b in zip(escaped[odd].tolist(), odd.tolist(),
-                                        starts[odd].tolist(), ends[odd].tolist()):
-                    jl = JsonLine(lines + i + 1, None, block[a:b], None, offset + a)
-                    if esc:
-                        route_one(jl)
-                    else:
-                        rest.append(jl)
-                keep = ~escaped & (dest >= 0)
-                parts.append([dest[keep], starts[keep] + offset, lengths[keep], line[keep]])
-            else:  # blank lines, a line with no key or two, many escapes: line by line
-                begin = 0
-                for i, end in enumerate(ends.tolist()):
-                    raw = block[begin:end]
-                    if raw.strip():
-                        route_one(JsonLine(lines + i + 1, None, raw, None, offset + begin))
-                    begin = end
             offset += len(block)
             lines += n
         else:
@@ -257,21 +200,134 @@ def route_expectation_lines(path: str | os.PathLike[str], where: Mapping[str, in
             for jl in iter_raw_lines(path, name=name, start=offset, lines_before=lines,
                                      max_line_bytes=max_line_bytes):
                 if jl.problem is not None:
-                    problems.append(jl.problem)
+                    router.problems.append(jl.problem)
                 else:
-                    route_one(jl)
-    parts.append(list(np.frombuffer(one, np.int64).reshape(-1, 4).T))
-    spans: dict[int, array] = {}
-    dest, *columns = (np.concatenate(c) for c in zip(*parts))
-    if len(dest):
-        order = np.lexsort((columns[0], dest))  # by destination, then in file order
-        dest = dest[order]
-        triples = np.stack([c[order] for c in columns], axis=1)
-        bounds = np.flatnonzero(np.diff(dest)) + 1
-        for d, chunk in zip(dest[np.concatenate(([0], bounds))].tolist(),
-                            np.split(triples, bounds)):
-            spans[d] = array("q", chunk.tobytes())
-    return spans, rest, problems
+                    router.route_one(jl)
+    return router.spans(), router.rest, router.problems
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A block of whole lines of an expectations file: its bytes, the file offset it starts
+    at, the number of lines before it, and the start, end (past the newline) and length of
+    each of its lines within it (numpy arrays)."""
+
+    data: bytes
+    offset: int
+    lines: int
+    starts: Any
+    ends: Any
+    lengths: Any
+
+
+class _LineRouter:
+    """What :func:`route_expectation_lines` gathers while it reads a file: the spans of the
+    routed lines (``parts``: arrays of destination, offset, length and line, a block at a
+    time; ``one``: the same, flat, of the lines routed one by one), the lines of no
+    destination (``rest``) and the problems of lines that cannot be held."""
+
+    def __init__(self, where: Mapping[str, int], name: str) -> None:
+        self.where = where
+        self.name = name
+        self.parts: list[Any] = []  # (destination, offset, length, line) arrays
+        self.rest: list[JsonLine] = []
+        self.problems: list[Problem] = []
+        self.one = array("q")
+
+    def route_one(self, jl: JsonLine) -> None:
+        """Route one unparsed line by its id (matched, or parsed when it has to be)."""
+        raw = jl.raw
+        assert raw is not None
+        found = _ID.findall(raw)
+        if len(found) == 1 and b"\\u" not in raw:  # a \u escape can spell the key too
+            cid: Any = found[0].decode("utf-8", "replace")
+        else:
+            value = parse_json_line(jl, self.name).value
+            cid = value.get("conversation_id") if value is not None else None
+        dest = self.where.get(cid) if isinstance(cid, str) else None
+        if dest is None:
+            self.rest.append(jl)
+            return
+        self.one.extend((dest, jl.offset, len(raw), jl.line))
+
+    def route_block(self, block: bytes, offset: int, lines: int, max_line_bytes: int
+                    ) -> int | None:
+        """Route a block of whole lines that starts at byte ``offset``, after ``lines`` lines:
+        its number of lines, or None (nothing routed) when it is binary or holds a line
+        longer than ``max_line_bytes``."""
+        import numpy as np
+
+        ends = np.flatnonzero(np.frombuffer(block, np.uint8) == 10) + 1
+        if not block.endswith(b"\n"):  # the last line of the file, unterminated
+            ends = np.append(ends, len(block))
+        n = len(ends)
+        starts = np.concatenate(([0], ends[:-1]))
+        lengths = ends - starts
+        # the longest line without its newline (or one byte more: then line by line)
+        longest = int(lengths.max()) - block.endswith(b"\n")
+        if b"\x00" in block or longest > max_line_bytes:
+            return None
+        blk = _Block(block, offset, lines, starts, ends, lengths)
+        escapes = block.count(b"\\u")
+        ids = _LINE_ID.findall(block) if escapes <= n // 4 else []
+        if len(ids) == n and block.count(b'"conversation_id"') == n:
+            self._route_matched(blk, ids, escapes)
+        else:  # blank lines, a line with no key or two, many escapes: line by line
+            self._route_each(blk)
+        return n
+
+    def _route_matched(self, blk: _Block, ids: list[bytes], escapes: int) -> None:
+        """Route a block where each line holds the key once: its id is the match, unless the
+        line has a \\u escape (which may spell another key): those few lines one by one."""
+        import numpy as np
+
+        n = len(blk.ends)
+        cids = b"\n".join(ids).decode("utf-8", "replace").split("\n")
+        dest = np.fromiter(map(self.where.get, cids, itertools.repeat(-1)), np.int64, n)
+        line = np.arange(blk.lines + 1, blk.lines + n + 1, dtype=np.int64)
+        escaped = np.zeros(n, dtype=bool)
+        if escapes:
+            at = [m.start() for m in re.finditer(rb"\\u", blk.data)]
+            escaped[np.searchsorted(blk.ends, at, side="right")] = True
+        odd = np.flatnonzero(escaped | (dest < 0))
+        for esc, i, a, b in zip(escaped[odd].tolist(), odd.tolist(),
+                                blk.starts[odd].tolist(), blk.ends[odd].tolist()):
+            jl = JsonLine(blk.lines + i + 1, None, blk.data[a:b], None, blk.offset + a)
+            if esc:
+                self.route_one(jl)
+            else:
+                self.rest.append(jl)
+        keep = ~escaped & (dest >= 0)
+        self.parts.append([dest[keep], blk.starts[keep] + blk.offset, blk.lengths[keep],
+                           line[keep]])
+
+    def _route_each(self, blk: _Block) -> None:
+        """Route the non-blank lines of a block one by one."""
+        begin = 0
+        for i, end in enumerate(blk.ends.tolist()):
+            raw = blk.data[begin:end]
+            if raw.strip():
+                self.route_one(JsonLine(blk.lines + i + 1, None, raw, None,
+                                        blk.offset + begin))
+            begin = end
+
+    def spans(self) -> dict[int, array]:
+        """The spans of each destination: a flat ``array`` of ``(offset, length, line)`` of
+        its lines, in file order."""
+        import numpy as np
+
+        parts = [*self.parts, list(np.frombuffer(self.one, np.int64).reshape(-1, 4).T)]
+        spans: dict[int, array] = {}
+        dest, *columns = (np.concatenate(c) for c in zip(*parts))
+        if len(dest):
+            order = np.lexsort((columns[0], dest))  # by destination, then in file order
+            dest = dest[order]
+            triples = np.stack([c[order] for c in columns], axis=1)
+            bounds = np.flatnonzero(np.diff(dest)) + 1
+            for d, chunk in zip(dest[np.concatenate(([0], bounds))].tolist(),
+                                np.split(triples, bounds)):
+                spans[d] = array("q", chunk.tobytes())
+        return spans
 
 
 def read_expectation_spans(path: str | os.PathLike[str], spans: array, *, name: str,

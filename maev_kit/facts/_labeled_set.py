@@ -370,14 +370,40 @@ def infer_agents(traces: Sequence[MultiAgentTrace]) -> dict[str, str]:
 
 def _readme(name: str, src: TraceSource, fs: FactSource, splits: dict[str, list[str]],
             split_note: str, n_key_facts: int, seed: int, out_name: str) -> str:
-    n = len(src.traces)
-    n_h = sum(len(t.handoffs) for t in src.traces)
-    fmt = "maev trace JSONL" if src.format == "maev" else f"exported as {src.format}"
+    """The set's ``README.md``: where the traces and key facts came from, the splits, the
+    labels, and what to do next."""
     lines = [
         f"# {name}",
         "",
         "A labeled set created by `maev init-set` (maev-kit) from the user's own traces.",
         "",
+        *_readme_traces(src),
+        "",
+        *_readme_facts(fs, n_key_facts),
+        "",
+        "## Splits",
+        "",
+        f"By conversation, from seed {seed}: dev {len(splits['dev'])}, test "
+        f"{len(splits['test'])}." + (f" Note: {split_note}." if split_note else ""),
+        "",
+        "## Labels",
+        "",
+        "`labels.jsonl` holds what people labeled: empty for a new set; a re-init "
+        "(`--force`) or `--labels FILE` carries labels over whose items still exist (the "
+        "previous set is kept in `.maev-backup/`). A person labels each key fact (retained, "
+        "lost, contradicted) with the Labeler; a judge's verdicts are never labels.",
+        "",
+        *_readme_next(out_name),
+    ]
+    return "\n".join(lines)
+
+
+def _readme_traces(src: TraceSource) -> list[str]:
+    """The README's "Where the traces came from" section."""
+    n = len(src.traces)
+    n_h = sum(len(t.handoffs) for t in src.traces)
+    fmt = "maev trace JSONL" if src.format == "maev" else f"exported as {src.format}"
+    return [
         "## Where the traces came from",
         "",
         f"{n} conversation{'s' if n != 1 else ''} with {n_h} handoff"
@@ -385,7 +411,12 @@ def _readme(name: str, src: TraceSource, fs: FactSource, splits: dict[str, list[
         + (f" The import could not map {len(src.warnings)} item"
            f"{'s' if len(src.warnings) != 1 else ''} (see the output of `maev init-set`)."
            if src.warnings else ""),
-        "",
+    ]
+
+
+def _readme_facts(fs: FactSource, n_key_facts: int) -> list[str]:
+    """The README's "Key facts" section: how many, how they were obtained, what got none."""
+    lines = [
         "## Key facts",
         "",
         f"{n_key_facts} key fact{'s' if n_key_facts != 1 else ''} in `expectations.jsonl`, "
@@ -403,19 +434,14 @@ def _readme(name: str, src: TraceSource, fs: FactSource, splits: dict[str, list[
         "There are no expected handoffs and no routing cases: the handoff and routing "
         "components are n/a when scoring until you add them to `expectations.jsonl` "
         "(see `docs/formats.md`).",
-        "",
-        "## Splits",
-        "",
-        f"By conversation, from seed {seed}: dev {len(splits['dev'])}, test "
-        f"{len(splits['test'])}." + (f" Note: {split_note}." if split_note else ""),
-        "",
-        "## Labels",
-        "",
-        "`labels.jsonl` holds what people labeled: empty for a new set; a re-init "
-        "(`--force`) or `--labels FILE` carries labels over whose items still exist (the "
-        "previous set is kept in `.maev-backup/`). A person labels each key fact (retained, "
-        "lost, contradicted) with the Labeler; a judge's verdicts are never labels.",
-        "",
+    ]
+    return lines
+
+
+def _readme_next(out_name: str) -> list[str]:
+    """The README's "Next" section: reviewing the facts, labeling, then calibrating, scoring
+    and reporting, with the code and commands for the set ``out_name``."""
+    return [
         "## Next",
         "",
         "Review the proposed facts (optional, recommended) in a notebook:",
@@ -449,7 +475,6 @@ def _readme(name: str, src: TraceSource, fs: FactSource, splits: dict[str, list[
         "```",
         "",
     ]
-    return "\n".join(lines)
 
 
 def _write_folder(tmp: Path, name: str, description: str, src: TraceSource, fs: FactSource,
@@ -657,53 +682,19 @@ def create_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *, facts: A
     """:func:`create_labeled_set`, returning everything the command reports."""
     from maev_kit._jsonl import display_name
     from maev_kit.datasets import validate_path
-    from maev_kit.traces._model import MultiAgentTrace
 
-    if isinstance(traces_or_path, (str, os.PathLike)):
-        src = read_trace_sources([traces_or_path], format, prefix_ids=prefix_ids)
-    elif isinstance(traces_or_path, (list, tuple)) and traces_or_path and all(
-            isinstance(x, (str, os.PathLike)) for x in traces_or_path):
-        src = read_trace_sources(list(traces_or_path), format, prefix_ids=prefix_ids)
-    else:
-        traces = ([traces_or_path] if isinstance(traces_or_path, MultiAgentTrace)
-                  else list(traces_or_path))
-        if not traces:
-            raise InputError("no traces given")
-        for i, t in enumerate(traces):
-            if not isinstance(t, MultiAgentTrace):
-                raise InputError(f"traces[{i}] must be a MultiAgentTrace, got "
-                                 f"{type(t).__name__}")
-        files = {str(t.metadata.get("source_file", "")) for t in traces}
-        origin = Path(files.pop()).name if len(files) == 1 and "" not in files else "<traces>"
-        src = TraceSource(traces, origin or "<traces>",
-                          str(traces[0].metadata.get("source_format", "maev")))
+    src = _trace_source(traces_or_path, format, prefix_ids)
     out = Path(out_dir)
     name = name if name is not None else (out.resolve().name or "labeled-set")
     if not name.strip():
         raise InputError("the set's name must not be blank")
     _prepare_out(out, overwrite)
-    labels_path = Path(labels) if labels is not None else None
-    if labels_path is not None:
-        from maev_kit._files import sniff
-
-        found = sniff(labels_path)
-        if not labels_path.is_file():
-            raise InputError(f"--labels {labels}: no such file")
-        if found is None or found.kind != "labels":
-            raise InputError(f"--labels {labels}: not a labels file ({found.what if found else ''}"
-                             "); labels are JSONL lines with item_id, annotator and label")
+    labels_path = _labels_file(labels)
     fs = resolve_facts(facts, src.traces)
     splits, split_note = split_conversations([t.conversation_id for t in src.traces],
                                              float(dev_fraction), int(seed))
     description = description or (f"Conversations from {src.name}; key facts {fs.how}.")
-    parent = out.resolve().parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        tmp = parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-        tmp.mkdir()  # the default mode, as the folder the user asked for would have
-    except OSError as e:
-        raise InputError(f"{display_name(out)}: cannot write the labeled set there "
-                         f"({e.strerror or e})") from None
+    tmp = _make_tmp_folder(out)
     try:
         written = _write_folder(tmp, name, description, src, fs, splits, split_note, seed,
                                 out.name)
@@ -733,6 +724,63 @@ def create_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *, facts: A
 
     ls = load_labeled_set(out)
     return CreatedSet(ls, src, fs, written, split_note, kept)
+
+
+def _trace_source(traces_or_path: Any, format: str, prefix_ids: bool) -> TraceSource:
+    """The traces of :func:`create_set`: read from a path or a list of paths (see
+    :func:`read_trace_sources`), or given as traces (checked), named by their common
+    ``source_file`` when they have one."""
+    from maev_kit.traces._model import MultiAgentTrace
+
+    if isinstance(traces_or_path, (str, os.PathLike)):
+        return read_trace_sources([traces_or_path], format, prefix_ids=prefix_ids)
+    if isinstance(traces_or_path, (list, tuple)) and traces_or_path and all(
+            isinstance(x, (str, os.PathLike)) for x in traces_or_path):
+        return read_trace_sources(list(traces_or_path), format, prefix_ids=prefix_ids)
+    traces = ([traces_or_path] if isinstance(traces_or_path, MultiAgentTrace)
+              else list(traces_or_path))
+    if not traces:
+        raise InputError("no traces given")
+    for i, t in enumerate(traces):
+        if not isinstance(t, MultiAgentTrace):
+            raise InputError(f"traces[{i}] must be a MultiAgentTrace, got "
+                             f"{type(t).__name__}")
+    files = {str(t.metadata.get("source_file", "")) for t in traces}
+    origin = Path(files.pop()).name if len(files) == 1 and "" not in files else "<traces>"
+    return TraceSource(traces, origin or "<traces>",
+                       str(traces[0].metadata.get("source_format", "maev")))
+
+
+def _labels_file(labels: str | os.PathLike[str] | None) -> Path | None:
+    """The ``--labels`` file to carry labels from, checked to be a labels file (None when
+    none is given)."""
+    if labels is None:
+        return None
+    from maev_kit._files import sniff
+
+    labels_path = Path(labels)
+    found = sniff(labels_path)
+    if not labels_path.is_file():
+        raise InputError(f"--labels {labels}: no such file")
+    if found is None or found.kind != "labels":
+        raise InputError(f"--labels {labels}: not a labels file ({found.what if found else ''}"
+                         "); labels are JSONL lines with item_id, annotator and label")
+    return labels_path
+
+
+def _make_tmp_folder(out: Path) -> Path:
+    """A new, empty folder beside ``out`` to build the set in (its parent folders created)."""
+    from maev_kit._jsonl import display_name
+
+    parent = out.resolve().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = parent / f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+        tmp.mkdir()  # the default mode, as the folder the user asked for would have
+    except OSError as e:
+        raise InputError(f"{display_name(out)}: cannot write the labeled set there "
+                         f"({e.strerror or e})") from None
+    return tmp
 
 
 def create_labeled_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *,

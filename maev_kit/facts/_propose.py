@@ -16,7 +16,7 @@ from maev_kit.facts._model import ProposedFact, _fact_id, _normalise
 from maev_kit.facts._offline import AGENT_KINDS, extract
 
 if TYPE_CHECKING:
-    from maev_kit.traces._model import AgentTurn, MultiAgentTrace
+    from maev_kit.traces._model import AgentTurn, Handoff, MultiAgentTrace
 
 __all__ = ["METHODS", "FactNote", "FactProposal", "merge_facts", "propose_facts"]
 
@@ -114,18 +114,36 @@ def _propose_context(trace: MultiAgentTrace, notes: list[FactNote]) -> list[Prop
 
 # ---- offline ----------------------------------------------------------------------------
 
-def _propose_offline(trace: MultiAgentTrace, notes: list[FactNote], *,
-                     carry_over: bool) -> list[ProposedFact]:
+#: What was said before the handoffs, in conversation order: ``(turn_index, speaker, text,
+#: spans, source turn)``; speaker None for the user, an agent id for an agent's words,
+#: ``_RELIED`` for a tool-output value an agent relied on (spans given, placed at the turn it
+#: was relied on, sourced at the tool's turn).
+_Said = tuple[int, Any, str, list[Any] | None, int]
+
+
+@dataclass(frozen=True)
+class _Timeline:
+    """A conversation read for the offline proposer: what was ``said``, the tool ``outputs``
+    (``(turn, agent, call index, output)``), each agent's ``uses`` of values (``(turn, call
+    index, text)``: its words and tool-call arguments) and whether the agents' turns hold
+    only tool traffic (``tool_only``)."""
+
+    said: list[_Said]
+    outputs: list[tuple[int, str, int, Any]]
+    uses: dict[str, list[tuple[int, int, str]]]
+    tool_only: bool
+
+
+def _read_timeline(trace: MultiAgentTrace) -> _Timeline:
+    """Walk the trace's timeline once: the user's words, the agents' words, tool outputs (a
+    tool call's output, a tool result recorded as a turn or as an agent's JSON message) and
+    the values each agent used."""
     from maev_kit.traces._model import AgentTurn, UserMessage
 
-    cid = trace.conversation_id
-    # (turn_index, speaker, text, spans, source turn), in conversation order: speaker None for
-    # the user, an agent id for an agent's words, _RELIED for a tool-output value an agent
-    # relied on (spans given, placed at the turn it was relied on, sourced at the tool's turn)
-    said: list[tuple[int, Any, str, list[Any] | None, int]] = []
+    said: list[_Said] = []
     tool_only = bool(trace.turns)
-    outputs: list[tuple[int, str, int, Any]] = []  # (turn, agent, call index, output)
-    uses: dict[str, list[tuple[int, int, str]]] = {}  # agent → (turn, call index, text)
+    outputs: list[tuple[int, str, int, Any]] = []
+    uses: dict[str, list[tuple[int, int, str]]] = {}
     last_agent: str | None = None
     for e in trace.timeline():
         if isinstance(e, UserMessage):
@@ -155,14 +173,34 @@ def _propose_offline(trace: MultiAgentTrace, notes: list[FactNote], *,
                         (e.turn_index, len(e.tool_calls or ()), e.message))
                 else:
                     outputs.append((e.turn_index, e.agent_id, -1, e.message))
+    return _Timeline(said, outputs, uses, tool_only)
+
+
+def _voices(trace: MultiAgentTrace, h: Handoff) -> set[str]:
+    """Whose words count for handoff ``h``: the handing-off agent's own, and the results its
+    delegates gave back before it (a delegation returns to the caller, as CrewAI's "Delegate
+    work to coworker" does)."""
+    return {h.from_agent} | {d.to_agent for d in trace.handoffs if d.mode == "delegate"
+                             and d.from_agent == h.from_agent
+                             and d.turn_index < h.turn_index}
+
+
+def _propose_offline(trace: MultiAgentTrace, notes: list[FactNote], *,
+                     carry_over: bool) -> list[ProposedFact]:
+    """The offline rules over one trace: at each handoff, the values the user stated before
+    it, those the handing-off agent (or its delegates) stated since it took over, and the
+    tool-output values it relied on; a note for a trace or handoff that got none."""
+    cid = trace.conversation_id
+    timeline = _read_timeline(trace)
+    said = timeline.said
     user_said = [s for s in said if s[1] is None and s[2].strip()]
     if not user_said:
-        why = ("only tool turns, no user text" if tool_only and trace.turns
+        why = ("only tool turns, no user text" if timeline.tool_only and trace.turns
                else "no user text")
         notes.append(FactNote(cid, None, f"{why}: no offline fact proposed"))
         return []
-    if outputs:
-        said = _with_relied_values(said, outputs, uses)
+    if timeline.outputs:
+        said = _with_relied_values(said, timeline.outputs, timeline.uses)
 
     cache: dict[int, list[Any]] = {}
     out: list[ProposedFact] = []
@@ -172,11 +210,7 @@ def _propose_offline(trace: MultiAgentTrace, notes: list[FactNote], *,
         h = trace.handoffs[hi]
         seen: set[str] = set()
         found = 0
-        # the agent's own words, and the results its delegates gave back (a delegation returns
-        # to the caller, as CrewAI's "Delegate work to coworker" does)
-        voices = {h.from_agent} | {d.to_agent for d in trace.handoffs if d.mode == "delegate"
-                                   and d.from_agent == h.from_agent
-                                   and d.turn_index < h.turn_index}
+        voices = _voices(trace, h)
         for pos, (turn, speaker, text, given, source) in enumerate(said):
             if turn > h.turn_index:
                 break
@@ -462,12 +496,24 @@ def propose_facts(traces: MultiAgentTrace | Iterable[MultiAgentTrace], *,
     >>> [str(n) for n in propose_facts([MultiAgentTrace("c2")]).notes]
     ['c2: no handoff: nothing to propose facts for']
     """
+    traces = _trace_list(traces)
+    names = _methods(method)
+    _check_options(names, backend, kw)
+    return _propose(traces, names, backend, carry_over, kw)
+
+
+def _trace_list(traces: MultiAgentTrace | Iterable[MultiAgentTrace]) -> list[MultiAgentTrace]:
+    """The traces given, one alone or an iterable of them, as a list."""
     from maev_kit.traces._model import MultiAgentTrace
 
     if isinstance(traces, MultiAgentTrace):
         traces = [traces]
-    traces = list(traces)
-    names = _methods(method)
+    return list(traces)
+
+
+def _check_options(names: list[str], backend: Any, kw: dict[str, Any]) -> None:
+    """Refuse options no proposer of ``names`` takes (only the llm proposer takes any), and
+    the llm proposer without a backend."""
     allowed = LLM_OPTIONS if "llm" in names else frozenset()
     unknown = [k for k in kw if k not in allowed]
     if unknown:
@@ -475,7 +521,6 @@ def propose_facts(traces: MultiAgentTrace | Iterable[MultiAgentTrace], *,
         raise InputError(f"unknown option(s) for the {which} proposer: {', '.join(unknown)}")
     if "llm" in names and backend is None:
         raise InputError("the llm proposer needs a model: pass backend=<model name or backend>")
-    return _propose(traces, names, backend, carry_over, kw)
 
 
 def _propose(traces: list[MultiAgentTrace], names: list[str], backend: Any, carry_over: bool,

@@ -688,24 +688,36 @@ class FactReviewSession:
             When the existing file has malformed lines (each named ``file:line › field``);
             nothing is written.
         """
-        from maev_kit.expectations import _ADAPTER, expectations_to_dict, read_expectations
-
         target = Path(path)
         if target.is_dir():
             raise IsADirectoryError(21, "is a folder; give the expectations.jsonl file",
                                     os.fspath(path))
         name = display_name(target)
-        old_bytes = target.read_bytes() if target.exists() else b""
-        lines_of: dict[str, int] = {}
-        if target.exists():
-            _, problems, lines_of = read_expectations(target, name=name)
-            if problems:
-                raise ExpectationsFileError(problems)
+        old_bytes, lines_of = _read_expectations_file(target, name)
+        export = ExpectationsExport(path=target, dry_run=dry_run)
+        new_bytes = self._merged_file(old_bytes, lines_of, export)
+        export.unchanged = len(lines_of) - len(export.changed)
+        export.diff = "".join(difflib.unified_diff(
+            old_bytes.decode("utf-8").splitlines(keepends=True),
+            new_bytes.decode("utf-8").splitlines(keepends=True),
+            fromfile=f"{name} (now)", tofile=f"{name} (after export)"))
+        if not dry_run and (new_bytes != old_bytes or not target.exists()):
+            _atomic_write(target, new_bytes)
+        export.written = not dry_run
+        return export
+
+    def _merged_file(self, old_bytes: bytes, lines_of: dict[str, int],
+                     export: ExpectationsExport) -> bytes:
+        """The expectations file ``old_bytes`` (``lines_of``: the line of each conversation)
+        with each reviewed conversation's line merged (:meth:`_merge`) in place, or appended
+        when the file has none; records each merged record, and what changed, in
+        ``export``."""
+        from maev_kit.expectations import _ADAPTER, expectations_to_dict
+
         raw_lines = old_bytes.splitlines(keepends=True)
         reviewed = self.reviewed_facts()
         cids = [cid for cid in self._traces if any(k[0] == cid for k in self._latest)]
         new_lines = list(raw_lines)
-        export = ExpectationsExport(path=target, dry_run=dry_run)
         appended: list[bytes] = []
         for cid in cids:
             at = lines_of.get(cid)
@@ -729,16 +741,7 @@ class FactReviewSession:
                 export.changed.append(cid)
         if appended and new_lines and not new_lines[-1].endswith(b"\n"):
             new_lines[-1] += b"\n"
-        new_bytes = b"".join(new_lines + appended)
-        export.unchanged = len(lines_of) - len(export.changed)
-        export.diff = "".join(difflib.unified_diff(
-            old_bytes.decode("utf-8").splitlines(keepends=True),
-            new_bytes.decode("utf-8").splitlines(keepends=True),
-            fromfile=f"{name} (now)", tofile=f"{name} (after export)"))
-        if not dry_run and (new_bytes != old_bytes or not target.exists()):
-            _atomic_write(target, new_bytes)
-        export.written = not dry_run
-        return export
+        return b"".join(new_lines + appended)
 
     def _merge(self, cid: str, old: dict[str, Any] | None, kept: list[ProposedFact]
                ) -> tuple[dict[str, Any], list[str]]:
@@ -820,6 +823,21 @@ class ExpectationsExport(list):  # type: ignore[type-arg]
         return list.__eq__(self, other)  # type: ignore[arg-type]
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _read_expectations_file(target: Path, name: str) -> tuple[bytes, dict[str, int]]:
+    """The bytes of the expectations file ``target`` (``b""`` when there is none) and the
+    line of each conversation in it. Raises :class:`ExpectationsFileError` when a line is
+    malformed."""
+    from maev_kit.expectations import read_expectations
+
+    old_bytes = target.read_bytes() if target.exists() else b""
+    lines_of: dict[str, int] = {}
+    if target.exists():
+        _, problems, lines_of = read_expectations(target, name=name)
+        if problems:
+            raise ExpectationsFileError(problems)
+    return old_bytes, lines_of
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

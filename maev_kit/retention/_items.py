@@ -269,40 +269,56 @@ def build_retention_items(
         by_conv = load_expectations(expectations)
     items: list[RetentionItem] = []
     for trace in traces:
-        exp = by_conv.get(trace.conversation_id)
-        facts: list[KeyFact] = []
-        for f in exp.key_facts if exp else []:
-            if not 0 <= f.handoff_index < len(trace.handoffs):
-                raise InputError(
-                    f"{trace.conversation_id} › key_facts › {f.fact_id}: handoff_index "
-                    f"{f.handoff_index} but the trace has {len(trace.handoffs)} handoff(s)")
-            facts.append(f)
-        if derive_from_context:
-            listed = {f.handoff_index for f in facts}
-            facts += [d for hi in range(len(trace.handoffs)) if hi not in listed
-                      for d in derive_facts(trace, hi)]
-        if not facts:
-            continue
-        hops = fact_hops(trace, facts)
-        view = trace.messages()
-        text = trace.messages(tools=False)
-        order = hop_order(trace)
-        rank = {hi: r for r, hi in enumerate(order)}
-        windows: dict[int, tuple[tuple[Message, ...], ...]] = {}
-        for hi, f, key in hops:
-            if hi not in windows:
-                h = trace.handoffs[hi]
-                r = rank[hi]
-                end = (trace.handoffs[order[r + 1]].turn_index if r + 1 < len(order)
-                       else float("inf"))
-                windows[hi] = (*_window(view, h.turn_index, end, window),
-                               *_window(text, h.turn_index, end, window))
-            before, after, before_text, after_text = windows[hi]
+        facts = _judged_facts(trace, by_conv.get(trace.conversation_id), derive_from_context)
+        if facts:
+            items += _trace_items(trace, facts, window)
+    return items
+
+
+def _judged_facts(trace: MultiAgentTrace, exp: ConversationExpectations | None,
+                  derive_from_context: bool) -> list[KeyFact]:
+    """The key facts of one conversation to judge: those listed in its expectations (each
+    checked to sit on a handoff of the trace), then, with ``derive_from_context``, those
+    derived from the ``context_passed`` of the handoffs that list none."""
+    facts: list[KeyFact] = []
+    for f in exp.key_facts if exp else []:
+        if not 0 <= f.handoff_index < len(trace.handoffs):
+            raise InputError(
+                f"{trace.conversation_id} › key_facts › {f.fact_id}: handoff_index "
+                f"{f.handoff_index} but the trace has {len(trace.handoffs)} handoff(s)")
+        facts.append(f)
+    if derive_from_context:
+        listed = {f.handoff_index for f in facts}
+        facts += [d for hi in range(len(trace.handoffs)) if hi not in listed
+                  for d in derive_facts(trace, hi)]
+    return facts
+
+
+def _trace_items(trace: MultiAgentTrace, facts: list[KeyFact], window: int | None
+                 ) -> list[RetentionItem]:
+    """The retention items of one conversation: one per fact per handoff it is judged at
+    (:func:`fact_hops`), each handoff's views cut once and shared by its items."""
+    items: list[RetentionItem] = []
+    hops = fact_hops(trace, facts)
+    view = trace.messages()
+    text = trace.messages(tools=False)
+    order = hop_order(trace)
+    rank = {hi: r for r, hi in enumerate(order)}
+    windows: dict[int, tuple[tuple[Message, ...], ...]] = {}
+    for hi, f, key in hops:
+        if hi not in windows:
             h = trace.handoffs[hi]
-            items.append(RetentionItem(
-                item_id(trace.conversation_id, hi, f.fact_id), trace.conversation_id, hi,
-                f.fact_id, f.text, before, after, h.from_agent, h.to_agent, f.derived,
-                key, rank[hi], before_text, after_text))
+            r = rank[hi]
+            end = (trace.handoffs[order[r + 1]].turn_index if r + 1 < len(order)
+                   else float("inf"))
+            windows[hi] = (*_window(view, h.turn_index, end, window),
+                           *_window(text, h.turn_index, end, window))
+        before, after, before_text, after_text = windows[hi]
+        h = trace.handoffs[hi]
+        items.append(RetentionItem(
+            item_id(trace.conversation_id, hi, f.fact_id), trace.conversation_id, hi,
+            f.fact_id, f.text, before, after, h.from_agent, h.to_agent, f.derived,
+            key, rank[hi], before_text, after_text))
     return items
 
 
