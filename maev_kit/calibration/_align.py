@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
+from maev_kit.calibration._calibrate import labeled_set_info, load_items
 from maev_kit.calibration._compare_prompts import PromptComparison, compare_prompts
 from maev_kit.calibration._human import load_human_labels
 from maev_kit.calibration._result import CalibrationResult, JudgeMeta, calibration_from_runs
@@ -522,21 +523,38 @@ class AlignmentResult:
 
 
 # --------------------------------------------------------------------------- inputs
-def _load(items_or_set: Any, labels: Any) -> tuple[Any, list[Any], Any]:
-    if isinstance(items_or_set, (str, os.PathLike)):
-        from maev_kit.datasets import load_labeled_set
+def _check_args(models: Sequence[str] | str, examples: Sequence[int], strategies: Sequence[str],
+                rewrites: int, threshold: float) -> tuple[list[str], list[int], list[str]]:
+    """(models, worked-example counts, example strategies), each deduplicated and checked; an
+    :class:`InputError` names the first bad argument."""
+    if isinstance(models, str):
+        models = [models]
+    models = [m.strip() for m in models or () if isinstance(m, str) and m.strip()]
+    if not models:
+        raise InputError("`models` must name at least one model judge, e.g. ['gpt-4o-mini']")
+    ks: list[int] = (list(dict.fromkeys(examples)) if not isinstance(examples, int)
+                     else [examples])
+    if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 0 for k in ks):
+        raise InputError(f"`examples` must be counts >= 0, e.g. (0, 3); got {tuple(examples)!r}")
+    strategies = [strategies] if isinstance(strategies, str) else list(dict.fromkeys(strategies))
+    from maev_kit.judges._llm import STRATEGIES
 
-        ls = load_labeled_set(items_or_set)
-    elif hasattr(items_or_set, "manifest") and hasattr(items_or_set, "label_records"):
-        ls = items_or_set
-    else:
-        ls = None
-    if ls is not None:
-        return ls, list(ls.items), labels if labels is not None else ls
-    if labels is None:
-        raise InputError("`labels` is required when `items_or_set` is a list of items: pass a "
-                         "labels.jsonl path, a LabelStore or a list of label dicts")
-    return None, list(items_or_set), labels
+    bad = [s for s in strategies if s not in STRATEGIES]
+    if bad or not strategies:
+        raise InputError(f"unknown example strategy {bad[0] if bad else None!r}; strategies: "
+                         + ", ".join(STRATEGIES))
+    if isinstance(rewrites, bool) or not isinstance(rewrites, int) or rewrites < 0:
+        raise InputError(f"`rewrites` must be a whole number >= 0, got {rewrites!r}")
+    if not (isinstance(threshold, (int, float)) and -1 <= threshold <= 1):
+        raise InputError(f"`threshold` must be a κ value in [-1, 1], got {threshold!r}")
+    return models, ks, strategies
+
+
+def _stderr_echo(progress: bool) -> Callable[[str], None]:
+    """Where progress lines go by default: stderr when ``progress``, else nowhere."""
+    if progress:
+        return lambda s: print(s, file=sys.stderr, flush=True)
+    return lambda s: None
 
 
 def _split(ls: Any, items: list[Any], split: Any, what: str) -> tuple[str, list[Any]]:
@@ -555,6 +573,24 @@ def _split(ls: Any, items: list[Any], split: Any, what: str) -> tuple[str, list[
         return what.split("_")[0], [it for it in items if it.item_id in ids
                                     or it.conversation_id in ids]
     raise InputError(f"`{what}` must be a split name or a list of ids, got {split!r}")
+
+
+def _labeled_splits(ls: Any, items: list[Any], human: Mapping[str, Any], dev_split: Any,
+                    test_split: Any) -> tuple[str, list[Any], str, list[Any]]:
+    """(dev name, dev items, test name, test items), human-labeled items only; the two must
+    share no conversation and neither may be empty."""
+    dev_name, dev = _split(ls, items, dev_split, "dev_split")
+    test_name, test = _split(ls, items, test_split, "test_split")
+    dev = [it for it in dev if human.get(it.item_id)]
+    test = [it for it in test if human.get(it.item_id)]
+    overlap = {it.conversation_id for it in dev} & {it.conversation_id for it in test}
+    if overlap:
+        raise InputError(f"the dev and test splits share {len(overlap)} conversation(s), e.g. "
+                         f"{sorted(overlap)[0]!r}: the test split must be held out")
+    if not dev or not test:
+        raise InputError(f"no human-labeled item in the {'dev' if not dev else 'test'} split: "
+                         "label items there first")
+    return dev_name, dev, test_name, test
 
 
 def _majority(human: Mapping[str, Mapping[str, str]], iid: str) -> str | None:
@@ -590,35 +626,443 @@ def _example_pool(ls: Any, dev: list[Any], human: Mapping[str, Any], example_spl
     return pool, rest, where
 
 
+@dataclass(frozen=True)
+class _Data:
+    """What a search works on: the labels, the dev and test splits (human-labeled items only;
+    dev without the example pool), the prompts to try and the worked-example pool."""
+
+    human: dict[str, dict[str, str]]
+    dev_name: str
+    dev: list[Any]
+    test_name: str
+    test: list[Any]
+    base: Any  # the base prompt's template
+    templates: list[Any]  # the base first, then each distinct candidate prompt
+    pool: list[tuple[Any, str]]
+    pool_where: str  # where the pool came from ("" without worked examples)
+    info: dict[str, Any]  # the labeled set's name, version and hashes
+
+    @property
+    def splits(self) -> dict[str, Any]:
+        """The splits' names and sizes, for the result."""
+        return {"dev": self.dev_name, "test": self.test_name, "dev_items": len(self.dev),
+                "test_items": len(self.test), "example_pool": self.pool_where or None}
+
+
+def _prepare(items_or_set: Any, labels: Any, base_prompt: Any, candidates: Sequence[Any] | None,
+             ks: list[int], dev_split: Any, test_split: Any, example_split: str | None,
+             example_share: float, seed: int) -> _Data:
+    """Load the items and labels, cut the dev and test splits, resolve the prompts and hold out
+    the worked-example pool (when any k > 0)."""
+    from maev_kit.judges._prompts import resolve_prompt
+
+    ls, all_items, label_src = load_items(items_or_set, labels, items_arg="items_or_set",
+                                          labels_arg="labels")
+    human = load_human_labels(label_src)
+    dev_name, dev, test_name, test = _labeled_splits(ls, all_items, human, dev_split, test_split)
+    base_t = resolve_prompt(base_prompt)
+    templates = [base_t]
+    for c in candidates or ():
+        t = resolve_prompt(c)
+        if t.sha256 not in {x.sha256 for x in templates}:
+            templates.append(t)
+    pool: list[tuple[Any, str]] = []
+    pool_where = ""
+    if any(ks):
+        pool, dev, pool_where = _example_pool(ls, dev, human, example_split, example_share, seed,
+                                              dev_name, test_name)
+        if len(pool) < max(ks):
+            raise InputError(f"worked examples: the pool ({pool_where}) has {len(pool)} labeled "
+                             f"item(s), fewer than the {max(ks)} asked for; ask for fewer "
+                             "examples or pass example_split=")
+        if not dev:
+            raise InputError("no dev item is left to score once the example pool is held out: "
+                             "lower example_share or pass example_split=")
+    return _Data(human, dev_name, dev, test_name, test, base_t, templates, pool, pool_where,
+                 labeled_set_info(ls))
+
+
+def _prices(models: list[str], rewriter: str | None, rewrites: int, params: Mapping[str, Any],
+            limits: Budget) -> tuple[dict[str, _Price | None], str]:
+    """(USD per token by model, the rewriter's model); a cost budget is refused when a model
+    has no known price."""
+    prices: dict[str, _Price | None] = {m: _price(m, params) for m in models}
+    rewriter_model = (rewriter or models[0]).strip()
+    if rewrites:
+        prices.setdefault(rewriter_model, _price(rewriter_model, params))
+    if limits.max_cost is not None:
+        unpriced = [m for m, p in prices.items() if p is None]
+        if unpriced:
+            raise InputError(f"--max-cost: no price is known for model {unpriced[0]} (litellm's "
+                             "price table has none): bound the search with --max-requests "
+                             "instead, or give backend params input_cost_per_token / "
+                             "output_cost_per_token")
+    return prices, rewriter_model
+
+
+# --------------------------------------------------------------------------- search
+@dataclass(frozen=True)
+class _Setup:
+    """What stays fixed through a search: its data, the backend params and prices, how runs
+    are made (``run_args`` for :func:`~maev_kit.runner.run_judge`), how κ is computed and where
+    progress lines go."""
+
+    data: _Data
+    params: dict[str, Any]
+    prices: dict[str, _Price | None]
+    run_args: dict[str, Any]  # max_concurrency, max_retries, timeout, cache, progress
+    threshold: float
+    n_resamples: int
+    confidence: float
+    seed: int
+    say: Callable[[str], None]
+
+    def backend_for(self, model: str) -> Any:
+        """A fresh backend for ``model`` with the backend params."""
+        from maev_kit.judges import resolve_judge
+
+        return resolve_judge(model, backend_params=self.params)[1]
+
+    def estimate(self, c: _Candidate, items: Sequence[Any]) -> _Estimate:
+        """What scoring ``c`` on ``items`` should send (cached replies subtracted)."""
+        return _estimate(c.judge, c.backend, items, self.prices.get(c.model),
+                         self.run_args["cache"])
+
+    def equip(self, c: _Candidate, parent: _Candidate | None = None) -> None:
+        """Give ``c`` its judge (with its worked examples), a backend (the parent's for a
+        rewrite, else a new one for its model) and its estimate on dev."""
+        c.judge = _make_judge(c.template, c.examples, c.strategy, self.data.pool, self.seed)
+        c.backend = parent.backend if parent is not None else self.backend_for(c.model)
+        c.est = self.estimate(c, self.data.dev)
+
+    def calibration(self, runs: Mapping[str, Any], cands: Sequence[_Candidate], items: list[Any],
+                    labeled_set: Mapping[str, Any] | None = None,
+                    split: str | None = None) -> CalibrationResult:
+        """The calibration of the candidates' ``runs`` on ``items``."""
+        return calibration_from_runs(dict(runs), self.data.human, items=items,
+                                     meta={c.key: _meta(c, self.params) for c in cands},
+                                     threshold=self.threshold, n_resamples=self.n_resamples,
+                                     confidence=self.confidence, seed=self.seed,
+                                     labeled_set=labeled_set, split=split)
+
+    def split_calibration(self, runs: Mapping[str, Any], cands: Sequence[_Candidate],
+                          items: list[Any], split: str) -> CalibrationResult:
+        """The calibration reported for a split (dev or test): it names the labeled set and
+        the split, and keeps the human labels per item for :func:`compare_prompts`."""
+        cal = self.calibration(runs, cands, items, labeled_set=self.data.info, split=split)
+        # not a field: an extra attribute compare_prompts reads with getattr (its _human)
+        cal.human_labels = {  # type: ignore[attr-defined]
+            i: dict(self.data.human[i]) for i in cal.item_ids}
+        return cal
+
+
+def _candidates(setup: _Setup, models: list[str], ks: list[int],
+                strategies: list[str]) -> list[_Candidate]:
+    """Every model × prompt × example count × strategy, the base prompt on the first model
+    first; each equipped with its judge, backend and dev estimate."""
+    data = setup.data
+    combos: list[tuple[str, Any, int, str | None]] = [(models[0], data.base, 0, None)]
+    for model in models:
+        for t in data.templates:
+            for k in ks:
+                combos += [(model, t, k, s) for s in (strategies if k else [None])]
+    cands: list[_Candidate] = []
+    seen: set[str] = set()
+    for model, t, k, strategy in combos:
+        key = _key(model, t.name, k, strategy)
+        if key not in seen:
+            seen.add(key)
+            cands.append(_Candidate(key, model, t, k, strategy if k else None,
+                                    "base" if t is data.base else "prompt"))
+    for c in cands:
+        setup.equip(c)
+    return cands
+
+
+def _estimate_search(setup: _Setup, cands: list[_Candidate], rewrites: int,
+                     rewriter_model: str, limits: Budget) -> dict[str, Any]:
+    """Estimate the whole search (every candidate on dev, each rewrite, then two judges on
+    test), say it and the budget, and return the estimate."""
+    data, say = setup.data, setup.say
+    total = _Estimate()
+    for c in cands:
+        total.add(c.est)
+    base_test = setup.estimate(cands[0], data.test)
+    total.add(_Estimate(base_test.requests * 2, base_test.cached * 2, base_test.tokens * 2,
+                        None if base_test.cost is None else base_test.cost * 2))
+    if rewrites:
+        per = _rewrite_estimate(data.base.system, rewriter_model, setup.prices)
+        dev_per = cands[0].est
+        for _ in range(rewrites):
+            total.add(per)
+            total.add(_Estimate(dev_per.requests + dev_per.cached, 0, dev_per.tokens,
+                                dev_per.cost))
+    unpriced = sorted(m for m, p in setup.prices.items() if p is None)
+    estimate: dict[str, Any] = {
+        "candidates": len(cands) + rewrites, "dev_items": len(data.dev),
+        "test_items": len(data.test), "requests": total.requests, "cached": total.cached,
+        "tokens": total.tokens, "cost": total.cost,
+        "example_pool": data.pool_where or None, "models_unpriced": unpriced}
+    say(f"estimate: {len(cands)} candidate(s)"
+        + (f" + {rewrites} rewrite(s)" if rewrites else "")
+        + f" on {len(data.dev)} dev items, then 2 on {len(data.test)} test items: about "
+        f"{total.requests} requests ({total.cached} cached), {total.tokens:,} tokens, cost "
+        f"{_usd(total.cost)}"
+        + (f" (no price for {', '.join(unpriced)})" if unpriced else ""))
+    if limits.max_requests is not None or limits.max_cost is not None:
+        say("budget: " + ", ".join(x for x in (
+            f"at most {limits.max_requests} requests" if limits.max_requests is not None else "",
+            f"at most ${limits.max_cost:g}" if limits.max_cost is not None else "") if x))
+    return estimate
+
+
+def _rewrite_estimate(system: str, rewriter_model: str,
+                      prices: Mapping[str, _Price | None]) -> _Estimate:
+    """One rewrite request: its prompt tokens (the disagreements guessed at 200 characters
+    each) and cost."""
+    per = _Estimate(1, 0, 0, None)
+    rw_msgs = _rewrite_messages(system, [], 1)
+    per.tokens = _count_tokens(rewriter_model, rw_msgs) + 200 * REWRITE_DISAGREEMENTS // 4 \
+        + len(system) // 4
+    rp = prices.get(rewriter_model)
+    per.cost = None if rp is None else rp.cost(per.tokens, len(system) // 3)
+    return per
+
+
+def _candidates_frame(cands: Sequence[_Candidate]) -> pd.DataFrame:
+    """The ``candidates`` table of the result, one row per candidate in the order tried."""
+    rows = []
+    for c in cands:
+        stats = getattr(c.run, "stats", None) or {}
+        rows.append({
+            "candidate": c.key, "model": c.model, "prompt": c.template.name,
+            "prompt_sha256": c.template.sha256, "source": c.source,
+            "examples": c.examples, "strategy": c.strategy, "status": c.status,
+            "dev_kappa": c.dev.get("kappa", math.nan),
+            "dev_kappa_low": c.dev.get("kappa_low", math.nan),
+            "dev_kappa_high": c.dev.get("kappa_high", math.nan),
+            "dev_items": c.dev.get("n_items", math.nan),
+            "requests": stats.get("requests", 0 if c.run is None else math.nan),
+            "cache_hits": stats.get("cache_hits", 0),
+            "tokens": stats.get("tokens", 0),
+            "cost": stats.get("cost", 0.0) if c.run is not None else 0.0,
+            "est_requests": c.est.requests, "est_cost": c.est.cost,
+            "example_ids": list(getattr(c.judge, "example_ids", []) or []),
+            "note": c.note})
+    return pd.DataFrame(rows, columns=CANDIDATE_COLUMNS)
+
+
+@dataclass(frozen=True)
+class _Report:
+    """The parts of an :class:`AlignmentResult` fixed before anything is sent."""
+
+    base: str  # the base candidate's key
+    estimate: dict[str, Any]
+    budget: Budget
+    labeled_set: dict[str, Any]
+    splits: dict[str, Any]
+
+    def result(self, cands: Sequence[_Candidate], spent: dict[str, Any], *,
+               winner: str | None = None, dev: CalibrationResult | None = None,
+               test: CalibrationResult | None = None, cmp: PromptComparison | None = None,
+               dry_run: bool = False) -> AlignmentResult:
+        """The result, with the candidates as they stand now."""
+        return AlignmentResult(_candidates_frame(cands), winner, self.base, dev, test, cmp,
+                               self.estimate, spent, self.budget, dry_run,
+                               {c.key: c.template for c in cands},
+                               {c.key: c.judge for c in cands}, self.labeled_set, self.splits)
+
+    def dry_run(self, cands: Sequence[_Candidate]) -> AlignmentResult:
+        """The result of a dry run: every candidate marked not run, nothing spent."""
+        for c in cands:
+            c.status = "not run: dry run"
+        return self.result(cands, {"requests": 0, "cost": 0.0}, dry_run=True)
+
+
+class _Search:
+    """The search on dev: scores candidates within the budget (a model that could not answer
+    is not asked again), asks for rewrites of the best so far, and keeps every candidate tried,
+    in order, in ``cands``."""
+
+    def __init__(self, setup: _Setup, cands: list[_Candidate], meter: _Meter) -> None:
+        self.setup, self.cands, self.meter = setup, cands, meter
+        self.dead: dict[str, JudgeUnavailableError] = {}  # model → why it cannot answer
+
+    def run(self, rewrites: int, rewriter_model: str) -> None:
+        """Score every candidate on dev, then ask for up to ``rewrites`` rewrites."""
+        for c in self.cands:
+            self.run_dev(c)
+        for n in range(1, rewrites + 1):
+            parent = self.best()
+            if parent is None:
+                break
+            self.rewrite(n, parent, rewriter_model)
+
+    def score(self, c: _Candidate, items: list[Any]) -> Any:
+        """Run ``c`` on ``items`` within the budget; None when skipped."""
+        from maev_kit.runner import run_judge
+
+        setup = self.setup
+        est = c.est if items is setup.data.dev else setup.estimate(c, items)
+        if not self.meter.fits(est.requests, est.cost):
+            return None
+        if c.model in self.dead:
+            raise self.dead[c.model]
+        self.meter.tripped = False
+        try:
+            run = run_judge(c.judge, items, _BudgetedBackend(c.backend, self.meter,
+                                                             setup.prices.get(c.model)),
+                            **setup.run_args)
+        except JudgeUnavailableError as exc:
+            self.dead[c.model] = exc
+            raise
+        return None if self.meter.tripped else run
+
+    def run_dev(self, c: _Candidate) -> None:
+        """Score ``c`` on dev and record its status, κ with its CI and disagreements."""
+        setup = self.setup
+        try:
+            run = self.score(c, setup.data.dev)
+        except JudgeUnavailableError as exc:
+            c.status, c.note = f"failed: {exc.cause}", str(exc)
+            return
+        if run is None:
+            c.status = "skipped: budget"
+            c.note = (f"estimated {c.est.requests} requests, {_usd(c.est.cost)}; "
+                      f"{self.meter.requests} sent before it")
+            return
+        c.run = run
+        one = setup.calibration({c.key: c.run}, [c], setup.data.dev)
+        row = one.leaderboard.iloc[0]
+        c.status = str(row["status"])
+        c.dev = {k: row[k] for k in ("kappa", "kappa_low", "kappa_high", "n_items")}
+        c.dev["disagreements"] = one.disagreements
+        setup.say(f"dev: {c.key}: {c.status}, κ {_fmt(c.dev.get('kappa'))} (CI "
+                  f"{_fmt(c.dev.get('kappa_low'))} to {_fmt(c.dev.get('kappa_high'))})")
+
+    def best(self) -> _Candidate | None:
+        """The candidate with the highest lower bound of κ's CI on dev (then κ, then the
+        earliest); None when none ran."""
+        cands = self.cands
+        ok = [c for c in cands if c.status == "ok" and not math.isnan(c.dev["kappa_low"])]
+        if not ok:
+            return None
+        return max(ok, key=lambda c: (c.dev["kappa_low"], c.dev["kappa"],
+                                      -cands.index(c)))
+
+    def rewrite(self, n: int, parent: _Candidate, rewriter_model: str) -> None:
+        """Rewrite ``n``: ask for new instructions from ``parent``'s dev disagreements; a valid
+        template keeps the parent's user section, model and examples and is scored on dev."""
+        dis = _disagreements(parent, self.setup.data.human)
+        req = _RewriteRequest(_rewrite_messages(parent.template.system, dis, n))
+        name = f"rewrite-{n}"
+        c = _Candidate(_key(parent.model, name, parent.examples, parent.strategy), parent.model,
+                       parent.template, parent.examples, parent.strategy, name)
+        c.judge = parent.judge
+        self.cands.append(c)
+        if not self.ask(req, c, rewriter_model, len(parent.template.system)):
+            return
+        from maev_kit.judges._prompts import PromptTemplate
+
+        text = f"=== system ===\n{req.instructions}\n=== user ===\n{parent.template.user}\n"
+        try:
+            c.template = PromptTemplate.from_text(text, name=name, view=parent.template.view)
+        except InputError as exc:
+            c.status, c.note = "invalid: not a valid template", str(exc)
+            self.setup.say(f"dev: {c.key}: invalid rewrite ({exc})")
+            return
+        c.note = f"rewritten from {parent.key} ({len(dis)} dev disagreements shown)"
+        self.setup.equip(c, parent)
+        self.run_dev(c)
+
+    def ask(self, req: _RewriteRequest, c: _Candidate, rewriter_model: str,
+            system_chars: int) -> bool:
+        """Send the rewrite request within the budget; True when the reply holds new
+        instructions, else False with ``c``'s status and note saying why."""
+        from maev_kit.runner import run_judge
+
+        rb = self.setup.backend_for(rewriter_model)
+        rb_price = self.setup.prices.get(rewriter_model)
+        est = rb_price.cost(_count_tokens(rewriter_model, req.messages),
+                            system_chars // 3) if rb_price else None
+        if not self.meter.fits(1, est):
+            c.status = "skipped: budget"
+            c.note = "the rewrite request did not fit the budget"
+            return False
+        try:
+            rrun = run_judge(req, [_rewrite_item()], _BudgetedBackend(rb, self.meter, rb_price),
+                             **{**self.setup.run_args, "progress": False})
+        except JudgeUnavailableError as exc:
+            c.status, c.note = f"failed: {exc.cause}", str(exc)
+            return False
+        if req.instructions is None:
+            v = rrun.verdicts[0]
+            c.status = ("skipped: budget" if "budget" in (v.error or "")
+                        else f"failed: {v.cause or 'other'}")
+            c.note = f"rewrite request: {v.error}"
+            return False
+        return True
+
+
+# --------------------------------------------------------------------------- test
+def _score_test(search: _Search, win: _Candidate) -> CalibrationResult | None:
+    """Score the base prompt and the winner once on the test split; None (after saying why)
+    when one cannot answer or the budget is spent."""
+    setup = search.setup
+    finals = [search.cands[0]] if win is search.cands[0] else [search.cands[0], win]
+    test_runs: dict[str, Any] = {}
+    for c in finals:
+        try:
+            run = search.score(c, setup.data.test)
+        except JudgeUnavailableError as exc:
+            setup.say(f"test: {c.key}: {exc}")
+            return None
+        if run is None:
+            setup.say(f"test: {c.key} not scored: the budget is spent; the dev κ is not a result")
+            return None
+        test_runs[c.key] = run
+    return setup.split_calibration(test_runs, finals, setup.data.test, setup.data.test_name)
+
+
+def _finish(search: _Search, report: _Report) -> AlignmentResult:
+    """Calibrate the candidates that ran on dev, test the winner against the base prompt once
+    on test, and build the result."""
+    setup, cands = search.setup, search.cands
+    ran = {c.key: c for c in cands if c.run is not None}
+    dev_cal = (setup.split_calibration({k: c.run for k, c in ran.items()}, list(ran.values()),
+                                       setup.data.dev, setup.data.dev_name) if ran else None)
+    win = search.best()
+    if win is None:
+        return report.result(cands, search.meter.spent, dev=dev_cal)
+    test_cal = _score_test(search, win)
+    if test_cal is None:
+        return report.result(cands, search.meter.spent, winner=win.key, dev=dev_cal)
+    base_c = cands[0]
+    cmp = None
+    if win is not base_c and all(s == "ok" for s in test_cal.leaderboard["status"]):
+        cmp = compare_prompts(test_cal, base_c.key, win.key,
+                              prompts={c.key: c.template for c in (base_c, win)},
+                              n_resamples=setup.n_resamples, seed=setup.seed)
+    out = report.result(cands, search.meter.spent, winner=win.key, dev=dev_cal, test=test_cal,
+                        cmp=cmp)
+    setup.say(str(cmp) if cmp is not None else f"test: the base prompt won on dev; test κ "
+              f"{_fmt(out.test_kappa()[0])}")
+    return out
+
+
 # --------------------------------------------------------------------------- align
 def align(
-    items_or_set: Any,
-    labels: Any = None,
-    *,
-    base_prompt: Any = "v3",
-    models: Sequence[str] | str,
-    candidates: Sequence[Any] | None = None,
-    examples: Sequence[int] = (0,),
-    strategies: Sequence[str] = ("stratified",),
-    rewrites: int = 0,
-    rewriter: str | None = None,
-    dev_split: Any = "dev",
-    test_split: Any = "test",
-    example_split: str | None = None,
-    example_share: float = 0.25,
-    budget: Budget | Mapping[str, Any] | None = None,
-    dry_run: bool = False,
-    threshold: float = 0.6,
-    backend_params: Mapping[str, Any] | None = None,
-    cache: Any = None,
-    progress: bool = True,
-    echo: Callable[[str], None] | None = None,
-    max_concurrency: int = 16,
-    max_retries: int = 3,
-    timeout: float = 60,
-    n_resamples: int = 10_000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    items_or_set: Any, labels: Any = None, *, base_prompt: Any = "v3",
+    models: Sequence[str] | str, candidates: Sequence[Any] | None = None,
+    examples: Sequence[int] = (0,), strategies: Sequence[str] = ("stratified",),
+    rewrites: int = 0, rewriter: str | None = None,
+    dev_split: Any = "dev", test_split: Any = "test",
+    example_split: str | None = None, example_share: float = 0.25,
+    budget: Budget | Mapping[str, Any] | None = None, dry_run: bool = False,
+    threshold: float = 0.6, backend_params: Mapping[str, Any] | None = None,
+    cache: Any = None, progress: bool = True, echo: Callable[[str], None] | None = None,
+    max_concurrency: int = 16, max_retries: int = 3, timeout: float = 60,
+    n_resamples: int = 10_000, confidence: float = 0.95, seed: int = 0,
 ) -> AlignmentResult:
     """Search for the judge prompt that agrees best with people on dev; test the winner once.
 
@@ -666,338 +1110,24 @@ def align(
     ...
     maev_kit.errors.InputError: `examples` must be counts >= 0, e.g. (0, 3); got (-1,)
     """
-    from maev_kit.judges import resolve_judge
-    from maev_kit.judges._prompts import resolve_prompt
-    from maev_kit.runner import run_judge
-
-    # -- arguments --------------------------------------------------------------------------
-    if isinstance(models, str):
-        models = [models]
-    models = [m.strip() for m in models or () if isinstance(m, str) and m.strip()]
-    if not models:
-        raise InputError("`models` must name at least one model judge, e.g. ['gpt-4o-mini']")
-    ks = list(dict.fromkeys(examples)) if not isinstance(examples, int) else [examples]
-    if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 0 for k in ks):
-        raise InputError(f"`examples` must be counts >= 0, e.g. (0, 3); got {tuple(examples)!r}")
-    strategies = [strategies] if isinstance(strategies, str) else list(dict.fromkeys(strategies))
-    from maev_kit.judges._llm import STRATEGIES
-
-    bad = [s for s in strategies if s not in STRATEGIES]
-    if bad or not strategies:
-        raise InputError(f"unknown example strategy {bad[0] if bad else None!r}; strategies: "
-                         + ", ".join(STRATEGIES))
-    if isinstance(rewrites, bool) or not isinstance(rewrites, int) or rewrites < 0:
-        raise InputError(f"`rewrites` must be a whole number >= 0, got {rewrites!r}")
-    if not (isinstance(threshold, (int, float)) and -1 <= threshold <= 1):
-        raise InputError(f"`threshold` must be a κ value in [-1, 1], got {threshold!r}")
-    limits = _budget(budget)
-    params = dict(backend_params or {})
-    say = echo if echo is not None else (
-        (lambda s: print(s, file=sys.stderr, flush=True)) if progress else (lambda s: None))
-
-    ls, all_items, label_src = _load(items_or_set, labels)
-    human = load_human_labels(label_src)
-    dev_name, dev = _split(ls, all_items, dev_split, "dev_split")
-    test_name, test = _split(ls, all_items, test_split, "test_split")
-    dev = [it for it in dev if human.get(it.item_id)]
-    test = [it for it in test if human.get(it.item_id)]
-    overlap = {it.conversation_id for it in dev} & {it.conversation_id for it in test}
-    if overlap:
-        raise InputError(f"the dev and test splits share {len(overlap)} conversation(s), e.g. "
-                         f"{sorted(overlap)[0]!r}: the test split must be held out")
-    if not dev or not test:
-        raise InputError(f"no human-labeled item in the {'dev' if not dev else 'test'} split: "
-                         "label items there first")
-
-    base_t = resolve_prompt(base_prompt)
-    templates = [base_t]
-    for c in candidates or ():
-        t = resolve_prompt(c)
-        if t.sha256 not in {x.sha256 for x in templates}:
-            templates.append(t)
-    pool: list[tuple[Any, str]] = []
-    pool_where = ""
-    if any(ks):
-        pool, dev, pool_where = _example_pool(ls, dev, human, example_split, example_share, seed,
-                                              dev_name, test_name)
-        if len(pool) < max(ks):
-            raise InputError(f"worked examples: the pool ({pool_where}) has {len(pool)} labeled "
-                             f"item(s), fewer than the {max(ks)} asked for; ask for fewer "
-                             "examples or pass example_split=")
-        if not dev:
-            raise InputError("no dev item is left to score once the example pool is held out: "
-                             "lower example_share or pass example_split=")
-
-    def backend_for(model: str) -> Any:
-        return resolve_judge(model, backend_params=params)[1]
-
-    prices: dict[str, _Price | None] = {m: _price(m, params) for m in models}
-    rewriter_model = (rewriter or models[0]).strip()
-    if rewrites:
-        prices.setdefault(rewriter_model, _price(rewriter_model, params))
-    if limits.max_cost is not None:
-        unpriced = [m for m, p in prices.items() if p is None]
-        if unpriced:
-            raise InputError(f"--max-cost: no price is known for model {unpriced[0]} (litellm's "
-                             "price table has none): bound the search with --max-requests "
-                             "instead, or give backend params input_cost_per_token / "
-                             "output_cost_per_token")
-
-    # -- the candidates ---------------------------------------------------------------------
-    cands: list[_Candidate] = []
-    seen: set[str] = set()
-
-    def add(model: str, t: Any, k: int, strategy: str | None, source: str) -> _Candidate | None:
-        key = _key(model, t.name, k, strategy)
-        if key in seen:
-            return None
-        seen.add(key)
-        c = _Candidate(key, model, t, k, strategy if k else None, source)
-        cands.append(c)
-        return c
-
-    add(models[0], base_t, 0, None, "base")
-    for model in models:
-        for t in templates:
-            for k in ks:
-                for s in (strategies if k else [None]):
-                    add(model, t, k, s, "base" if t is base_t else "prompt")
-    base_key = cands[0].key
-    for c in cands:
-        c.judge = _make_judge(c.template, c.examples, c.strategy, pool, seed)
-        c.backend = backend_for(c.model)
-        c.est = _estimate(c.judge, c.backend, dev, prices.get(c.model), cache)
-
-    # -- the estimate -----------------------------------------------------------------------
-    total = _Estimate()
-    for c in cands:
-        total.add(c.est)
-    base_test = _estimate(cands[0].judge, cands[0].backend, test, prices.get(models[0]), cache)
-    test_est = _Estimate(base_test.requests * 2, base_test.cached * 2, base_test.tokens * 2,
-                         None if base_test.cost is None else base_test.cost * 2)
-    total.add(test_est)
-    if rewrites:
-        per = _Estimate(1, 0, 0, None)
-        rw_msgs = _rewrite_messages(base_t.system, [], 1)
-        per.tokens = _count_tokens(rewriter_model, rw_msgs) + 200 * REWRITE_DISAGREEMENTS // 4 \
-            + len(base_t.system) // 4
-        rp = prices.get(rewriter_model)
-        per.cost = None if rp is None else rp.cost(per.tokens, len(base_t.system) // 3)
-        dev_per = cands[0].est
-        for _ in range(rewrites):
-            total.add(per)
-            total.add(_Estimate(dev_per.requests + dev_per.cached, 0, dev_per.tokens,
-                                dev_per.cost))
-    estimate: dict[str, Any] = {
-        "candidates": len(cands) + rewrites, "dev_items": len(dev),
-        "test_items": len(test), "requests": total.requests, "cached": total.cached,
-        "tokens": total.tokens, "cost": total.cost,
-        "example_pool": pool_where or None,
-        "models_unpriced": sorted(m for m, p in prices.items() if p is None)}
-    say(f"estimate: {len(cands)} candidate(s)"
-        + (f" + {rewrites} rewrite(s)" if rewrites else "")
-        + f" on {len(dev)} dev items, then 2 on {len(test)} test items: about "
-        f"{total.requests} requests ({total.cached} cached), {total.tokens:,} tokens, cost "
-        f"{_usd(total.cost)}"
-        + (f" (no price for {', '.join(estimate['models_unpriced'])})"
-           if estimate["models_unpriced"] else ""))
-    if limits.max_requests is not None or limits.max_cost is not None:
-        say("budget: " + ", ".join(x for x in (
-            f"at most {limits.max_requests} requests" if limits.max_requests is not None else "",
-            f"at most ${limits.max_cost:g}" if limits.max_cost is not None else "") if x))
-
-    info = ({"name": ls.name, "version": ls.version, "content_hash": ls.content_hash,
-             "labels_hash": ls.labels_hash} if ls is not None else {})
-    splits = {"dev": dev_name, "test": test_name, "dev_items": len(dev),
-              "test_items": len(test), "example_pool": pool_where or None}
-
-    def frame() -> pd.DataFrame:
-        rows = []
-        for c in cands:
-            stats = getattr(c.run, "stats", None) or {}
-            rows.append({
-                "candidate": c.key, "model": c.model, "prompt": c.template.name,
-                "prompt_sha256": c.template.sha256, "source": c.source,
-                "examples": c.examples, "strategy": c.strategy, "status": c.status,
-                "dev_kappa": c.dev.get("kappa", math.nan),
-                "dev_kappa_low": c.dev.get("kappa_low", math.nan),
-                "dev_kappa_high": c.dev.get("kappa_high", math.nan),
-                "dev_items": c.dev.get("n_items", math.nan),
-                "requests": stats.get("requests", 0 if c.run is None else math.nan),
-                "cache_hits": stats.get("cache_hits", 0),
-                "tokens": stats.get("tokens", 0),
-                "cost": stats.get("cost", 0.0) if c.run is not None else 0.0,
-                "est_requests": c.est.requests, "est_cost": c.est.cost,
-                "example_ids": list(getattr(c.judge, "example_ids", []) or []),
-                "note": c.note})
-        return pd.DataFrame(rows, columns=CANDIDATE_COLUMNS)
-
+    models, ks, strategies = _check_args(models, examples, strategies, rewrites, threshold)
+    limits, params = _budget(budget), dict(backend_params or {})
+    say = echo if echo is not None else _stderr_echo(progress)
+    data = _prepare(items_or_set, labels, base_prompt, candidates, ks, dev_split, test_split,
+                    example_split, example_share, seed)
+    prices, rewriter_model = _prices(models, rewriter, rewrites, params, limits)
+    setup = _Setup(data, params, prices, {"max_concurrency": max_concurrency,
+                                          "max_retries": max_retries, "timeout": timeout,
+                                          "cache": cache, "progress": progress},
+                   threshold, n_resamples, confidence, seed, say)
+    cands = _candidates(setup, models, ks, strategies)
+    report = _Report(cands[0].key, _estimate_search(setup, cands, rewrites, rewriter_model, limits),
+                     limits, data.info, data.splits)
     if dry_run:
-        for c in cands:
-            c.status = "not run: dry run"
-        return AlignmentResult(frame(), None, base_key, None, None, None, estimate,
-                               {"requests": 0, "cost": 0.0}, limits, True,
-                               {c.key: c.template for c in cands},
-                               {c.key: c.judge for c in cands}, info, splits)
-
-    # -- the search (dev only) --------------------------------------------------------------
-    meter = _Meter(limits)
-    run_args = {"max_concurrency": max_concurrency, "max_retries": max_retries,
-                "timeout": timeout, "cache": cache, "progress": progress}
-    dead: dict[str, JudgeUnavailableError] = {}
-
-    def score(c: _Candidate, items: list[Any]) -> Any:
-        """Run ``c`` on ``items`` within the budget; None when skipped."""
-        est = c.est if items is dev else _estimate(c.judge, c.backend, items,
-                                                   prices.get(c.model), cache)
-        if not meter.fits(est.requests, est.cost):
-            return None
-        if c.model in dead:
-            raise dead[c.model]
-        meter.tripped = False
-        try:
-            run = run_judge(c.judge, items, _BudgetedBackend(c.backend, meter,
-                                                             prices.get(c.model)), **run_args)
-        except JudgeUnavailableError as exc:
-            dead[c.model] = exc
-            raise
-        return None if meter.tripped else run
-
-    def dev_row(c: _Candidate) -> None:
-        one = calibration_from_runs({c.key: c.run}, human, items=dev,
-                                    meta={c.key: _meta(c, params)}, threshold=threshold,
-                                    n_resamples=n_resamples, confidence=confidence, seed=seed)
-        row = one.leaderboard.iloc[0]
-        c.status = str(row["status"])
-        c.dev = {k: row[k] for k in ("kappa", "kappa_low", "kappa_high", "n_items")}
-        c.dev["disagreements"] = one.disagreements
-
-    def run_dev(c: _Candidate) -> None:
-        try:
-            run = score(c, dev)
-        except JudgeUnavailableError as exc:
-            c.status, c.note = f"failed: {exc.cause}", str(exc)
-            return
-        if run is None:
-            c.status = "skipped: budget"
-            c.note = (f"estimated {c.est.requests} requests, {_usd(c.est.cost)}; "
-                      f"{meter.requests} sent before it")
-            return
-        c.run = run
-        dev_row(c)
-        say(f"dev: {c.key}: {c.status}, κ {_fmt(c.dev.get('kappa'))} (CI "
-            f"{_fmt(c.dev.get('kappa_low'))} to {_fmt(c.dev.get('kappa_high'))})")
-
-    for c in cands:
-        run_dev(c)
-
-    def best() -> _Candidate | None:
-        ok = [c for c in cands if c.status == "ok" and not math.isnan(c.dev["kappa_low"])]
-        if not ok:
-            return None
-        return max(ok, key=lambda c: (c.dev["kappa_low"], c.dev["kappa"],
-                                      -cands.index(c)))
-
-    for n in range(1, rewrites + 1):
-        parent = best()
-        if parent is None:
-            break
-        dis = _disagreements(parent, human)
-        req = _RewriteRequest(_rewrite_messages(parent.template.system, dis, n))
-        name = f"rewrite-{n}"
-        c = _Candidate(_key(parent.model, name, parent.examples, parent.strategy), parent.model,
-                       parent.template, parent.examples, parent.strategy, name)
-        c.judge = parent.judge
-        cands.append(c)
-        rb = backend_for(rewriter_model)
-        rb_price = prices.get(rewriter_model)
-        est = rb_price.cost(_count_tokens(rewriter_model, req.messages),
-                            len(parent.template.system) // 3) if rb_price else None
-        if not meter.fits(1, est):
-            c.status = "skipped: budget"
-            c.note = "the rewrite request did not fit the budget"
-            continue
-        try:
-            rrun = run_judge(req, [_rewrite_item()], _BudgetedBackend(rb, meter, rb_price),
-                             **{**run_args, "progress": False})
-        except JudgeUnavailableError as exc:
-            c.status, c.note = f"failed: {exc.cause}", str(exc)
-            continue
-        if req.instructions is None:
-            v = rrun.verdicts[0]
-            c.status = ("skipped: budget" if "budget" in (v.error or "")
-                        else f"failed: {v.cause or 'other'}")
-            c.note = f"rewrite request: {v.error}"
-            continue
-        from maev_kit.judges._prompts import PromptTemplate
-
-        text = f"=== system ===\n{req.instructions}\n=== user ===\n{parent.template.user}\n"
-        try:
-            c.template = PromptTemplate.from_text(text, name=name, view=parent.template.view)
-        except InputError as exc:
-            c.status, c.note = "invalid: not a valid template", str(exc)
-            say(f"dev: {c.key}: invalid rewrite ({exc})")
-            continue
-        c.note = f"rewritten from {parent.key} ({len(dis)} dev disagreements shown)"
-        c.key = _key(parent.model, name, parent.examples, parent.strategy)
-        c.judge = _make_judge(c.template, c.examples, c.strategy, pool, seed)
-        c.backend = parent.backend
-        c.est = _estimate(c.judge, c.backend, dev, prices.get(c.model), cache)
-        run_dev(c)
-
-    ran = {c.key: c for c in cands if c.run is not None}
-    dev_cal = (calibration_from_runs({k: c.run for k, c in ran.items()}, human, items=dev,
-                                     meta={k: _meta(c, params) for k, c in ran.items()},
-                                     threshold=threshold, n_resamples=n_resamples,
-                                     confidence=confidence, seed=seed, labeled_set=info,
-                                     split=dev_name) if ran else None)
-    if dev_cal is not None:
-        # not a field: an extra attribute compare_prompts reads with getattr (its _human)
-        dev_cal.human_labels = {  # type: ignore[attr-defined]
-            i: dict(human[i]) for i in dev_cal.item_ids}
-    win = best()
-
-    def result(test_cal: Any = None, cmp: Any = None) -> AlignmentResult:
-        return AlignmentResult(frame(), None if win is None else win.key, base_key, dev_cal,
-                               test_cal, cmp, estimate,
-                               meter.spent, limits, False,
-                               {c.key: c.template for c in cands},
-                               {c.key: c.judge for c in cands}, info, splits)
-
-    if win is None:
-        return result()
-
-    # -- the test split, once ---------------------------------------------------------------
-    base_c = cands[0]
-    finals = [base_c] if win is base_c else [base_c, win]
-    test_runs: dict[str, Any] = {}
-    for c in finals:
-        try:
-            run = score(c, test)
-        except JudgeUnavailableError as exc:
-            say(f"test: {c.key}: {exc}")
-            return result()
-        if run is None:
-            say(f"test: {c.key} not scored: the budget is spent; the dev κ is not a result")
-            return result()
-        test_runs[c.key] = run
-    test_cal = calibration_from_runs(test_runs, human, items=test,
-                                     meta={c.key: _meta(c, params) for c in finals},
-                                     threshold=threshold, n_resamples=n_resamples,
-                                     confidence=confidence, seed=seed, labeled_set=info,
-                                     split=test_name)
-    # not a field: an extra attribute compare_prompts reads with getattr (its _human)
-    test_cal.human_labels = {  # type: ignore[attr-defined]
-        i: dict(human[i]) for i in test_cal.item_ids}
-    cmp = None
-    if win is not base_c and all(s == "ok" for s in test_cal.leaderboard["status"]):
-        cmp = compare_prompts(test_cal, base_c.key, win.key,
-                              prompts={c.key: c.template for c in finals},
-                              n_resamples=n_resamples, seed=seed)
-    out = result(test_cal, cmp)
-    say(str(cmp) if cmp is not None else f"test: the base prompt won on dev; test κ "
-        f"{_fmt(out.test_kappa()[0])}")
-    return out
+        return report.dry_run(cands)
+    search = _Search(setup, cands, _Meter(limits))
+    search.run(rewrites, rewriter_model)
+    return _finish(search, report)
 
 
 def _fmt(x: Any) -> str:

@@ -203,27 +203,137 @@ def _no_labels_error(labeled_set: Any, human: Any, split_name: str | None,
         f" in split {split_name!r}" if split_name else "") + f": {hint}")
 
 
+def load_items(items: Any, labels: Any, *, items_arg: str, labels_arg: str
+               ) -> tuple[Any, list[Any], Any]:
+    """(labeled set or None, the items, the labels) from a labeled-set folder, bundled name or
+    loaded set (the labels default to its labels) or a list of items (then ``labels`` is
+    required; ``items_arg`` and ``labels_arg`` name the arguments in the error)."""
+    labeled_set = None
+    if isinstance(items, (str, os.PathLike)):
+        from maev_kit.datasets import load_labeled_set
+
+        labeled_set = load_labeled_set(items)
+    elif hasattr(items, "manifest") and hasattr(items, "label_records"):
+        labeled_set = items
+    if labeled_set is not None:
+        return labeled_set, list(labeled_set.items), (labels if labels is not None
+                                                      else labeled_set)
+    if labels is None:
+        raise InputError(f"`{labels_arg}` is required when `{items_arg}` is a list of items: "
+                         "pass a labels.jsonl path, a LabelStore or a list of label dicts")
+    return None, list(items), labels
+
+
+def labeled_set_info(labeled_set: Any) -> dict[str, Any]:
+    """The labeled set's name, version and hashes, for the judge card ({} without a set)."""
+    if labeled_set is None:
+        return {}
+    return {"name": labeled_set.name, "version": labeled_set.version,
+            "content_hash": labeled_set.content_hash, "labels_hash": labeled_set.labels_hash}
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a calibration scores: the judges, the labels, the split and its items."""
+
+    labeled_set: Any
+    human_labels: Any  # as given, or the labeled set
+    human: dict[str, dict[str, str]]
+    specs: list[_Spec]
+    split: Any  # as given
+    split_name: str | None
+    scored: list[Any]  # the split's human-labeled items
+    train: list[Any]  # the other splits' items, for a judge that learns from labels
+    notes: list[str]
+
+
+def _plan(items: Any, human_labels: Any, judges: Sequence[Any], prompts: Sequence[Any] | None,
+          backend_params: Mapping[str, Any], split: Any, threshold: float,
+          judge_options: Mapping[str, Any]) -> _Plan:
+    """Check the arguments, load the items and labels, resolve the judges, pick the scored
+    split and bind each model judge's worked examples."""
+    if not (isinstance(threshold, (int, float)) and -1 <= threshold <= 1):
+        raise InputError(f"`threshold` must be a κ value in [-1, 1], e.g. 0.6; got {threshold!r}")
+    labeled_set, all_items, human_labels = load_items(items, human_labels, items_arg="items",
+                                                      labels_arg="human_labels")
+    human = load_human_labels(human_labels)
+    specs = _resolve(judges, prompts, backend_params, judge_options)
+    split_name, scored, train = _split_of(split, labeled_set, all_items)
+    notes = _set_aside_notes(labeled_set)
+    scored = [it for it in scored if human.get(it.item_id)]
+    if not scored:
+        raise _no_labels_error(labeled_set, human, split_name, all_items)
+    for spec in specs:
+        if getattr(spec.judge, "n_examples", 0):
+            spec.judge.bind_examples(all_items, human, scored_split=split_name,
+                                     split_of=_split_map(split, labeled_set))
+    from maev_kit.calibration._card import card_fields
+
+    for spec in specs:
+        spec.meta = replace(spec.meta, card_fields=card_fields(spec.judge))
+    return _Plan(labeled_set, human_labels, human, specs, split, split_name, scored, train,
+                 notes)
+
+
+def _fit(spec: _Spec, plan: _Plan) -> CannotFitError | None:
+    """Fit a judge that learns from labels on the items outside the scored split (the other
+    splits of the set); the error when there is nothing to learn from."""
+    judge = spec.judge
+    if not (getattr(judge, "requires_fit", False) and not getattr(judge, "is_fitted", True)):
+        return None
+    scored_ids = {it.item_id for it in plan.scored}
+    try:
+        if plan.labeled_set is not None and isinstance(plan.split, (str, type(None))):
+            fit_on_other_splits(judge, plan.labeled_set, plan.split_name)
+        else:
+            fit_on_items(judge, [it for it in plan.train if it.item_id not in scored_ids],
+                         plan.human, "outside the scored split" if plan.split_name else
+                         "(no split given to hold out)")
+    except CannotFitError as exc:
+        return exc
+    return None
+
+
+def _run_all(plan: _Plan, run_options: Mapping[str, Any]
+             ) -> tuple[dict[str, Any], dict[str, JudgeMeta], list[str]]:
+    """Run each judge on the scored items: (runs, their metadata, notes).
+
+    A judge with nothing to learn from is left out with a note (its error is raised when no
+    judge is left); a judge that cannot answer at all gets a failed run, and so does the same
+    model at the same endpoint with another prompt (no retry)."""
+    from maev_kit.runner import run_judge
+
+    runs: dict[str, Any] = {}
+    dead: dict[str, JudgeUnavailableError] = {}  # endpoint → why it cannot answer
+    unfit: dict[str, CannotFitError] = {}
+    for spec in plan.specs:
+        cannot = _fit(spec, plan)
+        if cannot is not None:  # nothing to learn from: the others still run
+            unfit[spec.key] = cannot
+            continue
+        endpoint = repr(spec.backend.cache_identity()) if spec.backend is not None else ""
+        if endpoint in dead:
+            runs[spec.key] = _failed_run(spec, plan.scored, dead[endpoint])
+            continue
+        try:
+            runs[spec.key] = run_judge(spec.judge, plan.scored, spec.backend, **run_options)
+        except JudgeUnavailableError as exc:
+            dead[endpoint] = exc
+            runs[spec.key] = _failed_run(spec, plan.scored, exc)
+    if unfit and not runs:
+        raise next(iter(unfit.values()))
+    notes = plan.notes + [f"{key} not calibrated: {exc}" for key, exc in unfit.items()]
+    return runs, {s.key: s.meta for s in plan.specs if s.key not in unfit}, notes
+
+
 def calibrate(
-    items: Any,
-    human_labels: Any = None,
-    *,
-    judges: Sequence[Any],
-    prompts: Sequence[Any] | None = None,
-    examples: int = 0,
-    example_split: str = "dev",
-    example_strategy: str = "stratified",
-    backend_params: Mapping[str, Any] | None = None,
-    split: str | Mapping[str, Sequence[str]] | None = None,
-    threshold: float = 0.6,
-    cache: Any = None,
-    progress: bool = True,
-    max_concurrency: int = 16,
-    max_retries: int = 3,
-    timeout: float = 60,
-    mode: str = "sync",
-    n_resamples: int = 10_000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    items: Any, human_labels: Any = None, *, judges: Sequence[Any],
+    prompts: Sequence[Any] | None = None, examples: int = 0, example_split: str = "dev",
+    example_strategy: str = "stratified", backend_params: Mapping[str, Any] | None = None,
+    split: str | Mapping[str, Sequence[str]] | None = None, threshold: float = 0.6,
+    cache: Any = None, progress: bool = True, max_concurrency: int = 16, max_retries: int = 3,
+    timeout: float = 60, mode: str = "sync",
+    n_resamples: int = 10_000, confidence: float = 0.95, seed: int = 0,
 ) -> CalibrationResult:
     """Run every judge × prompt variant on the human-labeled items and rank them by κ.
 
@@ -282,82 +392,14 @@ def calibrate(
     >>> list(result.leaderboard[["judge", "n_items"]].itertuples(index=False, name=None))
     [('heuristic', 4)]
     """
-    from maev_kit.runner import run_judge
-
-    if not (isinstance(threshold, (int, float)) and -1 <= threshold <= 1):
-        raise InputError(f"`threshold` must be a κ value in [-1, 1], e.g. 0.6; got {threshold!r}")
-    labeled_set = None
-    if isinstance(items, (str, os.PathLike)):
-        from maev_kit.datasets import load_labeled_set
-
-        labeled_set = load_labeled_set(items)
-    elif hasattr(items, "manifest") and hasattr(items, "label_records"):
-        labeled_set = items
-    if labeled_set is not None:
-        all_items = list(labeled_set.items)
-        if human_labels is None:
-            human_labels = labeled_set
-    else:
-        all_items = list(items)
-    if human_labels is None:
-        raise InputError("`human_labels` is required when `items` is a list of items: pass a "
-                         "labels.jsonl path, a LabelStore or a list of label dicts")
-    human = load_human_labels(human_labels)
-    specs = _resolve(judges, prompts, backend_params or {},
-                     {"examples": examples, "example_split": example_split,
-                      "example_strategy": example_strategy, "seed": seed})
-    split_name, scored, train = _split_of(split, labeled_set, all_items)
-    notes = _set_aside_notes(labeled_set)
-    scored = [it for it in scored if human.get(it.item_id)]
-    if not scored:
-        raise _no_labels_error(labeled_set, human, split_name, all_items)
-    scored_ids = {it.item_id for it in scored}
-    for spec in specs:
-        if getattr(spec.judge, "n_examples", 0):
-            spec.judge.bind_examples(all_items, human, scored_split=split_name,
-                                     split_of=_split_map(split, labeled_set))
-    from maev_kit.calibration._card import card_fields
-
-    for spec in specs:
-        spec.meta = replace(spec.meta, card_fields=card_fields(spec.judge))
-    runs: dict[str, Any] = {}
-    dead: dict[str, JudgeUnavailableError] = {}  # endpoint → why it cannot answer
-    unfit: dict[str, CannotFitError] = {}
-    for spec in specs:
-        judge = spec.judge
-        if getattr(judge, "requires_fit", False) and not getattr(judge, "is_fitted", True):
-            try:
-                if labeled_set is not None and isinstance(split, (str, type(None))):
-                    fit_on_other_splits(judge, labeled_set, split_name)
-                else:
-                    fit_on_items(judge, [it for it in train if it.item_id not in scored_ids],
-                                 human, "outside the scored split" if split_name else
-                                 "(no split given to hold out)")
-            except CannotFitError as exc:  # nothing to learn from: the others still run
-                unfit[spec.key] = exc
-                continue
-        endpoint = repr(spec.backend.cache_identity()) if spec.backend is not None else ""
-        if endpoint in dead:  # the same model at the same endpoint, another prompt: no retry
-            runs[spec.key] = _failed_run(spec, scored, dead[endpoint])
-            continue
-        try:
-            runs[spec.key] = run_judge(judge, scored, spec.backend,
-                                       max_concurrency=max_concurrency, max_retries=max_retries,
-                                       timeout=timeout, cache=cache, progress=progress,
-                                       mode=mode)
-        except JudgeUnavailableError as exc:
-            dead[endpoint] = exc
-            runs[spec.key] = _failed_run(spec, scored, exc)
-    if unfit and not runs:
-        raise next(iter(unfit.values()))
-    notes += [f"{key} not calibrated: {exc}" for key, exc in unfit.items()]
-    specs = [s for s in specs if s.key not in unfit]
-    info = ({"name": labeled_set.name, "version": labeled_set.version,
-             "content_hash": labeled_set.content_hash,
-             "labels_hash": labeled_set.labels_hash} if labeled_set is not None else {})
-    return calibration_from_runs(runs, human, items=scored, meta={s.key: s.meta for s in specs},
-                                 threshold=threshold, n_resamples=n_resamples,
-                                 confidence=confidence, seed=seed, labeled_set=info,
-                                 split=split_name,
-                                 reference_labels=labels_are_reference(human_labels),
-                                 notes=notes)
+    plan = _plan(items, human_labels, judges, prompts, backend_params or {}, split, threshold,
+                 {"examples": examples, "example_split": example_split,
+                  "example_strategy": example_strategy, "seed": seed})
+    runs, meta, notes = _run_all(plan, {
+        "max_concurrency": max_concurrency, "max_retries": max_retries, "timeout": timeout,
+        "cache": cache, "progress": progress, "mode": mode})
+    return calibration_from_runs(
+        runs, plan.human, items=plan.scored, meta=meta, threshold=threshold,
+        n_resamples=n_resamples, confidence=confidence, seed=seed,
+        labeled_set=labeled_set_info(plan.labeled_set), split=plan.split_name,
+        reference_labels=labels_are_reference(plan.human_labels), notes=notes)

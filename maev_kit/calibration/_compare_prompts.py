@@ -14,14 +14,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from maev_kit.agreement import compare_judges, majority_labels
+from maev_kit.agreement import compare_judges
 from maev_kit.agreement._labels import LABELS
 from maev_kit.agreement._report import _f
 from maev_kit.errors import InputError
-from maev_kit.calibration._result import labels_are_reference
+from maev_kit.calibration._result import (
+    HumanTable,
+    confusion_table,
+    human_table,
+    items_of_runs,
+    labels_are_reference,
+)
 
 __all__ = ["PromptComparison", "compare_prompts"]
 
@@ -202,6 +207,38 @@ def compare_prompts(
     >>> len(cmp.changed), cmp.n_fixed, cmp.delta > 0
     (3, 3, True)
     """
+    a, b = _pick_pair(result, a, b)
+    labels = tuple(labels)
+    human = _human(result, human_labels)
+    item_ids = [i for i in (getattr(result, "item_ids", None) or human) if human.get(i)]
+    table = human_table(human, item_ids, labels)
+    side_a, side_b = _side(result, a, item_ids), _side(result, b, item_ids)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cmp = compare_judges(table.reference, side_b.labels, side_a.labels, names=[b, a],
+                             labels=labels, n_resamples=n_resamples,
+                             confidence=result.confidence, seed=seed)
+    pair = cmp.pairs.iloc[0]
+    kappas = _kappas(result.leaderboard, a, b)
+    items = items_of_runs(result.runs[k] for k in (a, b))
+    changed = _changed(table, human, items, side_a, side_b)
+    return PromptComparison(
+        a=a, b=b, text_a=_prompt_text(result, prompts, a),
+        text_b=_prompt_text(result, prompts, b), kappas=kappas,
+        delta=float(pair["delta"]), delta_low=float(pair["delta_low"]),
+        delta_high=float(pair["delta_high"]), p_value=float(pair["p_value"]),
+        mcnemar_p=float(pair["mcnemar_p"]),
+        confusion_a=confusion_table(table.majority, side_a.labels, labels),
+        confusion_b=confusion_table(table.majority, side_b.labels, labels),
+        changed=pd.DataFrame(changed, columns=CHANGED_COLUMNS),
+        n_items=int(cmp.n_used), split=getattr(result, "split", None),
+        confidence=float(result.confidence), items=items,
+        labels_kind=_labels_kind(result, human_labels))
+
+
+def _pick_pair(result: Any, a: str | None, b: str | None) -> tuple[str, str]:
+    """The two judges to compare: ``b`` defaults to the best ranked judge, ``a`` to the next
+    one; both must be in the result and differ."""
     board = result.leaderboard
     ok = [k for k, st in zip(board["key"], board["status"]) if st == "ok"]
     if b is None:
@@ -219,49 +256,44 @@ def compare_prompts(
             raise InputError(f"no judge {key!r} in this result; keys: {list(result.runs)}")
     if a == b:
         raise InputError(f"compare two different judges, not {a!r} with itself")
-    labels = tuple(labels)
-    human = _human(result, human_labels)
-    item_ids = [i for i in (getattr(result, "item_ids", None) or human) if human.get(i)]
-    annotators = sorted({ann for i in item_ids for ann in human[i]})
-    by_ann = {ann: [human[i].get(ann) for i in item_ids] for ann in annotators}
-    majority = majority_labels(by_ann, labels=labels)
-    runs = {k: result.runs[k] for k in (a, b)}
-    got = {k: {v.item_id: v for v in r.verdicts} for k, r in runs.items()}
-    jl = {k: [got[k][i].label if i in got[k] else None for i in item_ids] for k in (a, b)}
-    human_arg: Any = by_ann[annotators[0]] if len(annotators) == 1 else by_ann
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cmp = compare_judges(human_arg, jl[b], jl[a], names=[b, a], labels=labels,
-                             n_resamples=n_resamples, confidence=result.confidence, seed=seed)
-    pair = cmp.pairs.iloc[0]
+    return a, b
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One judge of the pair: its verdicts by item id and its label per scored item."""
+
+    verdicts: dict[str, Any]
+    labels: list[str | None]
+
+
+def _side(result: Any, key: str, item_ids: Sequence[str]) -> _Side:
+    """Judge ``key``'s verdicts in ``result`` and its label (None when missing) per item."""
+    got = {v.item_id: v for v in result.runs[key].verdicts}
+    return _Side(got, [got[i].label if i in got else None for i in item_ids])
+
+
+def _kappas(board: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """κ with its CI and n_items of ``a`` and ``b``, from the leaderboard."""
     rows = board.set_index("key")
-    kappas = pd.DataFrame(
+    return pd.DataFrame(
         {c: [rows.loc[k, c] for k in (a, b)] for c in ("kappa", "kappa_low", "kappa_high",
                                                        "n_items")},
         index=pd.Index([a, b], name="judge"))
-    items: dict[str, Any] = {}
-    for r in runs.values():
-        for it in getattr(r, "items", ()) or ():
-            items.setdefault(it.item_id, it)
-    idx = {lab: n for n, lab in enumerate(labels)}
 
-    def confusion(js: list[str | None]) -> pd.DataFrame:
-        m = np.zeros((len(labels), len(labels)), dtype=int)
-        for h, j in zip(majority, js):
-            if h is not None and j is not None:
-                m[idx[h], idx[j]] += 1
-        return pd.DataFrame(m, index=pd.Index(labels, name="human"),
-                            columns=pd.Index(labels, name="judge"))
 
+def _changed(table: HumanTable, human: Mapping[str, Mapping[str, str]], items: Mapping[str, Any],
+             a: _Side, b: _Side) -> list[dict[str, Any]]:
+    """The items whose verdict changed from ``a`` to ``b``: fixed, broke or changed."""
     changed = []
-    for n, iid in enumerate(item_ids):
-        la, lb, h = jl[a][n], jl[b][n], majority[n]
+    for n, iid in enumerate(table.item_ids):
+        la, lb, h = a.labels[n], b.labels[n], table.majority[n]
         if la == lb:
             continue
         change = ("fixed" if lb == h and la is not None else
                   "broke" if la == h and lb is not None else "changed")
         it = items.get(iid)
-        va, vb = got[a].get(iid), got[b].get(iid)
+        va, vb = a.verdicts.get(iid), b.verdicts.get(iid)
         changed.append({
             "item_id": iid,
             "conversation_id": getattr(it, "conversation_id", None) or iid.split("/h")[0],
@@ -270,28 +302,25 @@ def compare_prompts(
             "label_a": la, "label_b": lb, "change": change,
             "rationale_a": _why(va), "rationale_b": _why(vb),
             "fact": getattr(it, "fact", None), "after_text": _after_text(it)})
+    return changed
+
+
+def _prompt_text(result: Any, prompts: Mapping[str, Any] | None, key: str) -> str:
+    """Judge ``key``'s prompt text: from ``prompts``, else the result's metadata ("" when
+    unknown)."""
     texts = dict(prompts or {})
-    meta = getattr(result, "meta", {}) or {}
+    if key in texts:
+        return _template_text(texts[key])
+    m = (getattr(result, "meta", {}) or {}).get(key)
+    return _template_text(getattr(m, "prompt", None)) if m is not None else ""
 
-    def text_of(key: str) -> str:
-        if key in texts:
-            return _template_text(texts[key])
-        m = meta.get(key)
-        return _template_text(getattr(m, "prompt", None)) if m is not None else ""
 
-    return PromptComparison(
-        a=a, b=b, text_a=text_of(a), text_b=text_of(b), kappas=kappas,
-        delta=float(pair["delta"]), delta_low=float(pair["delta_low"]),
-        delta_high=float(pair["delta_high"]), p_value=float(pair["p_value"]),
-        mcnemar_p=float(pair["mcnemar_p"]), confusion_a=confusion(jl[a]),
-        confusion_b=confusion(jl[b]), changed=pd.DataFrame(changed, columns=CHANGED_COLUMNS),
-        n_items=int(cmp.n_used), split=getattr(result, "split", None),
-        confidence=float(result.confidence), items=items,
-        labels_kind="reference" if (labels_are_reference(human_labels)
-                                    if human_labels is not None
-                                    else getattr(result, "reference_labels", False))
-        else "human")
-
+def _labels_kind(result: Any, human_labels: Any) -> str:
+    """``"reference"`` when every label compared against is a reference label, else
+    ``"human"``."""
+    reference = (labels_are_reference(human_labels) if human_labels is not None
+                 else getattr(result, "reference_labels", False))
+    return "reference" if reference else "human"
 
 def _why(v: Any) -> str:
     if v is None:

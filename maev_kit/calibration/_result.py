@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -398,6 +398,264 @@ def _recommend(board: pd.DataFrame, ceiling: pd.Series | None, threshold: float,
     return text, None
 
 
+DISAGREEMENT_COLUMNS = ["judge", "item_id", "human_labels", "human_label_text", "human_majority",
+                        "judge_label", "error", "rationale", "fact", "after_text"]
+
+
+@dataclass(frozen=True)
+class HumanTable:
+    """The human labels on the scored items: one column of labels per annotator (None where
+    the annotator did not label the item) and the majority label per item."""
+
+    item_ids: list[str]
+    annotators: list[str]
+    by_ann: dict[str, list[str | None]]
+    majority: list[str | None]
+
+    @property
+    def reference(self) -> Any:
+        """What a judge is compared against: the one annotator's labels, else every
+        annotator's."""
+        return self.by_ann[self.annotators[0]] if len(self.annotators) == 1 else self.by_ann
+
+    def label_counts(self, labels: Sequence[str]) -> dict[str, int]:
+        """Label → number of labels (every annotator's), for every label in ``labels``."""
+        pooled = Counter(lab for labs in self.by_ann.values() for lab in labs if lab is not None)
+        return {lab: int(pooled.get(lab, 0)) for lab in labels}
+
+
+def human_table(human: Mapping[str, Mapping[str, str]], item_ids: list[str],
+                labels: tuple[str, ...], *, check: bool = False) -> HumanTable:
+    """The :class:`HumanTable` of ``item_ids``; with ``check``, each annotator's labels must be
+    in ``labels`` (an :class:`InputError` names the annotator)."""
+    annotators = sorted({a for iid in item_ids for a in human[iid]})
+    by_ann = {a: [human[iid].get(a) for iid in item_ids] for a in annotators}
+    if check:
+        for a, labs in by_ann.items():
+            encode(labs, labels, name=f"human labels of {a!r}")
+    return HumanTable(item_ids, annotators, by_ann, majority_labels(by_ann, labels=labels))
+
+
+def items_of_runs(runs: Iterable[Any]) -> dict[str, Any]:
+    """Item id → item, from the items the runs hold (the first run holding an id wins)."""
+    by_id: dict[str, Any] = {}
+    for run in runs:
+        for it in getattr(run, "items", ()) or ():
+            by_id.setdefault(it.item_id, it)
+    return by_id
+
+
+def _pair_counts(humans: Sequence[str | None], judged: Sequence[str | None],
+                 labels: tuple[str, ...]) -> np.ndarray:
+    """Counts of (human label, judge label) pairs, rows human, columns judge (float); a pair
+    with a missing label on either side is left out."""
+    idx = {lab: i for i, lab in enumerate(labels)}
+    table = np.zeros((len(labels), len(labels)))
+    for h, j in zip(humans, judged):
+        if h is not None and j is not None:
+            table[idx[h], idx[j]] += 1
+    return table
+
+
+def confusion_table(majority: Sequence[str | None], judged: Sequence[str | None],
+                    labels: tuple[str, ...]) -> pd.DataFrame:
+    """Item counts, rows the human majority label, columns the judge's label."""
+    return pd.DataFrame(_pair_counts(majority, judged, labels).astype(int),
+                        index=pd.Index(labels, name="human"),
+                        columns=pd.Index(labels, name="judge"))
+
+
+@dataclass(frozen=True)
+class _Scoring:
+    """What every judge's run is scored against: the scored items' human labels and texts, the
+    label set and the bootstrap settings."""
+
+    table: HumanTable
+    human: Mapping[str, Mapping[str, str]]
+    by_id: Mapping[str, Any]
+    labels: tuple[str, ...]
+    label_counts: dict[str, int]
+    n_resamples: int
+    confidence: float
+    seed: int
+
+    @property
+    def one_class(self) -> bool:
+        """True when the labels hold one class (or none): κ is undefined for every judge."""
+        return sum(1 for v in self.label_counts.values() if v) < 2
+
+
+@dataclass(frozen=True)
+class _JudgeScore:
+    """One judge's leaderboard row, confusion matrix, disagreements and label per item."""
+
+    row: dict[str, Any]
+    confusion: pd.DataFrame
+    disagreements: list[dict[str, Any]]
+    labels: list[str | None]
+
+
+def _scored_items(runs: Mapping[str, Any], items: Sequence[Any] | None,
+                  human: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """(item id → item for the texts, the ids to score): the given ``items``, else the items
+    the runs judged, kept when a human labeled them."""
+    by_id = items_of_runs(runs.values())
+    if items is not None:
+        by_id = {it.item_id: it for it in items}
+        candidates = list(by_id)
+    else:
+        candidates = list(dict.fromkeys(v.item_id for r in runs.values() for v in r.verdicts))
+    item_ids = [iid for iid in candidates if human.get(iid)]
+    if not item_ids:
+        raise ValueError("no judged item has a human label: check that `human_labels` uses the "
+                         "same item ids as the items (<conversation_id>/h<i>/<fact_id>)")
+    return by_id, item_ids
+
+
+def _ceiling(sc: _Scoring) -> tuple[Any, pd.Series | None]:
+    """The human–human agreement (its object and its leaderboard-like row); (None, None) with
+    a single annotator."""
+    table = sc.table
+    if len(table.annotators) == 1:
+        return None, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        obj = human_ceiling(table.by_ann, labels=sc.labels, n_resamples=sc.n_resamples,
+                            confidence=sc.confidence, seed=sc.seed)
+    return obj, pd.Series({"judge": "human–human", "prompt": None, "kappa": obj.kappa,
+                           "kappa_low": obj.ci[0], "kappa_high": obj.ci[1],
+                           "fleiss_kappa": obj.fleiss_kappa,
+                           "krippendorff_alpha": obj.krippendorff_alpha,
+                           "n_annotators": len(table.annotators),
+                           "n_items": len(table.item_ids)})
+
+
+def _score_judge(key: str, run: Any, m: JudgeMeta, sc: _Scoring) -> _JudgeScore:
+    """Score one judge's run: κ with its CI (n/a for a failed run or one-class labels), AC1,
+    accuracy and the other leaderboard columns, its confusion matrix and disagreements."""
+    table, labels = sc.table, sc.labels
+    item_ids = table.item_ids
+    got = {v.item_id: v for v in run.verdicts}
+    jl = [got[i].label if i in got else None for i in item_ids]
+    status = _status(got, item_ids)
+    if status != "ok" or sc.one_class:  # a failed run is not a result; one class: undefined
+        kappa, ci = np.nan, (np.nan, np.nan)
+    else:
+        kappa, ci = _kappa(jl, table.by_ann, table.annotators, labels, sc.n_resamples,
+                           sc.confidence, sc.seed)
+    q = len(labels)
+    pooled = np.zeros((q, q))
+    ac1s = []
+    for a in table.annotators:
+        t = _pair_counts(table.by_ann[a], jl, labels)
+        pooled += t
+        if t.sum():
+            ac1s.append(float(ac_from_table(t, np.eye(q))))
+    c_at = {lab: i for i, lab in enumerate(labels)}.get("contradicted")
+    c_row = pooled[c_at] if c_at is not None else None
+    judged = [got[i] for i in item_ids if i in got]
+    n_err = sum(1 for i in item_ids if i not in got or got[i].label is None)
+    stats = dict(getattr(run, "stats", {}) or {})
+    row = {
+        "judge": m.judge, "prompt": m.prompt, "kappa": kappa, "kappa_low": ci[0],
+        "kappa_high": ci[1], "delta_kappa": np.nan, "p_value": np.nan,
+        "status": status,
+        "ac1": float(np.mean(ac1s)) if ac1s and status == "ok" else np.nan,
+        "accuracy": (np.trace(pooled) / pooled.sum() if pooled.sum() and status == "ok"
+                     else np.nan),
+        "parse_failure_rate": n_err / len(item_ids),
+        "recall_contradicted": (c_row[c_at] / c_row.sum()
+                                if c_row is not None and c_row.sum() and status == "ok"
+                                else np.nan),
+        "n_items": len(judged) - sum(1 for v in judged if v.label is None),
+        "cost": _stat(stats, "cost"), "tokens": _stat(stats, "tokens"),
+        "latency_p50": _stat(stats, "latency_p50"), "latency_p95": _stat(stats, "latency_p95"),
+        "requests": _stat(stats, "requests"), "cache_hits": _stat(stats, "cache_hits"),
+        "judge_version": str(run.judge_version), "prompt_sha256": m.prompt_hash,
+        "key": key}
+    return _JudgeScore(row, confusion_table(table.majority, jl, labels),
+                       _disagreement_rows(key, status, got, jl, sc), jl)
+
+
+def _disagreement_rows(key: str, status: str, got: Mapping[str, Any], jl: list[str | None],
+                       sc: _Scoring) -> list[dict[str, Any]]:
+    """The items where the judge's label differs from the human majority (none for a failed
+    judge: its errors are not disagreements)."""
+    rows = []
+    for iid, h_major, j in zip(sc.table.item_ids, sc.table.majority, jl):
+        if j == h_major or status != "ok":
+            continue
+        v = got.get(iid)
+        it = sc.by_id.get(iid)
+        votes = sc.human[iid]
+        rows.append({
+            "judge": key, "item_id": iid, "human_labels": dict(votes),
+            "human_label_text": ", ".join(f"{a}={lab}" for a, lab in sorted(votes.items())),
+            "human_majority": h_major, "judge_label": j,
+            "error": None if v is None else v.error,
+            "rationale": "" if v is None else v.rationale,
+            "fact": getattr(it, "fact", None), "after_text": _after_text(it) if it else None})
+    return rows
+
+
+def _ranked_board(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The leaderboard: judges that ran by κ (best first, n/a last), then the failed ones."""
+    board = pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
+    board["_failed"] = board["status"] != "ok"
+    board = board.sort_values(["_failed", "kappa"], ascending=[True, False], na_position="last",
+                              kind="stable")
+    return board.drop(columns="_failed").reset_index(drop=True)
+
+
+def _add_deltas(board: pd.DataFrame, judge_labels: Mapping[str, list[str | None]],
+                sc: _Scoring) -> None:
+    """Fill ``delta_kappa`` and ``p_value`` (Holm-adjusted) of each ranked judge against the
+    best one, in place; left NaN unless two judges ran and the best has a κ."""
+    ranked = board[board["status"] == "ok"]
+    if not (len(ranked) > 1 and not math.isnan(board.loc[0, "kappa"])):
+        return
+    best = board.loc[0, "key"]
+    raw_p, deltas = [], []
+    for key in ranked["key"].iloc[1:]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cmp = compare_judges(sc.table.reference, judge_labels[key], judge_labels[best],
+                                 names=["this", "best"], labels=sc.labels,
+                                 n_resamples=sc.n_resamples, confidence=sc.confidence,
+                                 seed=sc.seed)
+        deltas.append(cmp.delta)
+        raw_p.append(float(cmp.pairs.iloc[0]["p_value"]))
+    others = ranked.index[1:]
+    board.loc[0, "delta_kappa"] = 0.0
+    board.loc[others, "delta_kappa"] = deltas
+    p_ok = [1.0 if math.isnan(p) else p for p in raw_p]
+    board.loc[others, "p_value"] = [np.nan if math.isnan(r) else a
+                                    for r, a in zip(raw_p, holm(p_ok))]
+
+
+def _recommendation(board: pd.DataFrame, runs: Mapping[str, Any], problem: str | None,
+                    ceiling: pd.Series | None, threshold: float, sc: _Scoring,
+                    meta: Mapping[str, JudgeMeta]) -> tuple[str, str | None]:
+    """(recommendation text, recommended key or None): none when the labels cannot support
+    one; the failed judges are listed with their fixes."""
+    ranked = board[board["status"] == "ok"]
+    if not len(ranked):
+        return ("No judge could be calibrated: every judge failed. "
+                + _failures(board, runs) + "."), None
+    if problem is not None:
+        text, recommended = f"No judge is recommended: {problem}.", None
+    else:
+        marg = np.array([sum(1 for x in sc.table.majority if x == lab) for lab in sc.labels],
+                        dtype=float)
+        tried = {m.prompt for m in meta.values() if m.prompt}
+        has_llm = any(m.prompt for m in meta.values())
+        text, recommended = _recommend(ranked, ceiling, threshold, marg, len(sc.table.item_ids),
+                                       tried if has_llm else {"v2"}, sc.confidence)
+    if len(ranked) < len(board):
+        text += " Not ranked: " + _failures(board, runs) + "."
+    return text, recommended
+
+
 def calibration_from_runs(
     runs: Mapping[str, Any],
     human_labels: Any,
@@ -454,152 +712,27 @@ def calibration_from_runs(
         raise ValueError("`runs` is empty: pass at least one judge run")
     labels = tuple(labels)
     human = load_human_labels(human_labels)
-    by_id: dict[str, Any] = {}
-    for run in runs.values():
-        for it in getattr(run, "items", ()) or ():
-            by_id.setdefault(it.item_id, it)
-    if items is not None:
-        by_id = {it.item_id: it for it in items}
-        candidates = list(by_id)
-    else:
-        candidates = list(dict.fromkeys(v.item_id for r in runs.values() for v in r.verdicts))
-    item_ids = [iid for iid in candidates if human.get(iid)]
-    if not item_ids:
-        raise ValueError("no judged item has a human label: check that `human_labels` uses the "
-                         "same item ids as the items (<conversation_id>/h<i>/<fact_id>)")
-    annotators = sorted({a for iid in item_ids for a in human[iid]})
-    by_ann = {a: [human[iid].get(a) for iid in item_ids] for a in annotators}
-    for a, labs in by_ann.items():
-        encode(labs, labels, name=f"human labels of {a!r}")
-    single = len(annotators) == 1
-    majority = majority_labels(by_ann, labels=labels)
-    pooled_counts = Counter(lab for labs in by_ann.values() for lab in labs if lab is not None)
-    label_counts = {lab: int(pooled_counts.get(lab, 0)) for lab in labels}
-    problem = label_problem(label_counts, n_items=len(item_ids))
-    one_class = sum(1 for v in label_counts.values() if v) < 2
+    by_id, item_ids = _scored_items(runs, items, human)
+    table = human_table(human, item_ids, labels, check=True)
+    sc = _Scoring(table, human, by_id, labels, table.label_counts(labels), n_resamples,
+                  confidence, seed)
+    problem = label_problem(sc.label_counts, n_items=len(item_ids))
     meta = dict(meta or {})
-    ceiling_obj = None
-    ceiling = None
-    if not single:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ceiling_obj = human_ceiling(by_ann, labels=labels, n_resamples=n_resamples,
-                                        confidence=confidence, seed=seed)
-        ceiling = pd.Series({"judge": "human–human", "prompt": None, "kappa": ceiling_obj.kappa,
-                             "kappa_low": ceiling_obj.ci[0], "kappa_high": ceiling_obj.ci[1],
-                             "fleiss_kappa": ceiling_obj.fleiss_kappa,
-                             "krippendorff_alpha": ceiling_obj.krippendorff_alpha,
-                             "n_annotators": len(annotators), "n_items": len(item_ids)})
-    q = len(labels)
-    idx = {lab: i for i, lab in enumerate(labels)}
-    rows, confusions, disagreements, judge_labels = [], {}, [], {}
-    for key, run in runs.items():
-        got = {v.item_id: v for v in run.verdicts}
-        jl = [got[i].label if i in got else None for i in item_ids]
-        judge_labels[key] = jl
-        status = _status(got, item_ids)
-        if status != "ok" or one_class:  # a failed run is not a result; one class: undefined
-            kappa, ci = np.nan, (np.nan, np.nan)
-        else:
-            kappa, ci = _kappa(jl, by_ann, annotators, labels, n_resamples, confidence, seed)
-        pooled = np.zeros((q, q))
-        ac1s = []
-        for a in annotators:
-            t = np.zeros((q, q))
-            for h, j in zip(by_ann[a], jl):
-                if h is not None and j is not None:
-                    t[idx[h], idx[j]] += 1
-            pooled += t
-            if t.sum():
-                ac1s.append(float(ac_from_table(t, np.eye(q))))
-        conf = np.zeros((q, q))
-        for h, j in zip(majority, jl):
-            if h is not None and j is not None:
-                conf[idx[h], idx[j]] += 1
-        confusions[key] = pd.DataFrame(conf.astype(int), index=pd.Index(labels, name="human"),
-                                       columns=pd.Index(labels, name="judge"))
-        c_row = pooled[idx["contradicted"]] if "contradicted" in idx else None
-        judged = [got[i] for i in item_ids if i in got]
-        n_err = sum(1 for i in item_ids if i not in got or got[i].label is None)
-        m = meta.setdefault(key, JudgeMeta(judge=key))
-        stats = dict(getattr(run, "stats", {}) or {})
-        rows.append({
-            "judge": m.judge, "prompt": m.prompt, "kappa": kappa, "kappa_low": ci[0],
-            "kappa_high": ci[1], "delta_kappa": np.nan, "p_value": np.nan,
-            "status": status,
-            "ac1": float(np.mean(ac1s)) if ac1s and status == "ok" else np.nan,
-            "accuracy": (np.trace(pooled) / pooled.sum() if pooled.sum() and status == "ok"
-                         else np.nan),
-            "parse_failure_rate": n_err / len(item_ids),
-            "recall_contradicted": (c_row[idx["contradicted"]] / c_row.sum()
-                                    if c_row is not None and c_row.sum() and status == "ok"
-                                    else np.nan),
-            "n_items": len(judged) - sum(1 for v in judged if v.label is None),
-            "cost": _stat(stats, "cost"), "tokens": _stat(stats, "tokens"),
-            "latency_p50": _stat(stats, "latency_p50"), "latency_p95": _stat(stats, "latency_p95"),
-            "requests": _stat(stats, "requests"), "cache_hits": _stat(stats, "cache_hits"),
-            "judge_version": str(run.judge_version), "prompt_sha256": m.prompt_hash,
-            "key": key})
-        for iid, h_major, j in zip(item_ids, majority, jl):
-            if j == h_major or status != "ok":  # a failed judge's errors are not disagreements
-                continue
-            v = got.get(iid)
-            it = by_id.get(iid)
-            disagreements.append({
-                "judge": key, "item_id": iid, "human_labels": dict(human[iid]),
-                "human_label_text": ", ".join(f"{a}={lab}" for a, lab in sorted(human[iid].items())),
-                "human_majority": h_major, "judge_label": j,
-                "error": None if v is None else v.error,
-                "rationale": "" if v is None else v.rationale,
-                "fact": getattr(it, "fact", None), "after_text": _after_text(it) if it else None})
-    board = pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
-    board["_failed"] = board["status"] != "ok"
-    board = board.sort_values(["_failed", "kappa"], ascending=[True, False], na_position="last",
-                              kind="stable")
-    board = board.drop(columns="_failed").reset_index(drop=True)
-    ranked = board[board["status"] == "ok"]
-    if len(ranked) > 1 and not math.isnan(board.loc[0, "kappa"]):
-        best = board.loc[0, "key"]
-        raw_p, deltas = [], []
-        human_arg = by_ann[annotators[0]] if single else by_ann
-        for key in ranked["key"].iloc[1:]:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                cmp = compare_judges(human_arg, judge_labels[key], judge_labels[best],
-                                     names=["this", "best"], labels=labels,
-                                     n_resamples=n_resamples, confidence=confidence, seed=seed)
-            deltas.append(cmp.delta)
-            raw_p.append(float(cmp.pairs.iloc[0]["p_value"]))
-        others = ranked.index[1:]
-        board.loc[0, "delta_kappa"] = 0.0
-        board.loc[others, "delta_kappa"] = deltas
-        p_ok = [1.0 if math.isnan(p) else p for p in raw_p]
-        board.loc[others, "p_value"] = [np.nan if math.isnan(r) else a
-                                        for r, a in zip(raw_p, holm(p_ok))]
-    marg = np.array([sum(1 for x in majority if x == lab) for lab in labels], dtype=float)
-    tried = {m.prompt for m in meta.values() if m.prompt}
-    has_llm = any(m.prompt for m in meta.values())
-    if len(ranked) and problem is not None:
-        text, recommended = f"No judge is recommended: {problem}.", None
-        if len(ranked) < len(board):
-            text += " Not ranked: " + _failures(board, runs) + "."
-    elif len(ranked):
-        text, recommended = _recommend(ranked, ceiling, threshold, marg, len(item_ids),
-                                       tried if has_llm else {"v2"}, confidence)
-        if len(ranked) < len(board):
-            text += " Not ranked: " + _failures(board, runs) + "."
-    else:
-        text, recommended = ("No judge could be calibrated: every judge failed. "
-                             + _failures(board, runs) + "."), None
-    dis_cols = ["judge", "item_id", "human_labels", "human_label_text", "human_majority",
-                "judge_label", "error", "rationale", "fact", "after_text"]
+    ceiling_obj, ceiling = _ceiling(sc)
+    scores = {key: _score_judge(key, run, meta.setdefault(key, JudgeMeta(judge=key)), sc)
+              for key, run in runs.items()}
+    board = _ranked_board([s.row for s in scores.values()])
+    _add_deltas(board, {key: s.labels for key, s in scores.items()}, sc)
+    text, recommended = _recommendation(board, runs, problem, ceiling, threshold, sc, meta)
+    disagreements = [d for s in scores.values() for d in s.disagreements]
     return CalibrationResult(
-        leaderboard=board, ceiling=ceiling, confusions=confusions,
-        disagreements=pd.DataFrame(disagreements, columns=dis_cols), recommendation=text,
-        runs=dict(runs), recommended=recommended, threshold=threshold, item_ids=tuple(item_ids),
-        annotators=tuple(annotators), meta=meta, labels_hash=labels_hash(human, item_ids),
-        labeled_set=dict(labeled_set or {}), split=split, confidence=confidence,
-        human_ceiling=ceiling_obj,
+        leaderboard=board, ceiling=ceiling,
+        confusions={key: s.confusion for key, s in scores.items()},
+        disagreements=pd.DataFrame(disagreements, columns=DISAGREEMENT_COLUMNS),
+        recommendation=text, runs=dict(runs), recommended=recommended, threshold=threshold,
+        item_ids=tuple(item_ids), annotators=tuple(table.annotators), meta=meta,
+        labels_hash=labels_hash(human, item_ids), labeled_set=dict(labeled_set or {}),
+        split=split, confidence=confidence, human_ceiling=ceiling_obj,
         reference_labels=(labels_are_reference(human_labels) if reference_labels is None
                           else reference_labels),
-        label_counts=label_counts, label_problem=problem, notes=list(notes))
+        label_counts=sc.label_counts, label_problem=problem, notes=list(notes))
