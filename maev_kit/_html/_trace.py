@@ -427,6 +427,23 @@ def _context_rows(m: Any, terms: Sequence[tuple[str, str]],
     return rows
 
 
+def _context_table(rows: Sequence[str]) -> str:
+    """A handoff's context rows as a table, or a "no context passed" badge when there are none."""
+    return f"<table>{''.join(rows)}</table>" if rows else \
+        '<div class="badge">no context passed</div>'
+
+
+def _warnings_html(warnings: Iterable[str]) -> str:
+    """One ``⚠`` line per warning (an evidence span that is not where it says)."""
+    return "".join(f'<div class="warn">⚠ {_e(w)}</div>' for w in warnings)
+
+
+def _agents_arrow(from_agent: str, to_agent: str, colors: Mapping[str, str]) -> str:
+    """``from → to`` of a handoff, each agent in its colour."""
+    return (f'<span style="color:{colors.get(from_agent, "#999")}">{_e(from_agent)}</span> → '
+            f'<span style="color:{colors.get(to_agent, "#999")}">{_e(to_agent)}</span>')
+
+
 def entry_html(m: Any, colors: Mapping[str, str], *, terms: Sequence[tuple[str, str]] = (),
                marks: Sequence[tuple[int, int, str, str]] = (), warnings: Sequence[str] = (),
                anchor: str | None = None, role: str = "", badges: str = "", lane: int = 0,
@@ -456,7 +473,7 @@ def entry_html(m: Any, colors: Mapping[str, str], *, terms: Sequence[tuple[str, 
     elif side == "evidence":
         extra = " evid-entry"
         attrs += ' data-side="evidence"'
-    warn = "".join(f'<div class="warn">⚠ {_e(w)}</div>' for w in warnings)
+    warn = _warnings_html(warnings)
     when = f'<span class="ti">#{_e(ti)}</span>'
     margin = f"margin-left:{min(lane, 8) * 22}px"
     text = body if body is not None else _highlight(m.content, terms, marks)
@@ -478,15 +495,11 @@ def entry_html(m: Any, colors: Mapping[str, str], *, terms: Sequence[tuple[str, 
                 f'{tag}<span class="tag result">result</span><span class="src">{src}</span>'
                 f'{badges}{when}<code class="mono">{text}</code>{warn}</div>')
     if kind == "handoff":
-        tc = colors.get(m.tool or "", "#999")
-        rows = _context_rows(m, terms, marks)
-        ctx = f"<table>{''.join(rows)}</table>" if rows else \
-            '<div class="badge">no context passed</div>'
+        ctx = _context_table(_context_rows(m, terms, marks))
         if body is not None:
             ctx = f'<code class="mono">{body}</code>'
         return (f'<div class="ho{extra}"{attrs}>{tag}<span class="arrow">⇢ handoff: '
-                f'<span style="color:{color}">{_e(m.speaker)}</span> → '
-                f'<span style="color:{tc}">{_e(m.tool or "")}</span></span>{badges}'
+                f'{_agents_arrow(m.speaker, m.tool or "", colors)}</span>{badges}'
                 f' <span class="badge">#{_e(ti)}</span>{ctx}{warn}</div>')
     r = f'<span class="badge">{_e(role)}</span>' if role else ""
     return (f'<div class="ev turn{extra}"{attrs} style="border-left-color:{color};{margin}">'
@@ -634,6 +647,202 @@ def _events(trace: Any) -> list[tuple[str, Any, int, Any]]:
     return out
 
 
+@dataclass(frozen=True)
+class _TraceView:
+    """One trace laid out for drawing: its events and what each needs (colours, lanes, roles,
+    facts with their verdicts, contract problems, circular handoffs, evidence marks, anchors).
+    """
+
+    trace: Any
+    events: list[tuple[str, Any, int, Any]]
+    agents: list[str]
+    colors: dict[str, str]
+    lane: dict[str, int]
+    roles: dict[tuple[int, str], str]
+    facts: list[_Fact]
+    problems: dict[int, list[_Problem]]
+    never_made: list[dict[str, Any]]
+    loops: set[int]
+    marks: dict[int, list[tuple[int, int, str, str]]]
+    warns: dict[int, list[str]]
+    ids: list[str | None]
+    #: Per handoff index, the turn index of the next handoff in turn order (inf after the last):
+    #: where the window of a fact passed at that handoff ends.
+    next_turn: dict[int, float]
+
+
+def _page_count(n: int, page: int | None, page_size: int) -> int:
+    """How many pages of ``page_size`` events ``n`` events make (at least one), checking
+    ``page_size`` and ``page``."""
+    if page_size < 1:
+        raise ValueError(f"`page_size` must be at least 1, got {page_size!r}")
+    n_pages = max(1, -(-n // page_size))
+    if page is not None and not 0 <= page < n_pages:
+        raise ValueError(f"`page` must be between 0 and {n_pages - 1}, got {page!r}")
+    return n_pages
+
+
+def _next_handoff_turns(trace: Any) -> dict[int, float]:
+    """Per handoff index, the turn index of the handoff after it in turn order (inf for the
+    last): the end of the window a fact passed at that handoff is looked for in."""
+    order = sorted(range(len(trace.handoffs)), key=lambda i: trace.handoffs[i].turn_index)
+    return {i: (trace.handoffs[order[r + 1]].turn_index if r + 1 < len(order)
+                else float("inf")) for r, i in enumerate(order)}
+
+
+def _trace_view(trace: Any, events: list[tuple[str, Any, int, Any]], facts: Any,
+                verdicts: Any, contracts: Any, spans: Any, anchors: str | None) -> _TraceView:
+    """Lay ``trace`` out for drawing (see :func:`trace_html` for the arguments)."""
+    agents = list(dict.fromkeys([*trace.agents_involved(),
+                                 *(a for h in trace.handoffs for a in (h.from_agent, h.to_agent))]))
+    colors = agent_colors(agents)
+    lane = {a: i for i, a in enumerate(agents)}
+    roles = {(t.turn_index, t.agent_id): t.agent_role for t in trace.turns}
+    fact_list = _normalize_facts(facts, trace.conversation_id, verdicts)
+    problems, never_made = _contract_problems(contracts, trace)
+    loops = _loop_handoffs(trace)
+    entries = [ev[1] for ev in events]
+    marks, warns = _spans_by_entry(entries, [*_verdict_spans(verdicts), *_spans(spans)])
+    ids = entry_anchors(entries, anchors)
+    return _TraceView(trace, events, agents, colors, lane, roles, fact_list, problems,
+                      never_made, loops, marks, warns, ids, _next_handoff_turns(trace))
+
+
+def _fact_marks(view: _TraceView, ti: int, text: str,
+                is_user: bool) -> tuple[list[tuple[str, str]], list[str]]:
+    """The fact terms to highlight in one entry (turn ``ti``, ``text``) and its badges: a fact
+    stated up to its handoff; after it (until the next handoff, agents only) retained or
+    contradicted per its verdict, or re-asked (a question about the fact's subject)."""
+    handoffs = view.trace.handoffs
+    terms: list[tuple[str, str]] = []
+    badges: list[str] = []
+    for f in view.facts:
+        h = handoffs[f.handoff_index] if f.handoff_index is not None and \
+            0 <= f.handoff_index < len(handoffs) else None
+        low = text.lower()
+        hit = any(t.lower() in low for t in f.terms)
+        if h is None or ti <= h.turn_index:
+            if hit:
+                terms += [(t, "") for t in f.terms]
+                badges.append(_chip(f"{f.fact_id} stated", LABEL_COLORS["stated"], f.text))
+            continue
+        if not ti <= view.next_turn[cast(int, f.handoff_index)] or is_user:  # h: not None
+            continue
+        cls = f.label if f.label in ("retained", "contradicted") else ""
+        in_evidence = any(q and q.lower() in low for q in f.evidence)
+        if hit or in_evidence:
+            terms += [(t, cls) for t in f.terms]
+            if f.label in ("retained", "contradicted"):
+                badges.append(_chip(f"{f.fact_id} {f.label}", LABEL_COLORS[f.label], f.text))
+        if f.label and text.rstrip().endswith("?") and not hit:
+            subj = _subject_words(f.text)
+            if subj and any(w in low for w in subj):
+                badges.append(_chip(f"{f.fact_id} re-asked", LABEL_COLORS["re-asked"],
+                                    f.text))
+    return terms, badges
+
+
+def _problem_row(p: _Problem) -> str:
+    """A context-table row for one thing wrong with a handoff's context."""
+    return (f'<tr class="missing" data-kind="{_e(p.kind)}" data-key="{_e(p.key)}">'
+            f"<td><code>{_e(p.key)}</code></td><td>{_e(p.why)}</td></tr>")
+
+
+def _handoff_fact_chips(facts: Sequence[_Fact], hi: int) -> str:
+    """One chip per fact passed at handoff ``hi`` (with its verdict when there is one)."""
+    return "".join(
+        _chip(f"{f.fact_id}: {f.label}" if f.label else f.fact_id,
+              LABEL_COLORS.get(f.label or "stated", "#0969da"), f.text) + " "
+        for f in facts if f.handoff_index == hi)
+
+
+def _handoff_event_html(view: _TraceView, pos: int) -> str:
+    """The handoff event ``pos`` as a marker: from → to, reason, mode, turn, the context passed
+    (with what the contracts find wrong in it), the facts passed and a circular-handoff flag."""
+    _, m, hi, e = view.events[pos]
+    reason = e.reason.value if e is not None and e.reason is not None else "—"
+    mode = e.mode if e is not None else ""
+    cls = "ho loop" if hi in view.loops else "ho"
+    miss = view.problems.get(hi, [])
+    ctx = _context_table([*_context_rows(m, [], view.marks.get(pos, [])),
+                          *(_problem_row(p) for p in miss)])
+    fact_chips = _handoff_fact_chips(view.facts, hi)
+    loop = " " + _chip("circular handoff", "#cf222e") if hi in view.loops else ""
+    missing = " " + _chip(f"contract: {_plural(len(miss), 'problem')}", "#cf222e") \
+        if miss else ""
+    anchor = view.ids[pos]
+    idattr = f' id="{_e(anchor)}"' if anchor else ""
+    return (f'<div class="{cls}"{idattr} data-handoff="{hi}" data-kind="handoff" '
+            f'data-turn="{int(m.turn_index)}" data-part="{int(m.part)}">'
+            f'<span class="arrow">⇢ handoff {hi}: '
+            f'{_agents_arrow(m.speaker, m.tool or "", view.colors)}</span>'
+            f' <span class="badge">reason: {_e(reason)} · mode: {_e(mode)} · '
+            f"#{_e(m.turn_index)}</span>{loop}{missing}"
+            f'{"<div>" + fact_chips + "</div>" if fact_chips else ""}{ctx}'
+            f"{_warnings_html(view.warns.get(pos, []))}</div>")
+
+
+def _event_html(view: _TraceView, pos: int) -> str:
+    """Event ``pos`` of the trace: an entry with its fact marks and badges, or a handoff."""
+    kind, m, _, _ = view.events[pos]
+    if kind == "handoff":
+        return _handoff_event_html(view, pos)
+    terms, badges = _fact_marks(view, m.turn_index, m.content, m.is_user)
+    return entry_html(m, view.colors, terms=terms, marks=view.marks.get(pos, []),
+                      warnings=view.warns.get(pos, []), anchor=view.ids[pos],
+                      role=view.roles.get((m.turn_index, m.speaker), ""),
+                      badges="".join(badges), lane=view.lane.get(m.speaker, 0))
+
+
+def _trace_header(view: _TraceView) -> str:
+    """The trace's header: id, counts and agent legend, then the facts list and the expected
+    handoffs never made."""
+    trace = view.trace
+    legend = " ".join(_chip(a, view.colors[a]) for a in view.agents)
+    head = (f'<div class="hdr"><span class="cid">{_e(trace.conversation_id)}</span>'
+            f"<span>{len(trace.turns)} turns · {len(trace.handoffs)} handoffs · "
+            f"{len(trace.user_messages)} user messages</span>{legend}</div>")
+    if view.facts:
+        items = "".join(
+            f"<li>{_e(f.fact_id)}"
+            + (f" (handoff {_e(f.handoff_index)})" if f.handoff_index is not None else "")
+            + f": {_e(f.text)}"
+            + (" " + _chip(f.label, LABEL_COLORS.get(f.label, '#6e7781')) if f.label else "")
+            + "</li>" for f in view.facts)
+        head += f'<ul class="facts">{items}</ul>'
+    for d in view.never_made:
+        reason = f" ({d['expected_reason']})" if d["expected_reason"] else ""
+        head += (f'<div class="missing" data-expected="{_e(d["expected_index"])}">expected '
+                 f"handoff {_e(d['expected_index'])} to {_e(d['expected_target'])}{_e(reason)} "
+                 "was never made</div>")
+    return head
+
+
+def _page_html(view: _TraceView, p: int, page_size: int) -> tuple[int, int, str]:
+    """Page ``p`` of the events: its range ``[lo, hi)`` and their HTML."""
+    lo, hi = p * page_size, min(len(view.events), (p + 1) * page_size)
+    return lo, hi, "".join(_event_html(view, i) for i in range(lo, hi))
+
+
+def _trace_body(view: _TraceView, page: int | None, page_size: int, n_pages: int) -> str:
+    """The events: page ``page`` only when given (headed "events x–y of n" when there are
+    several pages), else every page, those after the first in collapsed ``<details>``."""
+    n = len(view.events)
+    if page is not None:
+        lo, hi, body = _page_html(view, page, page_size)
+        if n_pages > 1:
+            body = (f'<div class="more">events {lo + 1}–{hi} of {n} (page {page + 1} of '
+                    f"{n_pages})</div>{body}")
+        return body
+    chunks = []
+    for p in range(n_pages):
+        lo, hi, inner = _page_html(view, p, page_size)
+        chunks.append(inner if p == 0 else
+                      f'<details><summary class="more">events {lo + 1}–{hi} of {n}'
+                      f"</summary>{inner}</details>")
+    return "".join(chunks)
+
+
 def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts: Any = None,
                page: int | None = None, page_size: int = DEFAULT_PAGE_SIZE,
                spans: Any = None, anchors: str | None = "") -> str:
@@ -676,132 +885,10 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
     (True, True, False)
     """
     events = _events(trace)
-    n = len(events)
-    if page_size < 1:
-        raise ValueError(f"`page_size` must be at least 1, got {page_size!r}")
-    n_pages = max(1, -(-n // page_size))
-    if page is not None and not 0 <= page < n_pages:
-        raise ValueError(f"`page` must be between 0 and {n_pages - 1}, got {page!r}")
-
-    cid = trace.conversation_id
-    agents = list(dict.fromkeys([*trace.agents_involved(),
-                                 *(a for h in trace.handoffs for a in (h.from_agent, h.to_agent))]))
-    colors = agent_colors(agents)
-    lane = {a: i for i, a in enumerate(agents)}
-    roles = {(t.turn_index, t.agent_id): t.agent_role for t in trace.turns}
-    fact_list = _normalize_facts(facts, cid, verdicts)
-    problems, never_made = _contract_problems(contracts, trace)
-    loops = _loop_handoffs(trace)
-    entries = [ev[1] for ev in events]
-    marks, warns = _spans_by_entry(entries, [*_verdict_spans(verdicts), *_spans(spans)])
-    ids = entry_anchors(entries, anchors)
-
-    # handoff boundaries (turn_index) in order, to place each fact's before/after window
-    h_order = sorted(range(len(trace.handoffs)), key=lambda i: trace.handoffs[i].turn_index)
-    next_ti = {i: (trace.handoffs[h_order[r + 1]].turn_index if r + 1 < len(h_order)
-                   else float("inf")) for r, i in enumerate(h_order)}
-
-    def marks_for(ti: int, text: str, is_user: bool) -> tuple[list[tuple[str, str]], list[str]]:
-        terms: list[tuple[str, str]] = []
-        badges: list[str] = []
-        for f in fact_list:
-            h = trace.handoffs[f.handoff_index] if f.handoff_index is not None and \
-                0 <= f.handoff_index < len(trace.handoffs) else None
-            low = text.lower()
-            hit = any(t.lower() in low for t in f.terms)
-            if h is None or ti <= h.turn_index:
-                if hit:
-                    terms += [(t, "") for t in f.terms]
-                    badges.append(_chip(f"{f.fact_id} stated", LABEL_COLORS["stated"], f.text))
-                continue
-            if not ti <= next_ti[cast(int, f.handoff_index)] or is_user:  # h: not None
-                continue
-            cls = f.label if f.label in ("retained", "contradicted") else ""
-            in_evidence = any(q and q.lower() in low for q in f.evidence)
-            if hit or in_evidence:
-                terms += [(t, cls) for t in f.terms]
-                if f.label in ("retained", "contradicted"):
-                    badges.append(_chip(f"{f.fact_id} {f.label}", LABEL_COLORS[f.label], f.text))
-            if f.label and text.rstrip().endswith("?") and not hit:
-                subj = _subject_words(f.text)
-                if subj and any(w in low for w in subj):
-                    badges.append(_chip(f"{f.fact_id} re-asked", LABEL_COLORS["re-asked"],
-                                        f.text))
-        return terms, badges
-
-    def render_event(pos: int) -> str:
-        kind, m, hi, e = events[pos]
-        mk, wn, anchor = marks.get(pos, []), warns.get(pos, []), ids[pos]
-        if kind != "handoff":
-            terms, badges = marks_for(m.turn_index, m.content, m.is_user)
-            return entry_html(m, colors, terms=terms, marks=mk, warnings=wn, anchor=anchor,
-                              role=roles.get((m.turn_index, m.speaker), ""),
-                              badges="".join(badges), lane=lane.get(m.speaker, 0))
-        # Handoff: the marker, with the context as the view shows it
-        reason = e.reason.value if e is not None and e.reason is not None else "—"
-        mode = e.mode if e is not None else ""
-        cls = "ho loop" if hi in loops else "ho"
-        rows = _context_rows(m, [], mk)
-        miss = problems.get(hi, [])
-        for p in miss:
-            rows.append(f'<tr class="missing" data-kind="{_e(p.kind)}" data-key="{_e(p.key)}">'
-                        f"<td><code>{_e(p.key)}</code></td><td>{_e(p.why)}</td></tr>")
-        ctx = f"<table>{''.join(rows)}</table>" if rows else \
-            '<div class="badge">no context passed</div>'
-        facts_here = [f for f in fact_list if f.handoff_index == hi]
-        fact_chips = "".join(
-            _chip(f"{f.fact_id}: {f.label}" if f.label else f.fact_id,
-                  LABEL_COLORS.get(f.label or "stated", "#0969da"), f.text) + " "
-            for f in facts_here)
-        loop = " " + _chip("circular handoff", "#cf222e") if hi in loops else ""
-        missing = " " + _chip(f"contract: {_plural(len(miss), 'problem')}", "#cf222e") \
-            if miss else ""
-        fa, ta = m.speaker, m.tool or ""
-        fc, tc = colors.get(fa, "#999"), colors.get(ta, "#999")
-        idattr = f' id="{_e(anchor)}"' if anchor else ""
-        warn = "".join(f'<div class="warn">⚠ {_e(w)}</div>' for w in wn)
-        return (f'<div class="{cls}"{idattr} data-handoff="{hi}" data-kind="handoff" '
-                f'data-turn="{int(m.turn_index)}" data-part="{int(m.part)}">'
-                f'<span class="arrow">⇢ handoff {hi}: '
-                f'<span style="color:{fc}">{_e(fa)}</span> → '
-                f'<span style="color:{tc}">{_e(ta)}</span></span>'
-                f' <span class="badge">reason: {_e(reason)} · mode: {_e(mode)} · '
-                f"#{_e(m.turn_index)}</span>{loop}{missing}"
-                f'{"<div>" + fact_chips + "</div>" if fact_chips else ""}{ctx}{warn}</div>')
-
-    legend = " ".join(_chip(a, colors[a]) for a in agents)
-    head = (f'<div class="hdr"><span class="cid">{_e(cid)}</span>'
-            f"<span>{len(trace.turns)} turns · {len(trace.handoffs)} handoffs · "
-            f"{len(trace.user_messages)} user messages</span>{legend}</div>")
-    if fact_list:
-        items = "".join(
-            f"<li>{_e(f.fact_id)}"
-            + (f" (handoff {_e(f.handoff_index)})" if f.handoff_index is not None else "")
-            + f": {_e(f.text)}"
-            + (" " + _chip(f.label, LABEL_COLORS.get(f.label, '#6e7781')) if f.label else "")
-            + "</li>" for f in fact_list)
-        head += f'<ul class="facts">{items}</ul>'
-    for d in never_made:
-        reason = f" ({d['expected_reason']})" if d["expected_reason"] else ""
-        head += (f'<div class="missing" data-expected="{_e(d["expected_index"])}">expected '
-                 f"handoff {_e(d['expected_index'])} to {_e(d['expected_target'])}{_e(reason)} "
-                 "was never made</div>")
-
-    if page is not None:
-        lo, hi_ = page * page_size, min(n, (page + 1) * page_size)
-        body = "".join(render_event(i) for i in range(lo, hi_))
-        if n_pages > 1:
-            body = (f'<div class="more">events {lo + 1}–{hi_} of {n} (page {page + 1} of '
-                    f"{n_pages})</div>{body}")
-    else:
-        chunks = []
-        for p in range(n_pages):
-            lo, hi_ = p * page_size, min(n, (p + 1) * page_size)
-            inner = "".join(render_event(i) for i in range(lo, hi_))
-            chunks.append(inner if p == 0 else
-                          f'<details><summary class="more">events {lo + 1}–{hi_} of {n}'
-                          f"</summary>{inner}</details>")
-        body = "".join(chunks)
+    n_pages = _page_count(len(events), page, page_size)
+    view = _trace_view(trace, events, facts, verdicts, contracts, spans, anchors)
+    head = _trace_header(view)
+    body = _trace_body(view, page, page_size, n_pages)
     return f'<div class="maev-tv"><style>{_CSS}</style>{head}{body}</div>'
 
 
@@ -809,6 +896,122 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
 def _entry_key(m: Any) -> tuple[Any, ...]:
     return (m.turn_index, getattr(m, "part", 0), getattr(m, "kind", "text"), m.speaker,
             m.content)
+
+
+@dataclass(frozen=True)
+class _ItemView:
+    """One retention item laid out for drawing: its entries in order (before, the handoff's own
+    entry when it closes "before", after) with their colours, marks, warnings and anchors, and
+    the keys of its evidence entries."""
+
+    entries: list[Any]
+    n_before: int
+    hand: Any  # the handoff's own entry, drawn as the marker; None when "before" lacks it
+    from_agent: str
+    to_agent: str
+    colors: dict[str, str]
+    terms: list[tuple[str, str]]
+    marks: dict[int, list[tuple[int, int, str, str]]]
+    warns: dict[int, list[str]]
+    ids: list[str | None]
+    evidence: set[tuple[Any, ...]]
+
+    @property
+    def first_after(self) -> int:
+        """The position of the first entry after the handoff."""
+        return self.n_before + (self.hand is not None)
+
+    def draw(self, i: int, side: str | None) -> str:
+        """Entry ``i`` as :func:`entry_html` draws it, on ``side`` (see there)."""
+        return entry_html(self.entries[i], self.colors, terms=self.terms,
+                          marks=self.marks.get(i, []), warnings=self.warns.get(i, []),
+                          anchor=self.ids[i], side=side)
+
+
+def _split_closing_handoff(before: list[Any], from_agent: str,
+                           to_agent: str) -> tuple[list[Any], Any]:
+    """``before`` without the handoff's own entry when that entry closes it, and the entry
+    (None when ``before`` does not end with it)."""
+    if before and getattr(before[-1], "kind", "") == "handoff" and \
+            before[-1].speaker == from_agent and (before[-1].tool or "") == to_agent:
+        return before[:-1], before[-1]
+    return before, None
+
+
+def _evidence_keys(item: Any, after: Sequence[Any], to_agent: str) -> set[tuple[Any, ...]]:
+    """The :func:`_entry_key` of each evidence entry: ``item.evidence``, or for an item-like
+    object without it, the receiving agent's entries after the handoff."""
+    try:
+        return {_entry_key(m) for m in item.evidence}
+    except AttributeError:  # an item-like object without `.evidence`
+        return {_entry_key(m) for m in after if not m.is_user and
+                (not to_agent or m.speaker == to_agent)}
+
+
+def _item_view(item: Any, verdict: Any, span: Any, anchors: str | None) -> _ItemView:
+    """Lay ``item`` out for drawing (see :func:`item_html` for the arguments)."""
+    before, after = list(item.before), list(item.after)
+    fa, ta = getattr(item, "from_agent", ""), getattr(item, "to_agent", "")
+    speakers = [m.speaker for m in (*before, *after) if not m.is_user]
+    colors = agent_colors([fa, ta, *speakers])
+    terms = [(t, "") for t in fact_terms(item.fact)]
+    # the handoff's own entry closes "before": it is drawn as the marker between the two
+    before, hand = _split_closing_handoff(before, fa, ta)
+    entries = [*before, *([hand] if hand is not None else []), *after]
+    span_list = _spans(span) + _verdict_spans([verdict] if verdict is not None else None)
+    marks, warns = _spans_by_entry(entries, span_list)
+    evidence = _evidence_keys(item, after, ta)
+    ids = entry_anchors(entries, anchors)
+    return _ItemView(entries, len(before), hand, fa, ta, colors, terms, marks, warns, ids,
+                     evidence)
+
+
+def _item_handoff_html(view: _ItemView, handoff_index: Any) -> str:
+    """The handoff marker between before and after: from → to and, when the handoff's own
+    entry is there, the context it passed."""
+    arrow = (f'<span class="arrow">⇢ handoff {_e(handoff_index)}: '
+             f"{_agents_arrow(view.from_agent, view.to_agent, view.colors)}</span>")
+    hand = view.hand
+    if hand is None:
+        return f'<div class="ho">{arrow}</div>'
+    nb = view.n_before
+    a = view.ids[nb]
+    ida = f' id="{_e(a)}"' if a else ""
+    ctx = _context_table(_context_rows(hand, view.terms, view.marks.get(nb, [])))
+    return (f'<div class="ho"{ida} data-kind="handoff" '
+            f'data-turn="{int(hand.turn_index)}" data-part="{int(hand.part)}">'
+            f'{arrow} <span class="badge">context passed:</span>{ctx}'
+            f"{_warnings_html(view.warns.get(nb, []))}</div>")
+
+
+def _item_after_html(view: _ItemView) -> str:
+    """The entries after the handoff, each marked evidence or context, with the legend saying
+    which is which (a note when there are none)."""
+    after_html = "".join(
+        view.draw(i, "evidence" if _entry_key(view.entries[i]) in view.evidence else "context")
+        for i in range(view.first_after, len(view.entries))) or \
+        '<div class="more">no messages after the handoff</div>'
+    legend = ""
+    if len(view.entries) > view.first_after:
+        who = _e(view.to_agent) if view.to_agent else "the receiving agent"
+        legend = (f'<div class="legend">after the handoff: {who}\'s entries are the evidence; '
+                  "the user's and other agents' are context</div>")
+    return legend + after_html
+
+
+def _verdict_html(verdict: Any) -> str:
+    """The judge's verdict on an item: its label (or error) in a chip titled with the judge,
+    and its rationale; "" without a verdict."""
+    if verdict is None:
+        return ""
+    vl = getattr(verdict, "label", None)
+    err = getattr(verdict, "error", None)
+    text = f"judge: {vl}" if vl else f"judge error: {err or 'no label'}"
+    judge = getattr(verdict, "judge", "")
+    return (f'<div class="ev" style="border-left-color:{LABEL_COLORS.get(vl or "", "#6e7781")}">'
+            f'{_chip(text, LABEL_COLORS.get(vl or "", "#6e7781"), judge)}'
+            f'{" " + _e(verdict.rationale) if getattr(verdict, "rationale", "") else ""}'
+            "</div>")
 
 
 def item_html(item: Any, *, label: str | None = None, verdict: Any = None,
@@ -835,82 +1038,20 @@ def item_html(item: Any, *, label: str | None = None, verdict: Any = None,
     >>> "&lt;/div&gt;" in out, out.count("<details") == 1
     (True, True)
     """
-    before, after = list(item.before), list(item.after)
-    fa, ta = getattr(item, "from_agent", ""), getattr(item, "to_agent", "")
-    speakers = [m.speaker for m in (*before, *after) if not m.is_user]
-    colors = agent_colors([fa, ta, *speakers])
-    terms = [(t, "") for t in fact_terms(item.fact)]
+    view = _item_view(item, verdict, span, anchors)
     pos = f"item {position[0]} of {position[1]} · " if position else ""
     derived = " (derived from context)" if getattr(item, "derived", False) else ""
-    # the handoff's own entry closes "before": it is drawn as the marker between the two
-    hand = None
-    if before and getattr(before[-1], "kind", "") == "handoff" and \
-            before[-1].speaker == fa and (before[-1].tool or "") == ta:
-        hand = before.pop()
-    entries = [*before, *([hand] if hand is not None else []), *after]
-    span_list = _spans(span) + _verdict_spans([verdict] if verdict is not None else None)
-    marks, warns = _spans_by_entry(entries, span_list)
-    try:
-        evidence = {_entry_key(m) for m in item.evidence}
-    except AttributeError:  # an item-like object without `.evidence`
-        evidence = {_entry_key(m) for m in after if not m.is_user and
-                    (not ta or m.speaker == ta)}
-    ids = entry_anchors(entries, anchors)
-
-    def draw(i: int, side: str | None) -> str:
-        return entry_html(entries[i], colors, terms=terms, marks=marks.get(i, []),
-                          warnings=warns.get(i, []), anchor=ids[i], side=side)
-
-    nb = len(before)
-    before_html = "".join(draw(i, None) for i in range(nb))
-    hand_html = ""
-    first_after = nb
-    if hand is not None:
-        first_after = nb + 1
-        a = ids[nb]
-        ida = f' id="{_e(a)}"' if a else ""
-        rows = _context_rows(hand, terms, marks.get(nb, []))
-        ctx = (f"<table>{''.join(rows)}</table>" if rows else
-               '<div class="badge">no context passed</div>')
-        warn = "".join(f'<div class="warn">⚠ {_e(w)}</div>' for w in warns.get(nb, []))
-        hand_html = (f'<div class="ho"{ida} data-kind="handoff" '
-                     f'data-turn="{int(hand.turn_index)}" data-part="{int(hand.part)}">'
-                     f'<span class="arrow">⇢ handoff {_e(item.handoff_index)}: '
-                     f'<span style="color:{colors.get(fa, "#999")}">{_e(fa)}</span> → '
-                     f'<span style="color:{colors.get(ta, "#999")}">{_e(ta)}</span></span>'
-                     f' <span class="badge">context passed:</span>{ctx}{warn}</div>')
-    else:
-        hand_html = (f'<div class="ho"><span class="arrow">⇢ handoff {_e(item.handoff_index)}: '
-                     f'<span style="color:{colors.get(fa, "#999")}">{_e(fa)}</span> → '
-                     f'<span style="color:{colors.get(ta, "#999")}">{_e(ta)}</span></span></div>')
-    after_html = "".join(
-        draw(i, "evidence" if _entry_key(entries[i]) in evidence else "context")
-        for i in range(first_after, len(entries))) or \
-        '<div class="more">no messages after the handoff</div>'
-    legend = ""
-    if after:
-        who = _e(ta) if ta else "the receiving agent"
-        legend = (f'<div class="legend">after the handoff: {who}\'s entries are the evidence; '
-                  "the user's and other agents' are context</div>")
+    before_html = "".join(view.draw(i, None) for i in range(view.n_before))
     lab = ""
     if label:
         lab = " " + _chip(f"your label: {label}", LABEL_COLORS.get(label, "#6e7781"))
-    ver = ""
-    if verdict is not None:
-        vl = getattr(verdict, "label", None)
-        err = getattr(verdict, "error", None)
-        text = f"judge: {vl}" if vl else f"judge error: {err or 'no label'}"
-        judge = getattr(verdict, "judge", "")
-        ver = (f'<div class="ev" style="border-left-color:{LABEL_COLORS.get(vl or "", "#6e7781")}">'
-               f'{_chip(text, LABEL_COLORS.get(vl or "", "#6e7781"), judge)}'
-               f'{" " + _e(verdict.rationale) if getattr(verdict, "rationale", "") else ""}'
-               "</div>")
     return (f'<div class="maev-tv"><style>{_CSS}</style>'
             f'<div class="hdr"><span>{pos}<span class="cid">{_e(item.item_id)}</span>{derived}'
             f"</span>{lab}</div>"
             f'<div class="fact">{_e(item.fact)}</div>'
-            f"<details><summary>before the handoff ({len(before)} messages)</summary>"
-            f"{before_html}</details>{hand_html}{legend}{after_html}{ver}</div>")
+            f"<details><summary>before the handoff ({view.n_before} messages)</summary>"
+            f"{before_html}</details>{_item_handoff_html(view, item.handoff_index)}"
+            f"{_item_after_html(view)}{_verdict_html(verdict)}</div>")
 
 
 # ``MultiAgentTrace._repr_html_`` draws with this view: the model asks, never imports it.

@@ -258,6 +258,29 @@ def multi_rater_agreement(
     Krippendorff's alpha  0.8148  0.2025
     """
     labels = check_labels(labels)
+    w, n_raters, codes = _encode_ratings(ratings, labels, weights)
+    counts = np.stack([(codes == k).sum(axis=1) for k in range(len(labels))], axis=1).astype(float)
+    n = len(counts)
+    if not (counts.sum(axis=1) >= 2).any():
+        undefined("agreement is undefined: no item has two or more labels", float("nan"))
+        return _undefined_agreement(labels, weights, n, n_raters)
+    result = MultiRaterAgreement(*_five_coefficients(codes, counts, w, weights), labels=labels,
+                                 weights=weights, n_items=n, n_raters=n_raters)
+    bad = [c.name for c in result.coefficients if math.isnan(c.value)]
+    if bad:
+        undefined(f"{', '.join(bad)} undefined: chance agreement is 1 (one class only?)",
+                  float("nan"))
+    return result
+
+
+_Five = tuple[AgreementCoefficient, AgreementCoefficient, AgreementCoefficient,
+              AgreementCoefficient, AgreementCoefficient]
+
+
+def _encode_ratings(ratings: Any, labels: tuple[str, ...],
+                    weights: Weights) -> tuple[np.ndarray, int, np.ndarray]:
+    """Check the categories and raters; the agreement weights, the number of raters and the
+    codes as (items, raters), the items nobody labeled left out."""
     q = len(labels)
     if q < 2:
         raise ValueError("`labels` must hold at least two categories; with one there is no "
@@ -266,50 +289,53 @@ def multi_rater_agreement(
     names, codes = encode_table(ratings, labels)
     if len(names) < 2:
         raise ValueError("`ratings` must hold at least two raters")
-    codes = codes[:, (codes >= 0).any(axis=0)].T  # (items, raters); unlabeled items dropped
-    counts = np.stack([(codes == k).sum(axis=1) for k in range(q)], axis=1).astype(float)
+    return w, len(names), codes[:, (codes >= 0).any(axis=0)].T
+
+
+def _undefined_agreement(labels: tuple[str, ...], weights: Weights, n: int,
+                         n_raters: int) -> MultiRaterAgreement:
+    """Every coefficient NaN: no item has two or more labels."""
+    nan = float("nan")
+    empty = [AgreementCoefficient(nm, nan, nan, nan, nan, n) for nm in
+             ("Fleiss' kappa", "AC1" if weights is None else "AC2", "Conger's kappa",
+              "Brennan-Prediger", "Krippendorff's alpha")]
+    # five names, so five coefficients: one per field of MultiRaterAgreement
+    return MultiRaterAgreement(*cast("_Five", empty), labels=labels, weights=weights,
+                               n_items=n, n_raters=n_raters)
+
+
+def _item_terms(pe: float, pa_term: np.ndarray, two: np.ndarray) -> np.ndarray:
+    """The items' agreement terms ``(n/n₂)(p_a,i − p_e·[r_i ≥ 2])/(1 − p_e)`` for a chance
+    agreement ``pe`` (NaN when it is 1)."""
+    n, n2 = len(pa_term), int(two.sum())
+    return (n / n2) * (pa_term - pe * two) / (1 - pe) if pe < 1 else np.full(n, np.nan)
+
+
+def _five_coefficients(codes: np.ndarray, counts: np.ndarray, w: np.ndarray,
+                       weights: Weights) -> _Five:
+    """Fleiss' κ, Gwet's AC, Conger's κ, Brennan–Prediger and Krippendorff's α (the order of
+    :class:`MultiRaterAgreement`'s fields) from the codes (items, raters) and the label counts
+    (items, categories) of items of which some have two or more labels."""
+    n, q = counts.shape
     r = counts.sum(axis=1)
-    n = len(r)
     two = r >= 2
-    if not two.any():
-        nan = float("nan")
-        undefined("agreement is undefined: no item has two or more labels", nan)
-        empty = [AgreementCoefficient(nm, nan, nan, nan, nan, n) for nm in
-                 ("Fleiss' kappa", "AC1" if weights is None else "AC2", "Conger's kappa",
-                  "Brennan-Prediger", "Krippendorff's alpha")]
-        # five names, so five coefficients: one per field of MultiRaterAgreement
-        five = cast("tuple[AgreementCoefficient, AgreementCoefficient, AgreementCoefficient, "
-                    "AgreementCoefficient, AgreementCoefficient]", empty)
-        return MultiRaterAgreement(*five, labels=labels, weights=weights, n_items=n,
-                                   n_raters=len(names))
-    n2 = int(two.sum())
     sum_q = (counts * (counts @ w.T - 1)).sum(axis=1)
     pa_term = np.where(two, sum_q / np.where(two, r * (r - 1), 1.0), 0.0)
     pa = float(pa_term[two].mean())
     pi = (counts / r[:, None]).mean(axis=0)
-
-    def terms(pe: float) -> np.ndarray:
-        return (n / n2) * (pa_term - pe * two) / (1 - pe) if pe < 1 else np.full(n, np.nan)
-
     # Fleiss: chance = Σ w_kl π_k π_l
     pe_f = float(pi @ w @ pi)
     pi_w = (w @ pi + w.T @ pi) / 2
-    fleiss = _finish("Fleiss' kappa", pa, pe_f, terms(pe_f), counts @ pi_w / r, n)
+    fleiss = _finish("Fleiss' kappa", pa, pe_f, _item_terms(pe_f, pa_term, two),
+                     counts @ pi_w / r, n)
     # Gwet: chance = T_w / (q(q−1)) · Σ π_k (1 − π_k)
     tw = float(w.sum()) / (q * (q - 1))
     pe_g = tw * float((pi * (1 - pi)).sum())
-    gwet = _finish("AC1" if weights is None else "AC2", pa, pe_g, terms(pe_g),
-                   tw * (counts @ (1 - pi)) / r, n)
+    gwet = _finish("AC1" if weights is None else "AC2", pa, pe_g,
+                   _item_terms(pe_g, pa_term, two), tw * (counts @ (1 - pi)) / r, n)
     # Brennan–Prediger: chance = T_w / q², a constant
     pe_bp = float(w.sum()) / q**2
-    bp = _finish("Brennan-Prediger", pa, pe_bp, terms(pe_bp), None, n)
+    bp = _finish("Brennan-Prediger", pa, pe_bp, _item_terms(pe_bp, pa_term, two), None, n)
     conger = _conger(codes, counts, w, pa, pa_term, two)
     alpha = _alpha(counts, w)
-    result = MultiRaterAgreement(fleiss_kappa=fleiss, gwet_ac=gwet, conger_kappa=conger,
-                                 brennan_prediger=bp, krippendorff_alpha=alpha, labels=labels,
-                                 weights=weights, n_items=n, n_raters=len(names))
-    bad = [c.name for c in result.coefficients if math.isnan(c.value)]
-    if bad:
-        undefined(f"{', '.join(bad)} undefined: chance agreement is 1 (one class only?)",
-                  float("nan"))
-    return result
+    return fleiss, gwet, conger, bp, alpha

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -245,6 +246,33 @@ def compare_judges(
     """
     labels = check_labels(labels)
     n_resamples = check_resamples(n_resamples)
+    names, judges = _named_judges(judges, names)
+    coded = _encode_labels(human, judges, names, labels)
+    q, h, nj = len(labels), coded.humans.shape[0], len(names)
+    boot = PatternBootstrap(np.vstack([coded.humans, coded.judges]), q)
+    kappas = functools.partial(_judge_kappas, boot, h, nj, np.eye(q))
+    point = kappas(boot.counts)
+    if not coded.keep.any():
+        undefined("no item has a label from every judge (and a human): nothing to compare",
+                  np.nan)
+    elif np.isnan(point).any():
+        bad = [nm for nm, k in zip(names, point) if np.isnan(k)]
+        undefined(f"κ is undefined for judges {bad} on these items (one class only?)", np.nan)
+    stars = boot.run(kappas, n_resamples, seed)
+    if stars.ndim != 2:  # no item to resample: no resampled κ at all
+        stars = np.empty((0, nj))
+    pairs = _pair_tests(names, point, stars, coded, confidence)
+    return JudgeComparison(judges=tuple(names), kappas=pd.Series(point, index=names, name="kappa"),
+                           pairs=pairs, marginals=_marginal_tests(names, coded, q),
+                           n_used=int(coded.keep.sum()), reference=coded.reference,
+                           confidence=confidence)
+
+
+def _named_judges(judges: tuple[Any, ...], names: Sequence[str] | None
+                  ) -> tuple[list[str], tuple[Any, ...]]:
+    """The judges' names and label sequences: from one mapping name → labels, or positional
+    with ``names`` (default ``judge_1``, ``judge_2``, ...); at least two, one distinct name
+    each."""
     if len(judges) == 1 and isinstance(judges[0], Mapping):
         names = list(judges[0]) if names is None else names
         judges = tuple(judges[0].values())
@@ -255,43 +283,65 @@ def compare_judges(
     if len(names) != len(judges) or len(set(names)) != len(names):
         raise ValueError(f"`names` must give one distinct name per judge ({len(judges)}), "
                          f"got {names!r}")
+    return names, judges
+
+
+@dataclass(frozen=True)
+class _Coded:
+    """The labels of a comparison as codes, on the items used (every judge and at least one
+    human labeled them): the humans' (annotators × items), the judges' (judges × items) and
+    the reference label per item (the one human's, or the majority's)."""
+
+    humans: np.ndarray
+    judges: np.ndarray
+    ref: np.ndarray
+    reference: str  # "human" or "majority"
+    keep: np.ndarray  # which of all the items are used
+
+
+def _encode_labels(human: Any, judges: Sequence[Any], names: Sequence[str],
+                   labels: tuple[str, ...]) -> _Coded:
+    """Encode the humans' and judges' labels, check they are aligned by item, and keep the
+    items every judge and at least one human labeled."""
     if isinstance(human, Mapping) or hasattr(human, "columns"):
-        hnames, hcodes = encode_table(human, labels, name="human")
+        _, hcodes = encode_table(human, labels, name="human")
         reference = "majority"
         ref = encode(majority_labels(human, labels=labels), labels, name="majority")
     else:
         hcodes = encode(human, labels, name="human")[None, :]
-        hnames, reference = ["human"], "human"
+        reference = "human"
         ref = hcodes[0]
     jcodes = np.stack([encode(j, labels, name=f"judge {nm!r}") for nm, j in zip(names, judges)])
     if jcodes.shape[1] != hcodes.shape[1]:
         raise ValueError(f"the judges have {jcodes.shape[1]} labels per item but `human` has "
                          f"{hcodes.shape[1]}; they must be aligned by item")
-    keep = (jcodes >= 0).all(axis=0) & (hcodes >= 0).any(axis=0)
-    hcodes, jcodes, ref = hcodes[:, keep], jcodes[:, keep], ref[keep]
-    q, h, nj = len(labels), hcodes.shape[0], len(names)
-    w = np.eye(q)
-    boot = PatternBootstrap(np.vstack([hcodes, jcodes]), q)
+    keep = cast("np.ndarray", (jcodes >= 0).all(axis=0) & (hcodes >= 0).any(axis=0))
+    return _Coded(hcodes[:, keep], jcodes[:, keep], ref[keep], reference, keep)
 
-    def kappas(wv: np.ndarray) -> np.ndarray:
-        return np.stack([_nanmean(np.stack([kappa_from_table(boot.table(wv, i, h + j), w)
-                                             for i in range(h)], axis=-1))
-                         for j in range(nj)], axis=-1)
 
-    point = kappas(boot.counts)
-    if not keep.any():
-        undefined("no item has a label from every judge (and a human): nothing to compare",
-                  np.nan)
-    elif np.isnan(point).any():
-        bad = [nm for nm, k in zip(names, point) if np.isnan(k)]
-        undefined(f"κ is undefined for judges {bad} on these items (one class only?)", np.nan)
-    stars = boot.run(kappas, n_resamples, seed)
-    if stars.ndim != 2:  # no item to resample: no resampled κ at all
-        stars = np.empty((0, nj))
-    correct = jcodes == ref[None, :]
-    pair_idx = list(itertools.combinations(range(nj), 2))
+def _judge_kappas(boot: PatternBootstrap, n_humans: int, n_judges: int, w: np.ndarray,
+                  wv: np.ndarray) -> np.ndarray:
+    """Each judge's κ, the mean of its κ against each human, with the items weighted ``wv``
+    (the judges' codes follow the humans' in ``boot``)."""
+    return np.stack([_nanmean(np.stack([kappa_from_table(boot.table(wv, i, n_humans + j), w)
+                                        for i in range(n_humans)], axis=-1))
+                     for j in range(n_judges)], axis=-1)
+
+
+def _holm_keeping_nan(p_values: pd.Series) -> list[float]:
+    """Holm-adjusted ``p_values`` (a NaN counts as 1 in the adjustment and stays NaN)."""
+    return [np.nan if math.isnan(p) else a for p, a in
+            zip(p_values, holm(p_values.fillna(1.0).tolist()))]
+
+
+def _pair_tests(names: Sequence[str], point: np.ndarray, stars: np.ndarray, coded: _Coded,
+                confidence: float) -> pd.DataFrame:
+    """One row per judge pair: Δκ with its paired bootstrap CI and p-value, per-item
+    correctness against the reference and the exact McNemar test, and both p-values
+    Holm-adjusted over the pairs."""
+    correct = coded.judges == coded.ref[None, :]
     rows = []
-    for a, b in pair_idx:
+    for a, b in itertools.combinations(range(len(names)), 2):
         d = stars[:, a] - stars[:, b]
         lo, hi = percentile_ci(d, confidence)
         a_only = int((correct[a] & ~correct[b]).sum())
@@ -305,24 +355,23 @@ def compare_judges(
                      "both_wrong": int((~correct[a] & ~correct[b]).sum()),
                      "mcnemar_p": p_mc, "mcnemar_midp": midp})
     pairs = pd.DataFrame(rows)
-    if not keep.any():  # nothing compared: no test result either
+    if not coded.keep.any():  # nothing compared: no test result either
         pairs[["mcnemar_p", "mcnemar_midp"]] = np.nan
-    pairs["p_holm"] = [np.nan if math.isnan(p) else a for p, a in
-                       zip(pairs["p_value"], holm(pairs["p_value"].fillna(1.0).tolist()))]
-    pairs["mcnemar_p_holm"] = [np.nan if math.isnan(p) else a for p, a in
-                               zip(pairs["mcnemar_p"],
-                                   holm(pairs["mcnemar_p"].fillna(1.0).tolist()))]
+    pairs["p_holm"] = _holm_keeping_nan(pairs["p_value"])
+    pairs["mcnemar_p_holm"] = _holm_keeping_nan(pairs["mcnemar_p"])
+    return pairs
+
+
+def _marginal_tests(names: Sequence[str], coded: _Coded, q: int) -> pd.DataFrame:
+    """Per judge, Stuart–Maxwell and Bowker tests of its labels against the reference labels."""
     marg = []
-    valid = ref >= 0
+    valid = coded.ref >= 0
     for j, nm in enumerate(names):
         t = np.zeros((q, q))
-        np.add.at(t, (ref[valid], jcodes[j][valid]), 1)
+        np.add.at(t, (coded.ref[valid], coded.judges[j][valid]), 1)
         sm, sdf, sp = stuart_maxwell(t)
         bw, bdf, bp = bowker_test(t)
         marg.append({"judge": nm, "stuart_maxwell_chi2": sm, "stuart_maxwell_df": sdf,
                      "stuart_maxwell_p": sp, "bowker_chi2": bw, "bowker_df": bdf,
                      "bowker_p": bp})
-    return JudgeComparison(judges=tuple(names), kappas=pd.Series(point, index=names, name="kappa"),
-                           pairs=pairs, marginals=pd.DataFrame(marg), n_used=int(keep.sum()),
-                           reference=reference,
-                           confidence=confidence)
+    return pd.DataFrame(marg)

@@ -78,47 +78,87 @@ def agree(labels_path: str, judge_run: str | None, resamples: int, as_json: bool
     Fleiss κ, Krippendorff α). With a judge run: the judge's mean κ against each annotator
     beside the human–human κ (never against the majority, which flatters the judge).
     """
-    import pandas as pd
+    from maev_kit.calibration._result import label_problem
 
-    from maev_kit import agreement
+    rows, table = _label_table(labels_path)
+    out = _agree_summary(labels_path, rows, table)
+    problem = label_problem(out["labels_per_class"], n_items=len(table))
+    one_class = problem is not None and problem.startswith("κ undefined")
+    if one_class:
+        out["note"] = problem  # κ (human or judge) means nothing on one class
+        _add_judge_accuracy(out, table, judge_run)
+    else:
+        _add_agreement(out, table, judge_run, resamples)
+    if as_json:
+        _echo_json(out)
+    elif one_class:
+        _echo_one_class(out)
+    else:
+        _echo_agreement(out)
+
+
+def _label_table(labels_path: str) -> tuple[list[dict[str, Any]], Any]:
+    """The labels of a labels file (skips and gold labels left out) and their table: one row
+    per item, one column per annotator, None where an annotator left the item out."""
+    import pandas as pd
 
     rows = _read_labels(labels_path)
     if not rows:
         raise InputError(f"{labels_path}: no labels (skips and gold labels are not counted)")
     table = pd.DataFrame(rows).pivot(index="item_id", columns="annotator", values="label")
-    table = table.astype(object).where(table.notna(), None)
-    out: dict[str, Any] = {"labels_file": labels_path, "items": len(table),
-                           "annotators": list(table.columns)}
-    by_ann = {c: table[c].tolist() for c in table.columns}
+    return rows, table.astype(object).where(table.notna(), None)
+
+
+def _agree_summary(labels_path: str, rows: list[dict[str, Any]], table: Any) -> dict[str, Any]:
+    """What ``maev agree`` reports first: the file, its items and annotators, labels per class."""
     from collections import Counter
 
-    from maev_kit.calibration._result import label_problem
-
+    out: dict[str, Any] = {"labels_file": labels_path, "items": len(table),
+                           "annotators": list(table.columns)}
     counts = Counter(r["label"] for r in rows)
     out["labels_per_class"] = {lab: counts.get(lab, 0) for lab in
                                ("retained", "lost", "contradicted")}
-    problem = label_problem(out["labels_per_class"], n_items=len(table))
-    if problem is not None and problem.startswith("κ undefined"):
-        out["note"] = problem  # κ (human or judge) means nothing on one class
-        if judge_run:
-            verdicts = _read_judge_run(judge_run)
-            pairs = [(lab, verdicts.get(i)) for c in table.columns
-                     for i, lab in zip(table.index, table[c]) if lab is not None
-                     and verdicts.get(i) is not None]
-            if pairs:
-                out["judge_accuracy"] = {"accuracy": sum(a == b for a, b in pairs) / len(pairs),
-                                         "n": len(pairs)}
-        if as_json:
-            _echo_json(out)
-            return
-        click.echo(f"{labels_path}: {len(table)} items, annotators: {', '.join(table.columns)}")
-        click.echo("labels per class: " + ", ".join(f"{k} {v}" for k, v in
-                                                    out["labels_per_class"].items()))
-        click.echo(problem)
-        if "judge_accuracy" in out:
-            acc = out["judge_accuracy"]
-            click.echo(f"judge accuracy: {acc['accuracy']:.3f} (n={acc['n']})")
-        return
+    return out
+
+
+def _echo_labels_file(out: dict[str, Any]) -> None:
+    """The first line of ``maev agree``'s text: the file, its items and annotators."""
+    click.echo(f"{out['labels_file']}: {out['items']} items, annotators: "
+               f"{', '.join(out['annotators'])}")
+
+
+def _add_judge_accuracy(out: dict[str, Any], table: Any, judge_run: str | None) -> None:
+    """Labels of one class, where κ means nothing: add to ``out`` the judge's accuracy (with its
+    n) against every annotator's labels, when a judge run is given and covers any of them."""
+    if judge_run:
+        verdicts = _read_judge_run(judge_run)
+        pairs = [(lab, verdicts.get(i)) for c in table.columns
+                 for i, lab in zip(table.index, table[c]) if lab is not None
+                 and verdicts.get(i) is not None]
+        if pairs:
+            out["judge_accuracy"] = {"accuracy": sum(a == b for a, b in pairs) / len(pairs),
+                                     "n": len(pairs)}
+
+
+def _echo_one_class(out: dict[str, Any]) -> None:
+    """``maev agree``'s text on labels of one class: the counts, why κ is left out, and the
+    judge's accuracy when there is one."""
+    _echo_labels_file(out)
+    click.echo("labels per class: " + ", ".join(f"{k} {v}" for k, v in
+                                                out["labels_per_class"].items()))
+    click.echo(out["note"])
+    if "judge_accuracy" in out:
+        acc = out["judge_accuracy"]
+        click.echo(f"judge accuracy: {acc['accuracy']:.3f} (n={acc['n']})")
+
+
+def _add_agreement(out: dict[str, Any], table: Any, judge_run: str | None,
+                   resamples: int) -> None:
+    """Add to ``out`` the human ceiling (two or more annotators) and, given a judge run, the
+    judge against the annotators: mean κ against each of several, the full report against one."""
+    from maev_kit import agreement
+
+    by_ann = {c: table[c].tolist() for c in table.columns}
     if len(by_ann) < 2 and not judge_run:
         out["note"] = ("one annotator: no human–human agreement; a second annotator labeling "
                        "the same items gives it")
@@ -130,7 +170,7 @@ def agree(labels_path: str, judge_run: str | None, resamples: int, as_json: bool
         judge = [verdicts.get(i) for i in table.index]
         n_cover = sum(v is not None for v in judge)
         if n_cover == 0:
-            raise InputError(f"{judge_run}: none of its item ids are in {labels_path}")
+            raise InputError(f"{judge_run}: none of its item ids are in {out['labels_file']}")
         if len(by_ann) >= 2:
             jvh = agreement.judge_vs_humans(judge, by_ann, n_resamples=resamples)
             out["judge_vs_humans"] = jvh.to_dict() if hasattr(jvh, "to_dict") else str(jvh)
@@ -138,10 +178,11 @@ def agree(labels_path: str, judge_run: str | None, resamples: int, as_json: bool
             (ann, human), = by_ann.items()
             rep = agreement.agreement_report(human, judge, n_resamples=resamples)
             out["judge_vs_" + ann] = rep.to_dict()
-    if as_json:
-        _echo_json(out)
-        return
-    click.echo(f"{labels_path}: {len(table)} items, annotators: {', '.join(table.columns)}")
+
+
+def _echo_agreement(out: dict[str, Any]) -> None:
+    """``maev agree``'s text: the note, then each section's numbers and intervals."""
+    _echo_labels_file(out)
     if "note" in out:
         click.echo(out["note"])
     for key, val in out.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from maev_kit.errors import JudgeErrorWarning
@@ -99,6 +100,29 @@ async def score_information_retention(
     >>> asyncio.run(score_information_retention("gpt-4o-mini", ["hi"], ["hello"], []))["retention_rate"]
     nan
     """
+    facts = _fact_pairs(key_facts)
+    if not facts:
+        return {"retention_rate": math.nan, **dict.fromkeys(LABELS, 0), "errors": 0,
+                "details": []}
+    items = _adhoc_items(pre_handoff_messages, post_handoff_messages, facts)
+    if judge is None:
+        from maev_kit.judges import RetentionJudge
+
+        judge = RetentionJudge(prompt="v1")
+    from maev_kit.runner._run import arun_judge
+
+    run = await arun_judge(judge, items, _to_backend(llm_client, model), max_concurrency=1,
+                           max_retries=max_retries, timeout=timeout, cache=cache, progress=False)
+    tally = _FactTally.of(facts, run.verdicts)
+    if tally.errors:
+        warnings.warn(tally.warning(), JudgeErrorWarning, stacklevel=2)
+    return {"retention_rate": tally.rate(), **tally.counts, "errors": tally.errors,
+            "details": tally.details}
+
+
+def _fact_pairs(key_facts: Sequence[Any]) -> list[tuple[str, str]]:
+    """``(fact_id, text)`` of each key fact: a string gets the id ``f1``, ``f2``... by position;
+    a mapping or a ``KeyFact`` keeps its own id when it has one."""
     facts: list[tuple[str, str]] = []
     for k, f in enumerate(key_facts, start=1):
         if isinstance(f, str):
@@ -109,41 +133,66 @@ async def score_information_retention(
             facts.append((str(getattr(f, "fact_id", None) or f"f{k}"), str(f.text)))
         else:
             raise TypeError(f"`key_facts[{k - 1}]` must be a str (or KeyFact), got {type(f).__name__}")
-    counts = dict.fromkeys(LABELS, 0)
-    if not facts:
-        return {"retention_rate": math.nan, **counts, "errors": 0, "details": []}
+    return facts
 
+
+def _adhoc_items(pre_handoff_messages: Sequence[Any], post_handoff_messages: Sequence[Any],
+                 facts: Sequence[tuple[str, str]]) -> list[RetentionItem]:
+    """One retention item per fact over the one handoff (conversation ``adhoc``, handoff 0):
+    the messages numbered in order, those after the handoff after a gap for it."""
     before = tuple(_to_message(m, i, "agent") for i, m in enumerate(pre_handoff_messages))
     start = len(before) + 1
     after = tuple(_to_message(m, start + i, "agent") for i, m in enumerate(post_handoff_messages))
-    items = [RetentionItem(f"adhoc/h0/{fid}", "adhoc", 0, fid, text, before, after)
-             for fid, text in facts]
-    if judge is None:
-        from maev_kit.judges import RetentionJudge
+    return [RetentionItem(f"adhoc/h0/{fid}", "adhoc", 0, fid, text, before, after)
+            for fid, text in facts]
 
-        judge = RetentionJudge(prompt="v1")
-    from maev_kit.runner._run import arun_judge
 
-    run = await arun_judge(judge, items, _to_backend(llm_client, model), max_concurrency=1,
-                           max_retries=max_retries, timeout=timeout, cache=cache, progress=False)
-    details = []
-    by_cause: dict[str, int] = {}
-    for (fid, text), v in zip(facts, run.verdicts):
-        cause = None
-        if v.label in counts:
-            counts[v.label] += 1
-        else:
-            cause = v.cause or "other"
-            by_cause[cause] = by_cause.get(cause, 0) + 1
-        details.append({"fact_id": fid, "fact": text, "status": v.label,
-                        "rationale": v.rationale, "evidence": list(v.evidence), "error": v.error,
-                        "error_cause": cause})
-    judged = sum(counts.values())
-    errors = len(facts) - judged
-    if errors:
-        causes = ", ".join(f"{c} {n}" for c, n in sorted(by_cause.items(),
+@dataclass(frozen=True)
+class _FactTally:
+    """The verdicts on the facts counted: per label, the facts that could not be judged by
+    cause, and one detail dict per fact."""
+
+    n_facts: int
+    counts: dict[str, int]
+    by_cause: dict[str, int]
+    details: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, facts: Sequence[tuple[str, str]], verdicts: Sequence[Any]) -> _FactTally:
+        """Count the verdicts on ``facts`` (in fact order)."""
+        counts = dict.fromkeys(LABELS, 0)
+        details = []
+        by_cause: dict[str, int] = {}
+        for (fid, text), v in zip(facts, verdicts):
+            cause = None
+            if v.label in counts:
+                counts[v.label] += 1
+            else:
+                cause = v.cause or "other"
+                by_cause[cause] = by_cause.get(cause, 0) + 1
+            details.append({"fact_id": fid, "fact": text, "status": v.label,
+                            "rationale": v.rationale, "evidence": list(v.evidence),
+                            "error": v.error, "error_cause": cause})
+        return cls(len(facts), counts, by_cause, details)
+
+    @property
+    def judged(self) -> int:
+        """Facts with a label."""
+        return sum(self.counts.values())
+
+    @property
+    def errors(self) -> int:
+        """Facts that could not be judged."""
+        return self.n_facts - self.judged
+
+    def rate(self) -> float:
+        """Retained of the judged facts, 3 decimals; NaN when none was judged."""
+        judged = self.judged
+        return round(self.counts["retained"] / judged, 3) if judged else math.nan
+
+    def warning(self) -> str:
+        """The warning for facts that could not be judged, with their counts by cause."""
+        causes = ", ".join(f"{c} {n}" for c, n in sorted(self.by_cause.items(),
                                                          key=lambda kv: (-kv[1], kv[0])))
-        warnings.warn(f"{errors} of {len(facts)} facts could not be judged ({causes}): they are "
-                      "left out of the retention rate", JudgeErrorWarning, stacklevel=2)
-    return {"retention_rate": round(counts["retained"] / judged, 3) if judged else math.nan,
-            **counts, "errors": errors, "details": details}
+        return (f"{self.errors} of {self.n_facts} facts could not be judged ({causes}): they "
+                "are left out of the retention rate")

@@ -402,87 +402,133 @@ async def _arun_batch(judge: Any, items: Sequence[Any], backend: Any,
     return run
 
 
+class _Answers:
+    """Where the batch lines' answers go. A reply the judge can read is stored in the cache and
+    its request is done; an unreadable reply or a failure is kept for the replay (until a later
+    round answers it) and counted in the tally."""
+
+    def __init__(self, store: JudgeCache, judge: Any,
+                 requests: dict[str, tuple[list[Any], list[dict[str, Any]]]], done: set[str],
+                 tally: _Tally, failures: dict[str, BackendError],
+                 unusable: dict[str, Completion], identity: dict[str, Any]) -> None:
+        self.tag = f"{judge.name}@{judge.version}"
+        self.store, self.judge, self.requests, self.done = store, judge, requests, done
+        self.tally, self.failures, self.unusable = tally, failures, unusable
+        self.identity = identity
+
+    def accept(self, key: str, completion: Completion) -> None:
+        """The reply of the line for ``key``."""
+        self.tally.add(completion)
+        entry = self.requests.get(key)
+        if entry is None:  # a line of a resumed batch this run does not need: keep it anyway
+            self.store.put(key, completion, judge=self.tag, request={"from_batch": True})
+            return
+        group, messages = entry
+        try:
+            usable = any(getattr(v, "error", None) is None
+                         for v in self.judge.parse(completion.text, group))
+        except Exception:
+            usable = False
+        if usable:
+            self.store.put(key, completion, judge=self.tag,
+                           request=_request(self.identity, self.judge.name,
+                                            str(self.judge.version), messages))
+            self.done.add(key)
+            self.failures.pop(key, None)
+            self.unusable.pop(key, None)
+        else:
+            self.unusable[key] = completion
+            self.tally.fail("unparseable")
+
+    def fail(self, key: str, err: BackendError) -> None:
+        """The failure of the line for ``key`` (ignored for a request already done)."""
+        if key in self.requests and key not in self.done:
+            self.failures[key] = err
+            self.unusable.pop(key, None)
+            self.tally.fail(err.kind)
+
+
 async def _rounds(provider: _Provider, store: JudgeCache, log: _BatchLog, judge: Any,
                   requests: dict[str, tuple[list[Any], list[dict[str, Any]]]],
                   cached: set[str], tally: _Tally, failures: dict[str, BackendError],
                   unusable: dict[str, Completion], poll_interval: float,
                   deadline: float | None, bar: Any) -> None:
-    tag = f"{judge.name}@{judge.version}"
-    identity = provider.backend.cache_identity()
-    done = set(cached)
+    """Send, in rounds of batches, the requests not yet answered (not ``cached``), each at most
+    :data:`MAX_ROUNDS` times: a round first picks up the open batches that hold any of them,
+    submits the rest, then collects every batch of the round."""
+    answers = _Answers(store, judge, requests, set(cached), tally, failures, unusable,
+                       provider.backend.cache_identity())
     sent: dict[str, int] = {}  # key -> batches it went out in (this run or a resumed one)
-
-    def accept(key: str, completion: Completion) -> None:
-        tally.add(completion)
-        entry = requests.get(key)
-        if entry is None:  # a line of a resumed batch this run does not need: keep it anyway
-            store.put(key, completion, judge=tag, request={"from_batch": True})
-            return
-        group, messages = entry
-        try:
-            usable = any(getattr(v, "error", None) is None for v in judge.parse(completion.text,
-                                                                                 group))
-        except Exception:
-            usable = False
-        if usable:
-            store.put(key, completion, judge=tag,
-                      request=_request(identity, judge.name, str(judge.version), messages))
-            done.add(key)
-            failures.pop(key, None)
-            unusable.pop(key, None)
-        else:
-            unusable[key] = completion
-            tally.fail("unparseable")
-
-    def fail(key: str, err: BackendError) -> None:
-        if key in requests and key not in done:
-            failures[key] = err
-            unusable.pop(key, None)
-            tally.fail(err.kind)
-
     while True:
-        missing = [k for k in requests if k not in done and sent.get(k, 0) < MAX_ROUNDS]
+        missing = [k for k in requests if k not in answers.done and sent.get(k, 0) < MAX_ROUNDS]
         if not missing:
             return
         resumed = log.open_for(set(missing))
         covered = {k for _, mapping in resumed for k in mapping.values()}
         todo = [k for k in missing if k not in covered]
-        batches: list[tuple[str, dict[str, str]]] = list(resumed)
-        for chunk_start in range(0, len(todo), _MAX_LINES):
-            chunk = todo[chunk_start:chunk_start + _MAX_LINES]
-            mapping = _custom_ids(chunk, requests)
-            lines = [provider.line(cid, requests[k][1]) for cid, k in mapping.items()]
-            try:
-                batch_id = await provider.submit(lines)
-            except BackendError as err:
-                for k in chunk:
-                    sent[k] = sent.get(k, 0) + 1
-                    fail(k, err)
-                continue
-            log.add(batch_id, mapping, provider.backend.model)  # before anything can stop us
-            batches.append((batch_id, mapping))
-        for batch_id, mapping in batches:
-            tally.batch_ids.append(batch_id)
-            for k in mapping.values():
-                if k in requests:
-                    tally.lines_sent += 1
-                    tally.lines_resent += 1 if sent.get(k, 0) else 0
-                    sent[k] = sent.get(k, 0) + 1
+        batches = [*resumed, *await _submit(provider, log, requests, todo, sent, answers)]
+        _count_sent(batches, requests, sent, tally)
         if not batches:
             continue
         results = await asyncio.gather(*(
-            _collect(provider, log, b, m, accept, fail, poll_interval, deadline, bar)
+            _collect(provider, log, b, m, answers.accept, answers.fail, poll_interval, deadline,
+                     bar)
             for b, m in batches), return_exceptions=True)
-        pending = [b for (b, _), r in zip(batches, results) if isinstance(r, BatchPendingError)]
-        if pending:
-            waited = "" if deadline is None else " within batch_timeout"
-            raise BatchPendingError(
-                f"batch {', '.join(pending)} did not finish{waited}; run again later to pick "
-                f"{'it' if len(pending) == 1 else 'them'} up (recorded in "
-                f"{store.directory / _FILENAME}; nothing is sent twice)", pending)
-        for r in results:
-            if isinstance(r, BaseException):
-                raise r
+        _raise_unfinished(batches, results, deadline, store)
+
+
+async def _submit(provider: _Provider, log: _BatchLog,
+                  requests: Mapping[str, tuple[list[Any], list[dict[str, Any]]]],
+                  todo: list[str], sent: dict[str, int],
+                  answers: _Answers) -> list[tuple[str, dict[str, str]]]:
+    """Submit the requests ``todo`` in batches of at most ``_MAX_LINES`` lines, each recorded in
+    the log the moment the provider accepts it; a batch the provider refuses counts as sent
+    and fails its lines. The accepted batches: id and custom_id → cache key."""
+    batches: list[tuple[str, dict[str, str]]] = []
+    for chunk_start in range(0, len(todo), _MAX_LINES):
+        chunk = todo[chunk_start:chunk_start + _MAX_LINES]
+        mapping = _custom_ids(chunk, requests)
+        lines = [provider.line(cid, requests[k][1]) for cid, k in mapping.items()]
+        try:
+            batch_id = await provider.submit(lines)
+        except BackendError as err:
+            for k in chunk:
+                sent[k] = sent.get(k, 0) + 1
+                answers.fail(k, err)
+            continue
+        log.add(batch_id, mapping, provider.backend.model)  # before anything can stop us
+        batches.append((batch_id, mapping))
+    return batches
+
+
+def _count_sent(batches: Sequence[tuple[str, dict[str, str]]], requests: Mapping[str, Any],
+                sent: dict[str, int], tally: _Tally) -> None:
+    """Count the round's batches and the lines this run needs (resent ones apart) in the tally,
+    and each of those lines as sent once more."""
+    for batch_id, mapping in batches:
+        tally.batch_ids.append(batch_id)
+        for k in mapping.values():
+            if k in requests:
+                tally.lines_sent += 1
+                tally.lines_resent += 1 if sent.get(k, 0) else 0
+                sent[k] = sent.get(k, 0) + 1
+
+
+def _raise_unfinished(batches: Sequence[tuple[str, dict[str, str]]],
+                      results: Sequence[BaseException | None], deadline: float | None,
+                      store: JudgeCache) -> None:
+    """After collecting a round: raise BatchPendingError naming every batch that did not finish
+    in time, else the first other error a batch's collection raised."""
+    pending = [b for (b, _), r in zip(batches, results) if isinstance(r, BatchPendingError)]
+    if pending:
+        waited = "" if deadline is None else " within batch_timeout"
+        raise BatchPendingError(
+            f"batch {', '.join(pending)} did not finish{waited}; run again later to pick "
+            f"{'it' if len(pending) == 1 else 'them'} up (recorded in "
+            f"{store.directory / _FILENAME}; nothing is sent twice)", pending)
+    for r in results:
+        if isinstance(r, BaseException):
+            raise r
 
 
 def _custom_ids(keys: list[str], requests: Mapping[str, tuple[list[Any], Any]]

@@ -17,7 +17,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from maev_kit.backends._base import KIT_LOOPS, BackendError, Completion, unavailable_error
 from maev_kit.errors import ERROR_CAUSES
@@ -233,87 +233,77 @@ def _usable(task: Any, results: list[Any]) -> bool:
 
 
 # -- the run --------------------------------------------------------------------------------
-async def execute(task: Any, groups: list[tuple[Any, ...]], backend: Any, *,
-                  max_concurrency: int, max_retries: int, timeout: float, cache: Any,
-                  retry_backoff: float, bar: Any
-                  ) -> tuple[list[list[Any]], list[list[str | None]], Stats]:
-    """Run ``task`` over ``groups``: the results per group, the failure kind per result (None
-    unless the request failed) and the counters. Closes nothing; raises
-    :class:`~maev_kit.errors.JudgeUnavailableError` when nothing can answer."""
-    stats = Stats()
-    requests = [task.build_messages(g) for g in groups]
-    identity = backend.cache_identity()
-    keys = [cache_key(identity, task.name, str(task.version), m) for m in requests]
-    tag = f"{task.name}@{task.version}"
-    results: list[list[Any]] = [[] for _ in groups]
-    kinds: list[list[str | None]] = [[] for _ in groups]
-    store = open_cache(cache) if groups else None
+@dataclass(frozen=True)
+class RunSettings:
+    """How a run sends its requests: requests in flight, retries, seconds per request, the reply
+    cache, the first backoff and whether a progress bar shows (the keyword arguments of
+    :func:`run_requests` and :func:`~maev_kit.runner.run_judge`, same names)."""
 
-    async def one(i: int) -> tuple[list[Any], str | None]:
-        group, messages = groups[i], requests[i]
-        last: BackendError | None = None
-        unparsed: list[Any] | None = None
-        for attempt in range(max_retries + 1):
-            if attempt:
-                stats.retries += 1
-                await asyncio.sleep(_backoff(last, attempt - 1, retry_backoff))  # type: ignore[arg-type]
-            stats.requests += 1
-            try:
-                completion = await asyncio.wait_for(backend.complete(messages, timeout=timeout),
-                                                    timeout)
-            except asyncio.TimeoutError:
-                last = BackendError("timeout", f"no reply within timeout={timeout} s")
-            except BackendError as exc:
-                last = exc
-            else:
-                stats.add(completion)
-                got = _parse(task, completion.text, group)
-                if _usable(task, got):
-                    if store is not None:  # committed now: an interrupted run keeps it
-                        store.put(keys[i], completion, judge=tag,
-                                  request=_request(identity, task.name, str(task.version),
-                                                   messages))
-                    return got, None
-                unparsed = got
-                first = next((r for r in got if not task.is_ok(r)), None)
-                last = BackendError("unparseable",
-                                    str(getattr(first, "error", None) or "no usable result"))
-            stats.failed_attempts[last.kind] += 1
-            if last.cause in _FATAL and not stats.answered:
-                # Nothing has answered yet and this will not change by retrying: stop the run.
-                raise unavailable_error(backend, last) from last
-            if not last.retryable:
-                break
-        assert last is not None
-        if last.kind == "unparseable" and unparsed is not None:
-            return unparsed, last.kind  # the parser's own errors, raw reply kept
-        n = attempt + 1
-        return [task.error_result(m, f"request failed after {n} attempt"
-                                  f"{'s' if n > 1 else ''}: {last}", last.cause)
-                for m in group], last.kind
+    max_concurrency: int
+    max_retries: int
+    timeout: float
+    cache: Any
+    retry_backoff: float
+    progress: bool = True
 
-    def record(i: int, got: list[Any], kind: str | None) -> None:
-        results[i] = got
-        kinds[i] = [None if task.is_ok(r) else (kind or "parse") for r in got]
-        bar.update(len(groups[i]))
+    def check(self) -> None:
+        """Raise ValueError on a setting out of range (:func:`check_run_args`)."""
+        check_run_args(self.max_concurrency, self.max_retries, self.timeout, self.retry_backoff)
 
-    try:
-        hits = store.get_many(keys) if store is not None else {}
+
+class _Execution:
+    """One run of ``task`` over ``groups``: each group's request and cache key, the reply cache,
+    the results and failure kinds per group as they come, and the counters.
+
+    Built in the order the run needs: the counters start, every request is built, then the
+    cache opens (none without groups). :meth:`close` closes the cache.
+    """
+
+    def __init__(self, task: Any, groups: list[tuple[Any, ...]], backend: Any, *,
+                 max_retries: int, timeout: float, cache: Any, retry_backoff: float,
+                 bar: Any) -> None:
+        self.stats = Stats()
+        self.task, self.groups, self.backend, self.bar = task, groups, backend, bar
+        self.max_retries, self.timeout, self.retry_backoff = max_retries, timeout, retry_backoff
+        self.requests = [task.build_messages(g) for g in groups]
+        self.identity = backend.cache_identity()
+        self.keys = [cache_key(self.identity, task.name, str(task.version), m)
+                     for m in self.requests]
+        self.tag = f"{task.name}@{task.version}"
+        self.results: list[list[Any]] = [[] for _ in groups]
+        self.kinds: list[list[str | None]] = [[] for _ in groups]
+        self.store = open_cache(cache) if groups else None
+
+    def close(self) -> None:
+        """Close the reply cache."""
+        if self.store is not None:
+            self.store.close()
+
+    def record(self, i: int, got: list[Any], kind: str | None) -> None:
+        """Keep group ``i``'s results, each error's failure kind (``parse`` when the request
+        did not fail), and move the progress bar."""
+        self.results[i] = got
+        self.kinds[i] = [None if self.task.is_ok(r) else (kind or "parse") for r in got]
+        self.bar.update(len(self.groups[i]))
+
+    def answer_from_cache(self) -> deque[int]:
+        """Record the groups whose reply is cached; the indices of the others, in order."""
+        hits = self.store.get_many(self.keys) if self.store is not None else {}
         todo: deque[int] = deque()
-        for i, key in enumerate(keys):
+        for i, key in enumerate(self.keys):
             hit = hits.get(key)
             if hit is None:
                 todo.append(i)
                 continue
-            stats.cache_hits += 1
-            record(i, _parse(task, hit.completion.text, groups[i]), None)
+            self.stats.cache_hits += 1
+            self.record(i, _parse(self.task, hit.completion.text, self.groups[i]), None)
+        return todo
 
-        async def worker() -> None:
-            while todo:
-                i = todo.popleft()
-                record(i, *await one(i))
-
-        tasks = [asyncio.ensure_future(worker()) for _ in range(min(max_concurrency, len(todo)))]
+    async def send_all(self, todo: deque[int], max_concurrency: int) -> None:
+        """Send the requests of ``todo`` with up to ``max_concurrency`` workers; the first
+        exception of any worker cancels the others and is raised."""
+        tasks = [asyncio.ensure_future(self._worker(todo))
+                 for _ in range(min(max_concurrency, len(todo)))]
         try:
             if tasks:
                 done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
@@ -324,10 +314,84 @@ async def execute(task: Any, groups: list[tuple[Any, ...]], backend: Any, *,
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _worker(self, todo: deque[int]) -> None:
+        """Take groups off ``todo`` until it is empty, sending and recording each."""
+        while todo:
+            i = todo.popleft()
+            self.record(i, *await self._send(i))
+
+    async def _send(self, i: int) -> tuple[list[Any], str | None]:
+        """Group ``i``'s results, retried with backoff: the parsed results and None; after the
+        last failed attempt, the parser's own results for an unreadable reply, else one error
+        result per member, and the failure's kind. Raises JudgeUnavailableError on a fatal
+        failure before anything has answered."""
+        last: BackendError | None = None
+        unparsed: list[Any] | None = None
+        for attempt in range(self.max_retries + 1):
+            if attempt:
+                self.stats.retries += 1
+                wait = _backoff(last, attempt - 1, self.retry_backoff)  # type: ignore[arg-type]
+                await asyncio.sleep(wait)
+            got, last = await self._attempt(i)
+            if last is None:
+                return cast("list[Any]", got), None
+            if got is not None:
+                unparsed = got
+            self.stats.failed_attempts[last.kind] += 1
+            if last.cause in _FATAL and not self.stats.answered:
+                # Nothing has answered yet and this will not change by retrying: stop the run.
+                raise unavailable_error(self.backend, last) from last
+            if not last.retryable:
+                break
+        assert last is not None
+        if last.kind == "unparseable" and unparsed is not None:
+            return unparsed, last.kind  # the parser's own errors, raw reply kept
+        n = attempt + 1
+        return [self.task.error_result(m, f"request failed after {n} attempt"
+                                       f"{'s' if n > 1 else ''}: {last}", last.cause)
+                for m in self.groups[i]], last.kind
+
+    async def _attempt(self, i: int) -> tuple[list[Any] | None, BackendError | None]:
+        """Send group ``i``'s request once: its usable results (stored in the cache at once)
+        and None; a reply's unusable results and an ``unparseable`` error; or None and the
+        request's failure."""
+        group, messages, task = self.groups[i], self.requests[i], self.task
+        self.stats.requests += 1
+        try:
+            completion = await asyncio.wait_for(
+                self.backend.complete(messages, timeout=self.timeout), self.timeout)
+        except asyncio.TimeoutError:
+            return None, BackendError("timeout", f"no reply within timeout={self.timeout} s")
+        except BackendError as exc:
+            return None, exc
+        self.stats.add(completion)
+        got = _parse(task, completion.text, group)
+        if _usable(task, got):
+            if self.store is not None:  # committed now: an interrupted run keeps it
+                self.store.put(self.keys[i], completion, judge=self.tag,
+                               request=_request(self.identity, task.name, str(task.version),
+                                                messages))
+            return got, None
+        first = next((r for r in got if not task.is_ok(r)), None)
+        return got, BackendError("unparseable",
+                                 str(getattr(first, "error", None) or "no usable result"))
+
+
+async def execute(task: Any, groups: list[tuple[Any, ...]], backend: Any, *,
+                  max_concurrency: int, max_retries: int, timeout: float, cache: Any,
+                  retry_backoff: float, bar: Any
+                  ) -> tuple[list[list[Any]], list[list[str | None]], Stats]:
+    """Run ``task`` over ``groups``: the results per group, the failure kind per result (None
+    unless the request failed) and the counters. Closes nothing; raises
+    :class:`~maev_kit.errors.JudgeUnavailableError` when nothing can answer."""
+    run = _Execution(task, groups, backend, max_retries=max_retries, timeout=timeout,
+                     cache=cache, retry_backoff=retry_backoff, bar=bar)
+    try:
+        await run.send_all(run.answer_from_cache(), max_concurrency)
     finally:
-        if store is not None:
-            store.close()
-    return results, kinds, stats
+        run.close()
+    return run.results, run.kinds, run.stats
 
 
 def error_causes(task: Any, results: list[list[Any]],
@@ -337,38 +401,40 @@ def error_causes(task: Any, results: list[list[Any]],
             for r, k in zip(got, ks) if not task.is_ok(r)]
 
 
-async def execute_to_end(task: Any, groups: list[tuple[Any, ...]], backend: Any, *,
-                         max_concurrency: int, max_retries: int, timeout: float, cache: Any,
-                         retry_backoff: float, bar: Any
+async def execute_to_end(task: Any, groups: list[tuple[Any, ...]], backend: Any,
+                         settings: RunSettings, bar: Any
                          ) -> tuple[list[list[Any]], dict[str, Any]]:
-    """:func:`execute`, then close ``bar`` and finish the accounting: the results per group and
-    the run's stats (requests, retries, errors by cause and kind, tokens, cost, latency)."""
+    """:func:`execute` with ``settings``, then close ``bar`` and finish the accounting: the
+    results per group and the run's stats (requests, retries, errors by cause and kind, tokens,
+    cost, latency)."""
     try:
         results, kinds, stats = await execute(
-            task, groups, backend, max_concurrency=max_concurrency, max_retries=max_retries,
-            timeout=timeout, cache=cache, retry_backoff=retry_backoff, bar=bar)
+            task, groups, backend, max_concurrency=settings.max_concurrency,
+            max_retries=settings.max_retries, timeout=settings.timeout, cache=settings.cache,
+            retry_backoff=settings.retry_backoff, bar=bar)
     finally:
         bar.close()
     return results, stats.finish(error_causes(task, results, kinds))
 
 
 async def _arun_requests(task: Any, groups: list[tuple[Any, ...]], backend: Any,
-                         max_concurrency: int, max_retries: int, timeout: float, cache: Any,
-                         retry_backoff: float, bar: Any) -> RequestRun:
-    results, run_stats = await execute_to_end(
-        task, groups, backend, max_concurrency=max_concurrency, max_retries=max_retries,
-        timeout=timeout, cache=cache, retry_backoff=retry_backoff, bar=bar)
+                         settings: RunSettings, bar: Any) -> RequestRun:
+    results, run_stats = await execute_to_end(task, groups, backend, settings, bar)
     s = {"groups": len(groups), "members": sum(len(g) for g in groups),
          "results": sum(len(r) for r in results), **run_stats}
     return RequestRun(results, s, backend.model, task.name, str(task.version), tuple(groups))
 
 
-def _prepare(task: Any, groups: Iterable[Sequence[Any]], backend: Any, max_concurrency: Any,
-             max_retries: Any, timeout: Any, retry_backoff: Any
-             ) -> tuple[list[tuple[Any, ...]], Any]:
+def _prepare(task: Any, groups: Iterable[Sequence[Any]], backend: Any, settings: RunSettings,
+             desc: str | None) -> tuple[list[tuple[Any, ...]], Any, Any]:
+    """Check the task, its groups and the settings; the groups, the backend and the progress
+    bar (made in the caller's thread: in a notebook it shows under the calling cell)."""
     groups = _check_task(task, list(groups))
-    check_run_args(max_concurrency, max_retries, timeout, retry_backoff)
-    return groups, resolve_backend(backend, f"task {task.name!r}")
+    settings.check()
+    resolved = resolve_backend(backend, f"task {task.name!r}")
+    bar = progress_bar(sum(len(g) for g in groups), desc or f"{task.name} · {resolved.model}",
+                       settings.progress, getattr(task, "unit", "item"))
+    return groups, resolved, bar
 
 
 async def arun_requests(task: Any, groups: Iterable[Sequence[Any]], backend: Any, *,
@@ -377,12 +443,9 @@ async def arun_requests(task: Any, groups: Iterable[Sequence[Any]], backend: Any
                         desc: str | None = None) -> RequestRun:
     """Async :func:`run_requests`: ``await arun_requests(task, groups, backend)`` in a running
     loop."""
-    groups, resolved = _prepare(task, groups, backend, max_concurrency, max_retries, timeout,
-                                retry_backoff)
-    bar = progress_bar(sum(len(g) for g in groups), desc or f"{task.name} · {resolved.model}",
-                       progress, getattr(task, "unit", "item"))
-    return await _arun_requests(task, groups, resolved, max_concurrency, max_retries, timeout,
-                                cache, retry_backoff, bar)
+    settings = RunSettings(max_concurrency, max_retries, timeout, cache, retry_backoff, progress)
+    groups, resolved, bar = _prepare(task, groups, backend, settings, desc)
+    return await _arun_requests(task, groups, resolved, settings, bar)
 
 
 def run_requests(task: Any, groups: Iterable[Sequence[Any]], backend: Any, *,
@@ -459,14 +522,9 @@ def run_requests(task: Any, groups: Iterable[Sequence[Any]], backend: Any, *,
     >>> [[w.text for w in got] for got in run.results], run.stats["requests"]
     ([['A', 'B'], ['C']], 2)
     """
-    groups, resolved = _prepare(task, groups, backend, max_concurrency, max_retries, timeout,
-                                retry_backoff)
-    # The bar is made in the caller's thread: in a notebook it shows under the calling cell.
-    bar = progress_bar(sum(len(g) for g in groups), desc or f"{task.name} · {resolved.model}",
-                       progress, getattr(task, "unit", "item"))
-    return run_on_background_loop(lambda: _arun_requests(
-        task, groups, resolved, max_concurrency, max_retries, timeout, cache, retry_backoff,
-        bar))
+    settings = RunSettings(max_concurrency, max_retries, timeout, cache, retry_backoff, progress)
+    groups, resolved, bar = _prepare(task, groups, backend, settings, desc)
+    return run_on_background_loop(lambda: _arun_requests(task, groups, resolved, settings, bar))
 
 
 # -- the background loop --------------------------------------------------------------------

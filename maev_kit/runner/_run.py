@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from maev_kit.judges._verdict import Verdict
 from maev_kit.retention._items import RetentionItem
 from maev_kit.runner._requests import (
+    RunSettings,
     Stats,
-    check_run_args,
     execute_to_end,
     progress_bar,
     resolve_backend,
@@ -82,13 +82,12 @@ class JudgeRun:
 
 
 # -- argument checks ------------------------------------------------------------------------
-def _check_args(judge: Any, items: list[Any], max_concurrency: Any, max_retries: Any,
-                timeout: Any, retry_backoff: Any) -> None:
+def _check_args(judge: Any, items: list[Any], settings: RunSettings) -> None:
     for attr in ("name", "version", "offline"):
         if not hasattr(judge, attr):
             raise TypeError(f"`judge` must be a judge (with name, version and offline), got "
                             f"{type(judge).__name__}; try maev_kit.judges.get_judge('heuristic')")
-    check_run_args(max_concurrency, max_retries, timeout, retry_backoff)
+    settings.check()
     seen: set[str] = set()
     for i, it in enumerate(items):
         if not isinstance(it, RetentionItem):
@@ -164,23 +163,20 @@ async def arun_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = 
                      retry_backoff: float = 0.5) -> JudgeRun:
     """Async :func:`run_judge`: ``await arun_judge(judge, items, backend)`` in a running loop."""
     items = list(items)
-    _check_args(judge, items, max_concurrency, max_retries, timeout, retry_backoff)
+    settings = RunSettings(max_concurrency, max_retries, timeout, cache, retry_backoff, progress)
+    _check_args(judge, items, settings)
     backend = _resolve_backend(judge, backend)
     if backend is None:
         return _run_offline(judge, items, progress)
     bar = progress_bar(len(items), f"{judge.name} · {backend.model}", progress, "fact")
-    return await _arun(judge, items, backend, max_concurrency, max_retries, timeout, cache,
-                       retry_backoff, bar)
+    return await _arun(judge, items, backend, settings, bar)
 
 
-async def _arun(judge: Any, items: list[RetentionItem], backend: Any, max_concurrency: int,
-                max_retries: int, timeout: float, cache: Any, retry_backoff: float,
+async def _arun(judge: Any, items: list[RetentionItem], backend: Any, settings: RunSettings,
                 bar: Any) -> JudgeRun:
     task = _JudgeTask(judge)
     groups = [tuple(g) for g in _group(items)]
-    results, run_stats = await execute_to_end(
-        task, groups, backend, max_concurrency=max_concurrency, max_retries=max_retries,
-        timeout=timeout, cache=cache, retry_backoff=retry_backoff, bar=bar)
+    results, run_stats = await execute_to_end(task, groups, backend, settings, bar)
     verdicts = [v for got in results for v in got]
     order = {it.item_id: k for k, it in enumerate(items)}
     verdicts.sort(key=lambda v: order[v.item_id])
@@ -215,6 +211,9 @@ def run_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = None, *
               mode: str = "sync", poll_interval: float = 30.0,
               batch_timeout: float | None = None) -> JudgeRun:
     """Judge every item: one request per handoff, concurrent, retried, cached.
+
+    Safe in a notebook: runs on one long-lived event loop in a worker thread, the same every call
+    (an ``AsyncOpenAI`` client is reusable); Ctrl-C cancels it. To ``await`` it: :func:`arun_judge`.
 
     Parameters
     ----------
@@ -265,16 +264,8 @@ def run_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = None, *
     ------
     maev_kit.errors.JudgeUnavailableError
         When a request fails on authentication or finds nothing listening (connection refused,
-        unknown host) before any request of the run got a reply: the run is cancelled at once
-        (within seconds, no retries) and the one-line message names the cause, the endpoint,
-        the model and the fix. Once a reply has arrived, such failures become error verdicts.
-
-    Notes
-    -----
-    Safe to call from a notebook: the run happens on one long-lived event loop in a worker
-    thread (never ``asyncio.run`` on the notebook's running loop), the same loop for every
-    call, so an ``AsyncOpenAI`` client can be reused across calls. Ctrl-C cancels the run.
-    Use :func:`arun_judge` to ``await`` it on your own loop instead.
+        unknown host) before any reply: the run is cancelled at once (within seconds, no retries);
+        the message names the cause, endpoint, model and fix. After a reply: error verdicts.
 
     Examples
     --------
@@ -292,27 +283,29 @@ def run_judge(judge: Any, items: Iterable[RetentionItem], backend: Any = None, *
     >>> [v.label for v in run.verdicts], run.stats["requests"], run.stats["errors"]
     (['retained', 'retained'], 1, 0)
     """
+    settings = RunSettings(max_concurrency, max_retries, timeout, cache, retry_backoff, progress)
+    return _run_judge(judge, list(items), backend, settings, mode, poll_interval, batch_timeout)
 
-    items = list(items)
-    _check_args(judge, items, max_concurrency, max_retries, timeout, retry_backoff)
+
+def _run_judge(judge: Any, items: list[RetentionItem], backend: Any, settings: RunSettings,
+               mode: str, poll_interval: float, batch_timeout: float | None) -> JudgeRun:
+    """:func:`run_judge` on its gathered arguments: check them, then judge offline, or on the
+    background loop in ``mode`` (``"batch"`` fills the cache through the batch API first)."""
+    _check_args(judge, items, settings)
     if mode not in ("sync", "batch"):
         raise ValueError(f"`mode` must be 'sync' or 'batch', got {mode!r}")
     resolved = _resolve_backend(judge, backend)
     if resolved is None:
-        return _run_offline(judge, items, progress)
+        return _run_offline(judge, items, settings.progress)
     # The bar is made here, in the caller's thread: in a notebook it then shows under the cell
     # that ran this (the run itself happens on the background loop's thread).
-    bar = progress_bar(len(items), f"{judge.name} · {resolved.model}", progress, "fact")
-
-    def make(backend: Any = resolved, retries: int = max_retries) -> Any:
-        return _arun(judge, items, backend, max_concurrency, retries, timeout, cache,
-                     retry_backoff, bar)
-
+    bar = progress_bar(len(items), f"{judge.name} · {resolved.model}", settings.progress, "fact")
     if mode == "batch":  # fills the cache through the batch API; the same path then reads it
         from maev_kit.runner._batch import arun_batch
 
+        no_retries = replace(settings, max_retries=0)  # the ordinary run only reads the cache
         return run_on_background_loop(lambda: arun_batch(
-            judge, items, resolved, ordinary=lambda b: make(b, 0), cache=cache, timeout=timeout,
-            max_retries=max_retries, poll_interval=poll_interval, batch_timeout=batch_timeout,
-            bar=bar))
-    return run_on_background_loop(make)
+            judge, items, resolved, ordinary=lambda b: _arun(judge, items, b, no_retries, bar),
+            cache=settings.cache, timeout=settings.timeout, max_retries=settings.max_retries,
+            poll_interval=poll_interval, batch_timeout=batch_timeout, bar=bar))
+    return run_on_background_loop(lambda: _arun(judge, items, resolved, settings, bar))
