@@ -106,6 +106,79 @@ def _finite(x: Any) -> bool:
         return False
 
 
+#: A plot element's extent on the x axis, (low, high): the axis must show it whole.
+_Extent = tuple[float, float]
+
+
+def _forest_row(ax: Any, y: float, row: tuple[str, float | None, float | None, float | None], *,
+                color: str, bars: bool, na_x: float) -> list[_Extent]:
+    """Draw one row of a forest plot at ``y``: its bar (or dot), its CI whiskers and its value
+    (``n/a`` at ``na_x`` when it has none); return the extents drawn."""
+    _, value, lo, hi = row
+    if not _finite(value):
+        ax.text(na_x, y, "  n/a", va="center", color="#6e7781")
+        return []
+    v = float(cast(float, value))  # _finite: not None
+    extents: list[_Extent] = []
+    if bars:
+        ax.barh(y, v, height=0.62, color=color, alpha=0.85)
+    else:
+        ax.plot([v], [y], "o", color=color, markersize=6, zorder=3)
+    if _finite(lo) and _finite(hi):
+        lo_f, hi_f = float(cast(float, lo)), float(cast(float, hi))  # _finite: not None
+        ax.errorbar(v, y, xerr=[[max(v - lo_f, 0.0)], [max(hi_f - v, 0.0)]],
+                    fmt="none", ecolor="#1f2328", elinewidth=1.2, capsize=3, zorder=4)
+        extents.append((lo_f, hi_f))
+    extents.append((v, v))
+    text_x = max(float(cast(float, hi)), v) if _finite(hi) else v
+    ax.annotate(f"{v:.3f}", (text_x, y), xytext=(5, 0), textcoords="offset points",
+                va="center", ha="left", fontsize=8, color="#1f2328", zorder=5)
+    return extents
+
+
+def _forest_band(ax: Any, band: tuple[float, float, float, str]) -> list[_Extent]:
+    """Draw the shaded band ``(centre, low, high, label)`` and its centre line (nothing when a
+    number is missing); return the extents drawn."""
+    if not all(_finite(b) for b in band[:3]):
+        return []
+    c, lo_b, hi_b, blabel = band
+    ax.axvspan(float(lo_b), float(hi_b), color=OKABE_ITO[2], alpha=0.18, lw=0,
+               label=_label(blabel, 60))
+    ax.axvline(float(c), color=OKABE_ITO[2], lw=1.4, ls="-")
+    return [(float(lo_b), float(hi_b))]
+
+
+def _forest_refs(ax: Any, refs: Sequence[tuple[float, str]]) -> list[_Extent]:
+    """Draw the vertical reference lines ``(x, label)``, each in its own style; return the
+    extents drawn."""
+    styles = ("--", ":", "-.")
+    extents: list[_Extent] = []
+    for i, (x, rlabel) in enumerate(refs):
+        ax.axvline(float(x), color=OKABE_ITO[1] if i == 0 else OKABE_ITO[5],
+                   ls=styles[i % 3], lw=1.4, label=_label(rlabel, 60))
+        extents.append((float(x), float(x)))
+    return extents
+
+
+def _forest_xlim(xlim: tuple[float, float] | None,
+                 extents: Sequence[_Extent]) -> tuple[float, float]:
+    """The x range: ``xlim`` with room on the right for the value labels, or, when None, one
+    that holds 0, 1 and every extent drawn.
+
+    >>> _forest_xlim((0.0, 1.0), [(2.0, 3.0)])
+    (0.0, 1.1)
+    >>> _forest_xlim(None, [(-0.5, 0.2), (0.3, 1.5)])
+    (-0.55, 1.62)
+    """
+    if xlim is not None:
+        return (xlim[0], xlim[1] + 0.1)
+    lows = [lo for lo, _ in extents]
+    highs = [hi for _, hi in extents]
+    lo_x = min([0.0, *lows]) if lows else 0.0
+    hi_x = max([1.0, *highs]) if highs else 1.0
+    return (lo_x - 0.05, hi_x + 0.12)
+
+
 def forest_svg(
     rows: Sequence[tuple[str, float | None, float | None, float | None]],
     *,
@@ -145,51 +218,15 @@ def forest_svg(
         _margins(fig, left=_text_width(ylabels) + 0.2, right=0.15, top=top, bottom=bottom)
         ax = fig.add_subplot()
         ys = list(range(n))[::-1]
-        lows: list[float] = []
-        highs: list[float] = []
-        for y, (label, value, lo, hi) in zip(ys, rows):
-            color = OKABE_ITO[5] if label in highlight else OKABE_ITO[0]
-            if not _finite(value):
-                ax.text(0.0 if xlim is None else xlim[0], y, "  n/a", va="center",
-                        color="#6e7781")
-                continue
-            v = float(cast(float, value))  # _finite: not None
-            if bars:
-                ax.barh(y, v, height=0.62, color=color, alpha=0.85)
-            else:
-                ax.plot([v], [y], "o", color=color, markersize=6, zorder=3)
-            if _finite(lo) and _finite(hi):
-                lo_f, hi_f = float(cast(float, lo)), float(cast(float, hi))  # _finite: not None
-                ax.errorbar(v, y, xerr=[[max(v - lo_f, 0.0)], [max(hi_f - v, 0.0)]],
-                            fmt="none", ecolor="#1f2328", elinewidth=1.2, capsize=3, zorder=4)
-                lows.append(lo_f)
-                highs.append(hi_f)
-            lows.append(v)
-            highs.append(v)
-            text_x = max(float(cast(float, hi)), v) if _finite(hi) else v
-            ax.annotate(f"{v:.3f}", (text_x, y), xytext=(5, 0), textcoords="offset points",
-                        va="center", ha="left", fontsize=8, color="#1f2328", zorder=5)
-        if band is not None and all(_finite(b) for b in band[:3]):
-            c, lo_b, hi_b, blabel = band
-            ax.axvspan(float(lo_b), float(hi_b), color=OKABE_ITO[2], alpha=0.18, lw=0,
-                       label=_label(blabel, 60))
-            ax.axvline(float(c), color=OKABE_ITO[2], lw=1.4, ls="-")
-            lows.append(float(lo_b))
-            highs.append(float(hi_b))
-        styles = ("--", ":", "-.")
-        for i, (x, rlabel) in enumerate(refs):
-            ax.axvline(float(x), color=OKABE_ITO[1] if i == 0 else OKABE_ITO[5],
-                       ls=styles[i % 3], lw=1.4, label=_label(rlabel, 60))
-            lows.append(float(x))
-            highs.append(float(x))
+        extents: list[_Extent] = []
+        for y, row in zip(ys, rows):
+            extents += _forest_row(ax, y, row, bars=bars, na_x=0.0 if xlim is None else xlim[0],
+                                   color=OKABE_ITO[5] if row[0] in highlight else OKABE_ITO[0])
+        if band is not None:
+            extents += _forest_band(ax, band)
+        extents += _forest_refs(ax, refs)
         ax.set_yticks(ys, ylabels)
-        if xlim is None:
-            lo_x = min([0.0, *lows]) if lows else 0.0
-            hi_x = max([1.0, *highs]) if highs else 1.0
-            xlim = (lo_x - 0.05, hi_x + 0.12)
-        else:
-            xlim = (xlim[0], xlim[1] + 0.1)  # room for the value labels
-        ax.set_xlim(*xlim)
+        ax.set_xlim(*_forest_xlim(xlim, extents))
         ax.set_ylim(-0.6, n - 0.4)
         ax.grid(axis="x", color="#d0d7de", lw=0.6)
         ax.set_axisbelow(True)
