@@ -165,24 +165,24 @@ def run_metrics(traces: list[MultiAgentTrace], truth: dict[str, dict[str, Any]])
         aligned = score_handoff_accuracy(t.handoffs, want["expected"])
         score_handoff_accuracy(t.handoffs, want["expected"], matching="positional")
         loops = detect_circular_handoffs(t, max_handoffs=5)
-        n_loops += len(loops["loops"])
-        n_escalate += loops["should_escalate"]
+        n_loops += len(loops.loops)
+        n_escalate += loops.should_escalate
         n_violations += len(check_handoff_contracts(t, CONTRACTS))
         case = want["routing_case"]
         route = t.handoffs[0].to_agent if t.handoffs else None
         cases.append(case)
         routes.append(route)
         routing = score_routing([case], [route])
-        composites.append(coordination_score(aligned, want["retention"], routing)
-                          ["composite_coordination"])
+        composites.append(coordination_score(aligned, want["retention"],
+                                             routing).composite_coordination)
     overall = score_routing(cases, routes)
     confusion = routing_confusion(cases, routes)
     weight_sensitivity({"target_accuracy": 0.9, "context_completeness": 0.8},
                        {"retention_rate": 0.8, "contradicted": 0}, overall)
     return {"contract_violations": n_violations, "loops": n_loops, "escalations": n_escalate,
             "mean_composite": round(sum(composites) / len(composites), 3) if composites else None,
-            "acceptable_routing_accuracy": overall["acceptable_routing_accuracy"],
-            "category_routing_accuracy": overall.get("category_routing_accuracy"),
+            "acceptable_routing_accuracy": overall.acceptable_routing_accuracy,
+            "category_routing_accuracy": overall.category_routing_accuracy,
             "confusion_shape": confusion.shape}
 
 

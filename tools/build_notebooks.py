@@ -110,14 +110,14 @@ handoffs.groupby(["from_agent", "to_agent"]).size().unstack(fill_value=0)
 exp = ls.expectations[trace.conversation_id]
 aligned = mk.score_handoff_accuracy(trace.handoffs, exp.handoffs)
 positional = mk.score_handoff_accuracy(trace.handoffs, exp.handoffs, matching="positional")
-{k: (aligned[k], positional[k]) for k in ["target_accuracy", "reason_accuracy", "context_completeness", "unexpected_handoffs"]}
+{k: (getattr(aligned, k), getattr(positional, k)) for k in ["target_accuracy", "reason_accuracy", "context_completeness", "unexpected_handoffs"]}
 """),
         md("## Loops and contracts"),
         code("""
 loops = [mk.detect_circular_handoffs(t) for t in ls.traces]
-flagged = [r for r in loops if r["should_escalate"]]
+flagged = [r for r in loops if r.should_escalate]
 print(f"{len(flagged)} of {len(loops)} conversations should escalate to a human")
-flagged[:2]
+[r.to_dict() for r in flagged[:2]]
 """),
         code("""
 from maev_kit.metrics import parse_contracts
@@ -133,7 +133,7 @@ for t in ls.traces:
     for case in ls.expectations[t.conversation_id].routing:
         cases.append(case)
         routes.append(t.handoffs[0].to_agent if t.handoffs else None)
-mk.score_routing(cases, routes)
+mk.score_routing(cases, routes).to_dict()
 """),
         code("mk.routing_confusion(cases, routes)"),
         md("## Import from an agent framework\n\nExports of OpenAI Agents SDK, OTel GenAI, OpenInference, LangGraph, AutoGen and CrewAI load with `maev_kit.traces.importers.import_traces(path)`. A generic chat log works too:"),

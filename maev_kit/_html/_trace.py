@@ -559,17 +559,17 @@ def _expectation_problems(expected: Any, trace: Any
     exps = list(getattr(expected, "handoffs", expected))
     if not exps:
         return {}, []
-    details = score_handoff_accuracy(trace, exps)["handoff_details"]
+    details = score_handoff_accuracy(trace, exps).handoff_details
     out: dict[int, list[_Problem]] = {}
     never_made = []
     for d in details:
-        if d["actual_index"] is None:
-            never_made.append(d)
+        if d.actual_index is None:
+            never_made.append(d.to_dict())
             continue
-        for key in d["missing_context_keys"]:
-            out.setdefault(d["actual_index"], []).append(_Problem(
+        for key in d.missing_context_keys:
+            out.setdefault(d.actual_index, []).append(_Problem(
                 "missing_key", key, f"missing (required by expected handoff "
-                f"{d['expected_index']} to {d['expected_target']})"))
+                f"{d.expected_index} to {d.expected_target})"))
     return out, never_made
 
 
@@ -626,8 +626,7 @@ def _loop_handoffs(trace: Any) -> set[int]:
         found = detect_circular_handoffs(trace)
     except Exception:  # noqa: BLE001 - a metric must never break the view
         return set()
-    loops = found.get("loops", []) if isinstance(found, Mapping) else found
-    return {int(i) for loop in loops or [] for i in loop.get("handoff_indices", [])}
+    return {int(i) for loop in found.loops for i in loop.handoff_indices}
 
 
 # --------------------------------------------------------------------------- trace

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from maev_kit import metrics
 from maev_kit.expectations import RoutingTestCase
@@ -13,6 +13,7 @@ from maev_kit.metrics._coerce import as_records
 from maev_kit.metrics._coordination import DEFAULT_CONTRADICTION_PENALTY
 from maev_kit.metrics._coordination import _check_weights as check_weights
 from maev_kit.metrics._coordination import combine as combine_components
+from maev_kit.metrics._reports import CoordinationReport, HandoffReport, LoopReport, RoutingReport
 from maev_kit.metrics._routing import accuracies as routing_accuracies
 
 if TYPE_CHECKING:
@@ -155,27 +156,49 @@ def score_conversation(
     if not_applicable not in ("na", "article"):
         raise ValueError(f"`not_applicable` must be 'na' or 'article', got {not_applicable!r}")
     article = not_applicable == "article"
-    cid = trace.conversation_id
-    na: dict[str, str] = {}
+    na: dict[str, str] = {}  # component -> why it is n/a, filled by each part
+    handoffs, handoff_for_score, accuracies = _score_handoffs(trace, expectations, article, na)
+    retention = _tally_verdicts(trace.conversation_id, verdicts, article, na)
+    cases, route, routing = _score_routing(trace, expectations, triage_agent, article, na)
+    loops = metrics.detect_circular_handoffs(trace, max_handoffs=max_handoffs)
+    # coordination_score's rule; its report checks are skipped: the reports are built here
+    comp = combine_components(
+        handoff_for_score,
+        {"retention_rate": retention.rate, "contradicted": retention.counts["contradicted"]},
+        routing, check_weights(weights), DEFAULT_CONTRADICTION_PENALTY, not_applicable)
+    return _assemble(trace, split, handoffs, accuracies, retention, cases, route, routing, loops,
+                     _violations(trace, contracts), comp, na)
 
-    # handoffs
+
+def _score_handoffs(trace: MultiAgentTrace, expectations: ConversationExpectations | None,
+                    article: bool, na: dict[str, str]
+                    ) -> tuple[HandoffReport, HandoffReport | None, dict[str, float]]:
+    """The handoff report; the report the composite reads (None: n/a) and the three
+    accuracies of the row (NaN when n/a)."""
     expected = list(expectations.handoffs) if expectations is not None else []
-    hrep = _report(metrics.score_handoff_accuracy(trace.handoffs, expected),
-                   "score_handoff_accuracy", "target_accuracy", "reason_accuracy",
-                   "context_completeness", "missing_handoffs", "unexpected_handoffs",
-                   "handoff_details")
-    pair_context = tuple((trace.handoffs[d["actual_index"]].from_agent,
-                          trace.handoffs[d["actual_index"]].to_agent, bool(d["context_complete"]))
-                         for d in hrep["handoff_details"] if d["actual_index"] is not None)
-    handoff_for_score: Mapping[str, Any] | None = hrep
-    accuracies = {k: float(hrep[k]) for k in ("target_accuracy", "reason_accuracy",
-                                               "context_completeness")}
+    report = metrics.score_handoff_accuracy(trace.handoffs, expected)
+    accuracies = {"target_accuracy": report.target_accuracy,
+                  "reason_accuracy": report.reason_accuracy,
+                  "context_completeness": report.context_completeness}
     if not expected and not article:
         na["handoff"] = "no expected handoffs"
-        handoff_for_score = None
-        accuracies = dict.fromkeys(accuracies, NAN)
+        return report, None, dict.fromkeys(accuracies, NAN)
+    return report, report, accuracies
 
-    # retention
+
+class _Retention(NamedTuple):
+    """The conversation's verdicts tallied (:func:`_tally_verdicts`)."""
+
+    counts: dict[str, int]  # label -> verdicts, in the order of _LABELS
+    by_cause: dict[str, int]  # the failed verdicts by cause
+    failed: int
+    rate: float  # NaN when n/a
+    n_facts: int  # verdicts, failed or not
+
+
+def _tally_verdicts(cid: str, verdicts: Sequence[Verdict] | None, article: bool,
+                    na: dict[str, str]) -> _Retention:
+    """The retention counts and rate of the conversation's verdicts."""
     not_judged = verdicts is None
     verdicts = () if verdicts is None else verdicts
     counts = dict.fromkeys(_LABELS, 0)
@@ -191,7 +214,6 @@ def score_conversation(
             cause = v.cause or "other"
             by_cause[cause] = by_cause.get(cause, 0) + 1
     judged = sum(counts.values())
-    failed = len(verdicts) - judged
     if judged:
         rate = round(counts["retained"] / judged, 3)
     elif article and not verdicts:
@@ -201,55 +223,75 @@ def score_conversation(
         na["retention"] = (NOT_JUDGED if not_judged
                            else "no judged fact (every judge call failed)" if verdicts
                            else "no key facts")
+    return _Retention(counts, by_cause, len(verdicts) - judged, rate, len(verdicts))
 
-    # routing
+
+def _score_routing(trace: MultiAgentTrace, expectations: ConversationExpectations | None,
+                   triage_agent: str | None, article: bool, na: dict[str, str]
+                   ) -> tuple[tuple[RoutingTestCase, ...], str | None, Mapping[str, Any] | None]:
+    """The routing cases, the route taken and the routing report (None: n/a; without a case,
+    the article's routing counts 1.0)."""
     cases = (tuple(as_records(list(expectations.routing), RoutingTestCase, "routing"))
              if expectations is not None and expectations.routing else ())
     route = _actual_route(trace, triage_agent)
     if cases:
         # score_routing's core on the checked cases (the category level is not a column)
-        route_rep = routing_accuracies(cases, [route] * len(cases))
-        exact, acceptable = (float(route_rep["exact_routing_accuracy"]),
-                             float(route_rep["acceptable_routing_accuracy"]))
-        routing_for_score: Mapping[str, Any] | None = route_rep
-    else:
-        exact = acceptable = NAN
-        routing_for_score = {"acceptable_routing_accuracy": 1.0} if article else None
-        if not article:
-            na["routing"] = "no routing case"
+        return cases, route, routing_accuracies(cases, [route] * len(cases))
+    if article:
+        return cases, route, {"acceptable_routing_accuracy": 1.0}
+    na["routing"] = "no routing case"
+    return cases, route, None
 
-    # loops, contracts
-    loop_rep = _report(metrics.detect_circular_handoffs(trace, max_handoffs=max_handoffs),
-                       "detect_circular_handoffs", "loops", "exceeds_limit", "should_escalate")
-    loops = tuple({"conversation_id": cid, **lp} for lp in loop_rep["loops"])
-    viols = metrics.check_handoff_contracts(trace, contracts) if contracts else []
+
+def _violations(trace: MultiAgentTrace, contracts: Sequence[HandoffContract] | None
+                ) -> tuple[dict[str, Any], ...]:
+    """The contract violations of the trace, as dicts with the conversation id first."""
+    if not contracts:
+        return ()
+    cid = trace.conversation_id
     # a ContractViolation has to_dict: dict(v) is for a violation given as a mapping
-    violations = tuple({"conversation_id": cid,
-                        **(v.to_dict() if hasattr(v, "to_dict")
-                           else dict(cast("Mapping[str, Any]", v)))} for v in viols)
+    return tuple([{"conversation_id": cid,
+                   **(v.to_dict() if hasattr(v, "to_dict")
+                      else dict(cast("Mapping[str, Any]", v)))}
+                  for v in metrics.check_handoff_contracts(trace, contracts)])
 
-    # coordination_score's rule; its report checks are skipped: the reports are built above
-    comp = combine_components(
-        handoff_for_score, {"retention_rate": rate, "contradicted": counts["contradicted"]},
-        routing_for_score, check_weights(weights), DEFAULT_CONTRADICTION_PENALTY, not_applicable)
-    composite = float(comp["composite_coordination"])
-    used = comp.get("components_used", () if math.isnan(composite) else _ALL)
+
+def _assemble(trace: MultiAgentTrace, split: str | None, handoffs: HandoffReport,
+              accuracies: dict[str, float], retention: _Retention,
+              cases: tuple[RoutingTestCase, ...], route: str | None,
+              routing: Mapping[str, Any] | None, loops: LoopReport,
+              violations: tuple[dict[str, Any], ...], comp: CoordinationReport,
+              na: dict[str, str]) -> ConversationScore:
+    """The :class:`ConversationScore` of the parts :func:`score_conversation` computed."""
+    cid = trace.conversation_id
+    exact = acceptable = NAN
+    if type(routing) is RoutingReport:  # a report exactly when there are cases
+        exact, acceptable = routing.exact_routing_accuracy, routing.acceptable_routing_accuracy
+    composite = comp.composite_coordination
+    used = comp.components_used
+    if used is None:  # the article's mode names none
+        used = () if math.isnan(composite) else _ALL
+    handoff_list = trace.handoffs
     return _new_score(
         conversation_id=cid, split=split, n_turns=len(trace.turns),
-        n_handoffs=len(trace.handoffs), **accuracies,
-        missing_handoffs=int(hrep["missing_handoffs"]),
-        unexpected_handoffs=int(hrep["unexpected_handoffs"]),
-        n_facts=len(verdicts), **counts, judge_errors=failed, retention_rate=rate,
+        n_handoffs=len(handoff_list), **accuracies,
+        missing_handoffs=handoffs.missing_handoffs,
+        unexpected_handoffs=handoffs.unexpected_handoffs,
+        n_facts=retention.n_facts, **retention.counts, judge_errors=retention.failed,
+        retention_rate=retention.rate,
         routing_cases=len(cases), routing_exact=exact, routing_acceptable=acceptable,
-        n_loops=len(loops), exceeds_limit=bool(loop_rep["exceeds_limit"]),
-        should_escalate=bool(loop_rep["should_escalate"]),
-        contract_violations=len(violations),
-        handoff_quality=float(comp["handoff_quality"]),
-        information_retention=float(comp["information_retention"]),
-        routing_quality=float(comp["routing_quality"]),
-        composite=composite, composite_components="+".join(used),
-        loops=loops, violations=violations, cases=cases, route=route,
-        pair_context=pair_context, errors_by_cause=by_cause, not_applicable=na)
+        n_loops=len(loops.loops), exceeds_limit=loops.exceeds_limit,
+        should_escalate=loops.should_escalate, contract_violations=len(violations),
+        handoff_quality=comp.handoff_quality, information_retention=comp.information_retention,
+        routing_quality=comp.routing_quality, composite=composite,
+        composite_components="+".join(used),
+        loops=tuple([{"conversation_id": cid, **lp.to_dict()} for lp in loops.loops]),
+        violations=violations, cases=cases, route=route,
+        # tuple() of lists, not of generators: fewer GC passes (see metrics._loops)
+        pair_context=tuple([(handoff_list[d.actual_index].from_agent,
+                             handoff_list[d.actual_index].to_agent, d.context_complete)
+                            for d in handoffs.handoff_details if d.actual_index is not None]),
+        errors_by_cause=retention.by_cause, not_applicable=na)
 
 
 def _new_score(**values: Any) -> ConversationScore:
@@ -265,17 +307,6 @@ def _new_score(**values: Any) -> ConversationScore:
 
 _NEW = object.__new__
 _N_FIELDS = len(fields(ConversationScore))
-
-
-def _report(report: Any, source: str, *keys: str) -> Mapping[str, Any]:
-    """A metric function's dict, checked at the boundary: every key read here is present."""
-    if type(report) is not dict and not isinstance(report, Mapping):
-        raise TypeError(f"{source} returned {type(report).__name__}, not a dict")
-    missing = [k for k in keys if k not in report]
-    if missing:
-        raise TypeError(f"{source} returned no {', '.join(missing)} (keys: "
-                        f"{', '.join(map(str, report))})")
-    return report
 
 
 def _actual_route(trace: MultiAgentTrace, triage: str | None) -> str | None:

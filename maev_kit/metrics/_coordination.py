@@ -8,6 +8,13 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
+from maev_kit.metrics._reports import (
+    CoordinationReport,
+    HandoffReport,
+    RoutingReport,
+    new_coordination_report,
+)
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -42,6 +49,9 @@ _KNOWN: dict[str, frozenset[str]] = {
 _SOURCE = {"handoff_report": "score_handoff_accuracy",
            "retention_report": "score_information_retention",
            "routing_report": "score_routing"}
+# The typed report each argument may be: it has every needed value, as an attribute.
+_TYPED: dict[str, type] = {"handoff_report": HandoffReport, "routing_report": RoutingReport}
+_TYPED_REPORTS = frozenset(_TYPED.values())
 
 
 def coordination_score(
@@ -52,7 +62,7 @@ def coordination_score(
     weights: Mapping[str, float] | None = None,
     contradiction_penalty: float = DEFAULT_CONTRADICTION_PENALTY,
     not_applicable: NotApplicable = "na",
-) -> dict[str, Any]:
+) -> CoordinationReport:
     """One number for how well the agents coordinate: the article's composite.
 
     - handoff quality = 0.5 · ``target_accuracy`` + 0.5 · ``context_completeness`` (of
@@ -63,37 +73,34 @@ def coordination_score(
     - composite = 0.3 · handoff + 0.4 · retention + 0.3 · routing (``weights`` changes these).
 
     A component with nothing to measure is *not applicable*, never 0 or 1: its report is None,
-    a value it reads is None or NaN, the handoff report has no expectation
-    (``handoff_details`` is empty) or the routing report no case (``total_cases`` is 0). With
-    ``not_applicable="na"`` (default) such a component is NaN and the composite is taken over
-    the applicable components with their weights renormalised to sum to 1
-    (composite = Σ wᵢ·cᵢ / Σ wᵢ over the applicable i with wᵢ > 0); it is NaN when none
-    applies, and ``components_used`` says which were used. ``not_applicable="article"`` is the
-    article's behaviour, for parity: a missing key or None counts 0, an empty report's values
-    are taken as they are, and no ``components_used`` is returned.
-
-    A key that looks like a misspelling of a needed one (``context_completness``) is an
-    error in both modes, and so is a missing needed key in ``"na"`` mode.
+    a value it reads is None or NaN, the handoff report has no expectation (no
+    ``handoff_details``) or the routing report no case (``total_cases`` is 0). With
+    ``not_applicable="na"`` (default) such a component is NaN and the composite is over the
+    applicable components, their weights renormalised to sum to 1 (Σ wᵢ·cᵢ / Σ wᵢ over the
+    applicable i with wᵢ > 0; NaN when none applies), named in ``components_used``.
+    ``not_applicable="article"`` is the article's behaviour, for parity: a missing key or None
+    counts 0, an empty report's values are taken as they are. A key that looks like a
+    misspelling of a needed one (``context_completness``) is an error in both modes, and so is
+    a missing needed key in ``"na"`` mode.
 
     Parameters
     ----------
-    handoff_report, retention_report, routing_report : mapping, or None (``"na"`` only)
-        The dicts :func:`score_handoff_accuracy`, :func:`score_information_retention` and
+    handoff_report, retention_report, routing_report : report or mapping, or None (``"na"``)
+        What :func:`score_handoff_accuracy`, :func:`score_information_retention` and
         :func:`score_routing` return (or any mapping with the keys read above).
     weights : mapping with keys ``handoff``, ``retention``, ``routing``, optional
-        Non-negative, summing to 1. Default ``{"handoff": 0.3, "retention": 0.4,
-        "routing": 0.3}``.
+        Non-negative, summing to 1. Default :data:`DEFAULT_WEIGHTS` (0.3, 0.4, 0.3).
     contradiction_penalty : float, default 0.2
         Subtracted from the retention rate per contradicted fact; non-negative.
     not_applicable : {"na", "article"}, default "na"
 
     Returns
     -------
-    dict
+    CoordinationReport
         ``handoff_quality``, ``information_retention``, ``routing_quality`` and
-        ``composite_coordination``, each rounded to 3 decimals (the composite is computed from
-        the unrounded components; NaN when not applicable), and in ``"na"`` mode
-        ``components_used``: a tuple of the component names the composite used.
+        ``composite_coordination`` (from the unrounded components), 3 decimals, NaN when n/a;
+        ``components_used`` (``"na"`` mode only, else None) names the components the
+        composite is over. ``to_dict()`` gives the article's dict.
 
     Raises
     ------
@@ -103,28 +110,21 @@ def coordination_score(
 
     Examples
     --------
-    >>> coordination_score({"target_accuracy": 1.0, "context_completeness": 0.5},
-    ...                    {"retention_rate": 0.75, "contradicted": 1},
-    ...                    {"acceptable_routing_accuracy": 0.75})  # doctest: +NORMALIZE_WHITESPACE
-    {'handoff_quality': 0.75, 'information_retention': 0.55, 'routing_quality': 0.75,
-     'composite_coordination': 0.67, 'components_used': ('handoff', 'retention', 'routing')}
+    >>> handoff = {"target_accuracy": 1.0, "context_completeness": 0.5}
+    >>> retention = {"retention_rate": 0.75, "contradicted": 1}
+    >>> r = coordination_score(handoff, retention, {"acceptable_routing_accuracy": 0.75})
+    >>> r.handoff_quality, r.information_retention, r.routing_quality, r.composite_coordination
+    (0.75, 0.55, 0.75, 0.67)
 
-    No routing case: the composite is over handoff and retention, weighted 0.3 : 0.4.
+    No routing case: the composite is over handoff and retention, weighted 0.3 : 0.4. The
+    article counted the missing component as 0:
 
-    >>> r = coordination_score({"target_accuracy": 1.0, "context_completeness": 0.5},
-    ...                        {"retention_rate": 0.75, "contradicted": 1}, None)
-    >>> r["routing_quality"], r["composite_coordination"], r["components_used"]
+    >>> r = coordination_score(handoff, retention, None)
+    >>> r.routing_quality, r.composite_coordination, r.components_used
     (nan, 0.636, ('handoff', 'retention'))
-
-    The article counted the missing component as 0:
-
-    >>> coordination_score({"target_accuracy": 1.0, "context_completeness": 0.5},
-    ...                    {"retention_rate": 0.75, "contradicted": 1}, {},
-    ...                    not_applicable="article")["composite_coordination"]
+    >>> coordination_score(handoff, retention, {}, not_applicable="article").composite_coordination
     0.445
-
-    >>> coordination_score({"target_accuracy": 1.0, "context_completness": 0.5},
-    ...                    {"retention_rate": 0.75, "contradicted": 1}, None)
+    >>> coordination_score({"target_accuracy": 1.0, "context_completness": 0.5}, retention, None)
     Traceback (most recent call last):
     ...
     ValueError: `handoff_report` has a key 'context_completness' where 'context_completeness' is expected (a misspelling?); coordination_score reads target_accuracy, context_completeness from it
@@ -132,16 +132,13 @@ def coordination_score(
     w = _check_weights(weights)
     penalty = _check_penalty(contradiction_penalty)
     mode = _check_mode(not_applicable)
-    reports = {"handoff_report": handoff_report, "retention_report": retention_report,
-               "routing_report": routing_report}
-    for arg, value in reports.items():
-        _check_report(arg, value, mode)
+    _check_reports(handoff_report, retention_report, routing_report, mode)
     return combine(handoff_report, retention_report, routing_report, w, penalty, mode)
 
 
 def combine(handoff_report: Mapping[str, Any] | None, retention_report: Mapping[str, Any] | None,
             routing_report: Mapping[str, Any] | None, w: Mapping[str, float], penalty: float,
-            mode: str) -> dict[str, Any]:
+            mode: str) -> CoordinationReport:
     """:func:`coordination_score` after its checks: reports, weights (``w``, every key
     present), ``penalty`` and ``mode`` already valid. The per-conversation stage of
     ``evaluate`` calls it directly with the reports it built itself."""
@@ -149,12 +146,8 @@ def combine(handoff_report: Mapping[str, Any] | None, retention_report: Mapping[
         h, r, ro = _components(handoff_report, retention_report, routing_report,  # type: ignore[arg-type]
                                penalty)
         composite = w["handoff"] * h + w["retention"] * r + w["routing"] * ro
-        return {
-            "handoff_quality": round(h, 3),
-            "information_retention": round(r, 3),
-            "routing_quality": round(ro, 3),
-            "composite_coordination": round(composite, 3),
-        }
+        return new_coordination_report(round(h, 3), round(r, 3), round(ro, 3),
+                                       round(composite, 3), None)
     comps = _na_components(handoff_report, retention_report, routing_report, penalty)
     # the applicable components with a weight: a loop, not generators (this runs per
     # conversation); sum() as before, so the float sums are the same
@@ -166,13 +159,8 @@ def combine(handoff_report: Mapping[str, Any] | None, retention_report: Mapping[
             used_w.append(w[c])
             terms.append(w[c] * value)
     composite = (sum(terms) / sum(used_w)) if used else math.nan
-    return {
-        "handoff_quality": round(comps[0], 3),
-        "information_retention": round(comps[1], 3),
-        "routing_quality": round(comps[2], 3),
-        "composite_coordination": round(composite, 3),
-        "components_used": tuple(used),
-    }
+    return new_coordination_report(round(comps[0], 3), round(comps[1], 3), round(comps[2], 3),
+                                   round(composite, 3), tuple(used))
 
 
 def weight_sensitivity(
@@ -219,9 +207,7 @@ def weight_sensitivity(
 
     base = _check_weights(weights)
     penalty = _check_penalty(contradiction_penalty)
-    for arg, value in (("handoff_report", handoff_report), ("retention_report", retention_report),
-                       ("routing_report", routing_report)):
-        _check_report(arg, value, "article")
+    _check_reports(handoff_report, retention_report, routing_report, "article")
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta <= 1:
         raise ValueError(f"`delta` must be a number in (0, 1], got {delta!r}")
     comps = dict(zip(_COMPONENTS, _components(handoff_report, retention_report, routing_report,
@@ -259,6 +245,7 @@ def _shifted(base: Mapping[str, float], comp: str, shift: float) -> dict[str, fl
 
 def _components(handoff_report: Mapping[str, Any], retention_report: Mapping[str, Any],
                 routing_report: Mapping[str, Any], penalty: float) -> tuple[float, float, float]:
+    """The three components, the article's way: a missing key or None counts 0."""
     handoff = 0.5 * _get(handoff_report, "target_accuracy") + \
         0.5 * _get(handoff_report, "context_completeness")
     retention = max(0.0, _get(retention_report, "retention_rate")
@@ -274,7 +261,12 @@ def _na_components(handoff_report: Mapping[str, Any] | None,
     """The three components, NaN where not applicable (see :func:`coordination_score`)."""
     nan = math.nan
     handoff = retention = routing = nan
-    if handoff_report is not None and handoff_report.get("handoff_details", None) != []:
+    if type(handoff_report) is HandoffReport:
+        if handoff_report.handoff_details:  # else nothing was expected: n/a
+            handoff = (0.5 * _number(handoff_report.target_accuracy, "target_accuracy")
+                       + 0.5 * _number(handoff_report.context_completeness,
+                                       "context_completeness"))
+    elif handoff_report is not None and handoff_report.get("handoff_details", None) != []:
         t = _value(handoff_report, "target_accuracy")
         c = _value(handoff_report, "context_completeness")
         handoff = 0.5 * t + 0.5 * c  # NaN when either is
@@ -284,17 +276,25 @@ def _na_components(handoff_report: Mapping[str, Any] | None,
             contradicted = _value(retention_report, "contradicted")
             retention = max(0.0, rate - penalty * (0.0 if math.isnan(contradicted)
                                                    else contradicted))
-    if routing_report is not None and routing_report.get("total_cases", None) != 0:
+    if type(routing_report) is RoutingReport:
+        if routing_report.total_cases != 0:  # else no case: n/a
+            routing = _number(routing_report.acceptable_routing_accuracy,
+                              "acceptable_routing_accuracy")
+    elif routing_report is not None and routing_report.get("total_cases", None) != 0:
         routing = _value(routing_report, "acceptable_routing_accuracy")
     return handoff, retention, routing
 
 
 def _value(report: Mapping[str, Any], key: str) -> float:
     """A needed value as a float, NaN when None or NaN (``"na"`` mode; presence is checked)."""
-    value = report[key]
-    if type(value) is float:  # the common case; what _get returns for it
+    return _number(report[key], key)
+
+
+def _number(value: Any, key: str) -> float:
+    """A needed value (of ``key``) as a float, NaN when None or NaN."""
+    if type(value) is float:  # the common case; what _as_float returns for it
         return value
-    return math.nan if value is None else _get(report, key)
+    return math.nan if value is None else _as_float(value, key)
 
 
 def _check_mode(mode: str) -> str:
@@ -303,9 +303,19 @@ def _check_mode(mode: str) -> str:
     return mode
 
 
+def _check_reports(handoff_report: Any, retention_report: Any, routing_report: Any,
+                   mode: str) -> None:
+    """Each report is a mapping (or None in ``"na"`` mode) without misspelt or missing keys."""
+    _check_report("handoff_report", handoff_report, mode)
+    _check_report("retention_report", retention_report, mode)
+    _check_report("routing_report", routing_report, mode)
+
+
 def _check_report(arg: str, report: Any, mode: str) -> None:
     """A report is a mapping (or None in ``"na"`` mode) without misspelt or missing keys."""
     if report is None and mode == "na":
+        return
+    if type(report) is _TYPED.get(arg):  # the report of the function meant: it has them all
         return
     if type(report) is not dict and not isinstance(report, Mapping):
         allowed = " (or None when the component is n/a)" if mode == "na" else ""
@@ -330,7 +340,14 @@ def _check_report(arg: str, report: Any, mode: str) -> None:
 
 
 def _get(report: Mapping[str, Any], key: str) -> float:
-    value = report.get(key)
+    """``report[key]`` as a float, 0.0 when missing or None (the article's reading). A typed
+    report's value is its attribute (the same, without building the mapping)."""
+    value = (getattr(report, key, None) if type(report) in _TYPED_REPORTS
+             else report.get(key))
+    return _as_float(value, key)
+
+
+def _as_float(value: Any, key: str) -> float:
     if value is None:
         return 0.0
     if type(value) is float or type(value) is int:

@@ -4,10 +4,16 @@ reasons, with the expected context?"""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from maev_kit.expectations import HandoffExpectation
 from maev_kit.metrics._coerce import as_records, share
+from maev_kit.metrics._reports import (
+    HandoffDetail,
+    HandoffReport,
+    new_handoff_detail,
+    new_handoff_report,
+)
 from maev_kit.traces._model import Handoff, HandoffReason, MultiAgentTrace
 
 __all__ = ["score_handoff_accuracy"]
@@ -23,7 +29,7 @@ def score_handoff_accuracy(
     expected: Sequence[HandoffExpectation],
     *,
     matching: Matching = "aligned",
-) -> dict[str, Any]:
+) -> HandoffReport:
     """Compare a conversation's handoffs with the handoffs it should have made.
 
     Each expectation is paired with at most one actual handoff, then judged on three things:
@@ -51,15 +57,16 @@ def score_handoff_accuracy(
 
     Returns
     -------
-    dict
+    HandoffReport
         ``target_accuracy``, ``reason_accuracy``, ``context_completeness``: shares of the
         expectations (3 decimals); ``missing_handoffs`` and ``unexpected_handoffs`` (counts);
-        ``matching``; ``handoff_details``: one dict per expectation with ``expected_index``,
-        ``expected_target``, ``expected_reason``, ``actual_index`` (None when missing),
-        ``actual_target``, ``actual_reason``, ``target_correct``, ``reason_correct``,
-        ``context_complete`` and ``missing_context_keys``; ``unexpected_handoff_indices``.
-        With no expectations the article's ``handoff_accuracy`` is returned too, and every
-        accuracy is 1.0 when no handoff was made either, else 0.0.
+        ``matching``; ``handoff_details``: one :class:`HandoffDetail` per expectation with
+        ``expected_index``, ``expected_target``, ``expected_reason``, ``actual_index`` (None
+        when missing), ``actual_target``, ``actual_reason``, ``target_correct``,
+        ``reason_correct``, ``context_complete`` and ``missing_context_keys``;
+        ``unexpected_handoff_indices``. With no expectations the article's ``handoff_accuracy``
+        is set too, and every accuracy is 1.0 when no handoff was made either, else 0.0.
+        ``to_dict()`` gives the article's dict; the report also reads as that mapping.
 
     Examples
     --------
@@ -73,95 +80,95 @@ def score_handoff_accuracy(
     ...           Handoff("billing", "tech", "escalation",
     ...                   {"account_number": "A-1", "error_code": "E42"})]
     >>> r = score_handoff_accuracy(actual, expected)
-    >>> r["target_accuracy"], r["reason_accuracy"], r["context_completeness"]
+    >>> r.target_accuracy, r.reason_accuracy, r.context_completeness
     (1.0, 1.0, 1.0)
-    >>> r["missing_handoffs"], r["unexpected_handoffs"], r["unexpected_handoff_indices"]
-    (0, 1, [0])
+    >>> r.missing_handoffs, r.unexpected_handoffs, r.unexpected_handoff_indices
+    (0, 1, (0,))
     >>> p = score_handoff_accuracy(actual, expected, matching="positional")
-    >>> p["target_accuracy"], p["context_completeness"], p["unexpected_handoffs"]
+    >>> p.target_accuracy, p.context_completeness, p.unexpected_handoffs
     (0.0, 0.0, 1)
-    >>> score_handoff_accuracy([], [])["handoff_accuracy"]
-    1.0
+    >>> r.handoff_details[0].actual_index, score_handoff_accuracy([], []).handoff_accuracy
+    (1, 1.0)
     """
     if matching not in _MATCHINGS:
         raise ValueError(f"`matching` must be 'aligned' or 'positional', got {matching!r}")
     actual = _as_handoffs(actual_handoffs)
     exps = _as_expectations(expected)
-    n_act, n_exp = len(actual), len(exps)
-
-    if n_exp == 0:
-        score = 1.0 if n_act == 0 else 0.0
-        return {
-            "handoff_accuracy": score,
-            "target_accuracy": score,
-            "reason_accuracy": score,
-            "context_completeness": score,
-            "missing_handoffs": 0,
-            "unexpected_handoffs": n_act,
-            "matching": matching,
-            "handoff_details": [],
-            "unexpected_handoff_indices": list(range(n_act)),
-        }
-
+    if not exps:
+        return _nothing_expected(len(actual), matching)
     # Per conversation; written as plain loops, with lookups hoisted, for speed.
-    if matching == "positional":
-        pairs: list[int | None] = [i if i < n_act else None for i in range(n_exp)]
-    else:
-        pairs = _align([e.expected_target for e in exps], [h.to_agent for h in actual])
+    return _report(exps, actual, _pair(exps, actual, matching), matching)
 
+
+def _nothing_expected(n_act: int, matching: Matching) -> HandoffReport:
+    """The report when no handoff was expected: every accuracy is 1.0 when none was made
+    either, else 0.0 (and the article's ``handoff_accuracy`` is given too)."""
+    score = 1.0 if n_act == 0 else 0.0
+    return new_handoff_report(score, score, score, 0, n_act, matching, (),
+                              tuple(range(n_act)), score)
+
+
+def _pair(exps: list[HandoffExpectation], actual: list[Handoff], matching: Matching
+          ) -> list[int | None]:
+    """For each expectation, the index of the actual handoff it is judged against (None:
+    missing): the one at its position, or the one :func:`_align` pairs it with."""
+    if matching == "positional":
+        n_act = len(actual)
+        return [i if i < n_act else None for i in range(len(exps))]
+    return _align([e.expected_target for e in exps], [h.to_agent for h in actual])
+
+
+def _report(exps: list[HandoffExpectation], actual: list[Handoff], pairs: list[int | None],
+            matching: Matching) -> HandoffReport:
+    """Each expectation judged against the handoff ``pairs`` gives it (None: missing), and
+    the shares and counts of the judgments."""
+    details, n_target, n_reason, n_context = _judge(exps, actual, pairs)
+    n_exp, n_act = len(exps), len(actual)
+    n_missing = pairs.count(None)
+    # Each actual handoff is paired at most once: the unpaired ones are the unexpected.
+    if n_act == n_exp - n_missing:
+        unexpected: tuple[int, ...] = ()
+    else:
+        used = set(pairs)
+        unexpected = tuple([j for j in range(n_act) if j not in used])
+    return new_handoff_report(share(n_target, n_exp), share(n_reason, n_exp),
+                              share(n_context, n_exp), n_missing, len(unexpected), matching,
+                              details, unexpected, None)
+
+
+def _judge(exps: list[HandoffExpectation], actual: list[Handoff], pairs: list[int | None]
+           ) -> tuple[tuple[HandoffDetail, ...], int, int, int]:
+    """One :class:`HandoffDetail` per expectation: its target, reason and context checked
+    against the actual handoff paired with it (``pairs[i]``; None: missing, wrong on all);
+    and how many targets, reasons and contexts are right."""
     reason_value = _REASON_VALUE.get
     details = []
     n_target = n_reason = n_context = 0
     for i, exp in enumerate(exps):
         j = pairs[i]
         want_reason = exp.expected_reason
+        expected_reason = reason_value(want_reason, want_reason)
         if j is None:
-            h = None
-            target_ok = reason_ok = context_ok = False
-            missing_keys = list(exp.required_context_keys)
-        else:
-            h = actual[j]
-            target_ok = h.to_agent == exp.expected_target
-            reason_ok = want_reason is None or h.reason == want_reason
-            ctx = h.context_passed
-            missing_keys = []
-            for k in exp.required_context_keys:  # a loop: cheaper than a comprehension here
-                if k not in ctx:
-                    missing_keys.append(k)
-            context_ok = not missing_keys
+            details.append(new_handoff_detail(i, exp.expected_target, expected_reason, None,
+                                              None, None, False, False, False,
+                                              tuple(exp.required_context_keys)))
+            continue
+        h = actual[j]
+        ctx = h.context_passed
+        missing_keys = []
+        for k in exp.required_context_keys:  # a loop: cheaper than a comprehension here
+            if k not in ctx:
+                missing_keys.append(k)
+        target_ok = h.to_agent == exp.expected_target
+        reason_ok = want_reason is None or h.reason == want_reason
         n_target += target_ok
         n_reason += reason_ok
-        n_context += context_ok
-        details.append({
-            "expected_index": i,
-            "expected_target": exp.expected_target,
-            "expected_reason": reason_value(want_reason, want_reason),
-            "actual_index": j,
-            "actual_target": None if h is None else h.to_agent,
-            "actual_reason": None if h is None else reason_value(h.reason, h.reason),
-            "target_correct": target_ok,
-            "reason_correct": reason_ok,
-            "context_complete": context_ok,
-            "missing_context_keys": missing_keys,
-        })
-
-    n_missing = pairs.count(None)
-    # Each actual handoff is paired at most once: the unpaired ones are the unexpected.
-    if n_act == n_exp - n_missing:
-        unexpected = []
-    else:
-        used = set(pairs)
-        unexpected = [j for j in range(n_act) if j not in used]
-    return {
-        "target_accuracy": share(n_target, n_exp),
-        "reason_accuracy": share(n_reason, n_exp),
-        "context_completeness": share(n_context, n_exp),
-        "missing_handoffs": n_missing,
-        "unexpected_handoffs": len(unexpected),
-        "matching": matching,
-        "handoff_details": details,
-        "unexpected_handoff_indices": unexpected,
-    }
+        n_context += not missing_keys
+        details.append(new_handoff_detail(
+            i, exp.expected_target, expected_reason, j, h.to_agent,
+            reason_value(h.reason, h.reason), target_ok, reason_ok, not missing_keys,
+            tuple(missing_keys) if missing_keys else ()))
+    return tuple(details), n_target, n_reason, n_context
 
 
 def _align(expected: list[str], actual: list[str]) -> list[int | None]:

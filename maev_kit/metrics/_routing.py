@@ -10,6 +10,12 @@ from typing import TYPE_CHECKING, Any
 from maev_kit.errors import InputError, UndefinedMetricWarning
 from maev_kit.expectations import RoutingTestCase
 from maev_kit.metrics._coerce import as_records, share
+from maev_kit.metrics._reports import (
+    CategoryRouting,
+    RoutingReport,
+    new_category_routing,
+    new_routing_report,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,7 +32,7 @@ def score_routing(
     *,
     zero_division: float = 0.0,
     categories: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
+) -> RoutingReport:
     """Routing accuracy of a triage agent over routing test cases.
 
     A route is *exact* when it is the case's ``correct_agent`` and *acceptable* when it is
@@ -52,12 +58,14 @@ def score_routing(
 
     Returns
     -------
-    dict
+    RoutingReport
         ``exact_routing_accuracy`` and ``acceptable_routing_accuracy`` (3 decimals),
         ``total_cases``, ``misrouted`` (cases not acceptably routed). When any case has a
         category, also ``category_routing_accuracy`` (over the cases with a category),
-        ``category_cases`` and ``per_category`` (category → the same accuracies and counts
-        for that category's cases).
+        ``category_cases`` and ``per_category`` (category → a :class:`CategoryRouting`: the
+        same accuracies and counts for that category's cases); else these are None.
+        ``to_dict()`` gives the article's dict (without the None keys); the report also reads
+        as that mapping.
 
     Raises
     ------
@@ -72,8 +80,14 @@ def score_routing(
     ...          RoutingTestCase("Why was I charged twice?", "billing", ["general"]),
     ...          RoutingTestCase("The app crashes on login", "tech"),
     ...          RoutingTestCase("What are your opening hours?", "general")]
-    >>> score_routing(cases, ["billing", "general", "billing", "general"])
+    >>> r = score_routing(cases, ["billing", "general", "billing", "general"])
+    >>> r.exact_routing_accuracy, r.acceptable_routing_accuracy, r.misrouted
+    (0.5, 0.75, 1)
+    >>> r.to_dict()
     {'exact_routing_accuracy': 0.5, 'acceptable_routing_accuracy': 0.75, 'total_cases': 4, 'misrouted': 1}
+    >>> cases[2] = RoutingTestCase("The app crashes on login", "tech", category="it")
+    >>> score_routing(cases, ["billing", "general", "billing", "general"]).per_category["it"]
+    CategoryRouting(exact_routing_accuracy=0.0, acceptable_routing_accuracy=0.0, category_routing_accuracy=0.0, total_cases=1, misrouted=1)
     """
     cases, routes = _cases_and_routes(test_cases, actual_routes)
     zero_division = _check_zero_division(zero_division)
@@ -81,12 +95,11 @@ def score_routing(
     if n == 0:
         warnings.warn("score_routing: no test cases, routing accuracy is undefined; returning "
                       f"zero_division={zero_division}", UndefinedMetricWarning, stacklevel=2)
-        return {"exact_routing_accuracy": zero_division,
-                "acceptable_routing_accuracy": zero_division, "total_cases": 0, "misrouted": 0}
+        return new_routing_report(zero_division, zero_division, 0, 0, None, None, None)
 
     if categories is None and any(c.category is not None for c in cases):
         _categories_from(cases)  # a conflict named by the case that makes it
-    return routing_report(count_routes(cases, routes), categories=categories)
+    return report_from_counts(count_routes(cases, routes), categories=categories)
 
 
 #: ``(correct_agent, acceptable_agents, category, route)``: what routing reads of a case and
@@ -106,8 +119,8 @@ def count_routes(cases: Sequence[RoutingTestCase], routes: Sequence[str | None]
     return counts
 
 
-def routing_report(counts: Mapping[RouteKey, int], *,
-                   categories: Mapping[str, str] | None = None) -> dict[str, Any]:
+def report_from_counts(counts: Mapping[RouteKey, int], *,
+                       categories: Mapping[str, str] | None = None) -> RoutingReport:
     """:func:`score_routing`'s report from :func:`count_routes` counts (at least one case)."""
     n = sum(counts.values())
     exact = acceptable = 0
@@ -115,12 +128,19 @@ def routing_report(counts: Mapping[RouteKey, int], *,
         got = _grade(correct, accepted, route)
         exact += k * (got == 2)
         acceptable += k * (got > 0)
-    report = {"exact_routing_accuracy": share(exact, n),
-              "acceptable_routing_accuracy": share(acceptable, n),
-              "total_cases": n, "misrouted": n - acceptable}
+    category_accuracy = category_cases = per_category = None
     if any(key[2] is not None for key in counts):
-        report.update(_category_report(counts, categories))
-    return report
+        category_accuracy, category_cases, per_category = _category_report(counts, categories)
+    return new_routing_report(share(exact, n), share(acceptable, n), n, n - acceptable,
+                              category_accuracy, category_cases, per_category)
+
+
+def routing_report(counts: Mapping[RouteKey, int], *,
+                   categories: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """:func:`report_from_counts` as the article's dict (``RoutingReport.to_dict()``): the
+    aggregate stage of ``evaluate`` keeps it, with ``confusion`` added, as
+    ``EvaluationResult.routing``."""
+    return report_from_counts(counts, categories=categories).to_dict()
 
 
 def _grade(correct: str, accepted: Sequence[str], route: str | None) -> int:
@@ -133,7 +153,7 @@ def _grade(correct: str, accepted: Sequence[str], route: str | None) -> int:
 
 
 def accuracies(cases: Sequence[RoutingTestCase], routes: Sequence[str | None]
-               ) -> dict[str, Any]:
+               ) -> RoutingReport:
     """The core of :func:`score_routing` for checked, non-empty, equally long inputs:
     ``exact_routing_accuracy``, ``acceptable_routing_accuracy`` (3 decimals), ``total_cases``
     and ``misrouted``, without the category level. The per-conversation stage of
@@ -145,16 +165,13 @@ def accuracies(cases: Sequence[RoutingTestCase], routes: Sequence[str | None]
         if got:
             acceptable += 1
             exact += got == 2
-    return {
-        "exact_routing_accuracy": share(exact, n),
-        "acceptable_routing_accuracy": share(acceptable, n),
-        "total_cases": n,
-        "misrouted": n - acceptable,
-    }
+    return new_routing_report(share(exact, n), share(acceptable, n), n, n - acceptable,
+                              None, None, None)
 
 
-def _category_report(counts: Mapping[RouteKey, int],
-                     categories: Mapping[str, str] | None) -> dict[str, Any]:
+def _category_report(counts: Mapping[RouteKey, int], categories: Mapping[str, str] | None
+                     ) -> tuple[float, int, dict[str, CategoryRouting]]:
+    """``category_routing_accuracy``, ``category_cases`` and ``per_category``."""
     agent_category = (dict(categories) if categories is not None
                       else _categories_of(counts))
     per: dict[str, list[int]] = {}  # category -> [cases, exact, acceptable, category-correct]
@@ -169,16 +186,10 @@ def _category_report(counts: Mapping[RouteKey, int],
         if route is not None and agent_category.get(route) == category:
             c[3] += k
     total = sum(c[0] for c in per.values())
-    return {
-        "category_routing_accuracy": round(sum(c[3] for c in per.values()) / total, 3),
-        "category_cases": total,
-        "per_category": {
-            name: {"exact_routing_accuracy": round(c[1] / c[0], 3),
-                   "acceptable_routing_accuracy": round(c[2] / c[0], 3),
-                   "category_routing_accuracy": round(c[3] / c[0], 3),
-                   "total_cases": c[0], "misrouted": c[0] - c[2]}
-            for name, c in sorted(per.items())},
-    }
+    per_category = {name: new_category_routing(round(c[1] / c[0], 3), round(c[2] / c[0], 3),
+                                                round(c[3] / c[0], 3), c[0], c[0] - c[2])
+                    for name, c in sorted(per.items())}
+    return round(sum(c[3] for c in per.values()) / total, 3), total, per_category
 
 
 def _categories_of(counts: Mapping[RouteKey, int]) -> dict[str, str]:

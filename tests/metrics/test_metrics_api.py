@@ -9,8 +9,10 @@ import maev_kit
 import maev_kit.metrics as metrics
 
 EXPECTED = [
-    "ContractValidationError", "ContractViolation", "DEFAULT_WEIGHTS", "HandoffContract",
-    "VALUE_TYPES", "check_handoff_contracts", "contract_violations_by_handoff",
+    "CategoryRouting", "CircularHandoff", "ContractValidationError", "ContractViolation",
+    "CoordinationReport", "DEFAULT_WEIGHTS", "HandoffContract", "HandoffDetail", "HandoffReport",
+    "LoopReport", "RoutingReport", "VALUE_TYPES", "check_handoff_contracts",
+    "contract_violations_by_handoff",
     "coordination_score", "detect_circular_handoffs",
     "load_contracts", "parse_contracts", "routing_confusion", "score_handoff_accuracy", "score_routing",
     "weight_sensitivity",

@@ -18,17 +18,17 @@ ROUTING = {"acceptable_routing_accuracy": 0.75}
 
 def test_worked_example():
     article = coordination_score(HANDOFF, RETENTION, ROUTING, not_applicable="article")
-    assert article == {
+    assert article.to_dict() == {
         "handoff_quality": 0.75, "information_retention": 0.55, "routing_quality": 0.75,
         "composite_coordination": 0.67}
     # With every component applicable the default gives the same numbers, and says so.
-    assert coordination_score(HANDOFF, RETENTION, ROUTING) == {
+    assert coordination_score(HANDOFF, RETENTION, ROUTING).to_dict() == {
         **article, "components_used": ("handoff", "retention", "routing")}
 
 
 def test_missing_keys_count_as_zero_in_article_mode():
     article = {"not_applicable": "article"}
-    assert coordination_score({}, {}, {}, **article) == {
+    assert coordination_score({}, {}, {}, **article).to_dict() == {
         "handoff_quality": 0.0, "information_retention": 0.0, "routing_quality": 0.0,
         "composite_coordination": 0.0}
     r = coordination_score({"target_accuracy": 1.0}, {"retention_rate": 1.0}, {}, **article)

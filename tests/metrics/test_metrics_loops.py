@@ -17,8 +17,9 @@ def trace(*pairs: str, start: int = 1) -> MultiAgentTrace:
 
 def test_no_handoffs():
     r = detect_circular_handoffs(MultiAgentTrace("c-0"))
-    assert r == {"conversation_id": "c-0", "loops": [], "has_loops": False, "total_handoffs": 0,
-                 "max_handoffs": 5, "exceeds_limit": False, "should_escalate": False}
+    assert r.to_dict() == {"conversation_id": "c-0", "loops": [], "has_loops": False,
+                           "total_handoffs": 0, "max_handoffs": 5, "exceeds_limit": False,
+                           "should_escalate": False}
 
 
 def test_one_round_trip_is_not_a_loop():

@@ -20,9 +20,9 @@ ROUTES = ["billing", "general", "billing", "general"]
 
 
 def test_worked_example():
-    assert score_routing(CASES, ROUTES) == {"exact_routing_accuracy": 0.5,
-                                            "acceptable_routing_accuracy": 0.75,
-                                            "total_cases": 4, "misrouted": 1}
+    assert score_routing(CASES, ROUTES).to_dict() == {"exact_routing_accuracy": 0.5,
+                                                      "acceptable_routing_accuracy": 0.75,
+                                                      "total_cases": 4, "misrouted": 1}
 
 
 @pytest.mark.parametrize("routes", [ROUTES[:3], ROUTES + ["tech"]])
@@ -40,8 +40,9 @@ def test_length_mismatch_names_both_lengths(routes):
 def test_empty_input_warns_and_returns_zero_division(zero_division):
     with pytest.warns(UndefinedMetricWarning, match="no test cases"):
         r = score_routing([], [], zero_division=zero_division)
-    assert r == {"exact_routing_accuracy": zero_division,
-                 "acceptable_routing_accuracy": zero_division, "total_cases": 0, "misrouted": 0}
+    assert r.to_dict() == {"exact_routing_accuracy": zero_division,
+                           "acceptable_routing_accuracy": zero_division, "total_cases": 0,
+                           "misrouted": 0}
 
 
 def test_empty_input_nan_zero_division():

@@ -12,6 +12,7 @@ from maev_kit.metrics import routing_confusion, score_routing
 from maev_kit.metrics._routing import (
     confusion_from_counts,
     count_routes,
+    report_from_counts,
     routing_report,
 )
 
@@ -42,7 +43,8 @@ def test_counts_of_blocks_add_up_to_the_report_of_all(cr, data):
     for key, n in count_routes(cases[cut:], routes[cut:]).items():
         merged[key] = merged.get(key, 0) + n
     whole = score_routing(cases, routes)
-    assert routing_report(merged) == whole
+    assert report_from_counts(merged) == whole
+    assert routing_report(merged) == whole.to_dict()
     assert confusion_from_counts(merged).equals(routing_confusion(cases, routes))
     # the rule itself, read case by case
     exact = sum(r == c.correct_agent for c, r in zip(cases, routes))

@@ -50,8 +50,10 @@ PUBLIC = {
         "expectations_to_dict", "load_expectations", "read_expectations", "save_expectations",
     ],
     "maev_kit.metrics": [
-        "ContractValidationError", "ContractViolation", "DEFAULT_WEIGHTS", "HandoffContract",
-        "VALUE_TYPES", "check_handoff_contracts", "contract_violations_by_handoff",
+        "CategoryRouting", "CircularHandoff", "ContractValidationError", "ContractViolation",
+        "CoordinationReport", "DEFAULT_WEIGHTS", "HandoffContract", "HandoffDetail",
+        "HandoffReport", "LoopReport", "RoutingReport", "VALUE_TYPES", "check_handoff_contracts",
+        "contract_violations_by_handoff",
         "coordination_score", "detect_circular_handoffs", "load_contracts", "parse_contracts",
         "routing_confusion", "score_handoff_accuracy", "score_routing", "weight_sensitivity",
     ],
