@@ -119,7 +119,7 @@ def run_single(folder: Path, fmt: str, exps_path: Path) -> None:
     (bootstrap CIs, pair stats, routing) over all the scores. Prints seconds and peak RSS."""
     import pickle
 
-    from maev_kit.evaluation._pipeline import _ledger, aggregate_scores, score_traces
+    from maev_kit.evaluation.stages import aggregate_scores, ledger_frame, score_traces
 
     with paused_gc():  # the bench's own input, not timed
         exps = {e.conversation_id: e for e in pickle.loads(exps_path.read_bytes())}
@@ -134,7 +134,7 @@ def run_single(folder: Path, fmt: str, exps_path: Path) -> None:
             with paused_gc():  # as evaluate's aggregate stage lists them
                 handoffs.extend((h.from_agent, h.to_agent) for t in traces for h in t.handoffs)
             del traces
-        r = aggregate_scores(scores, _ledger([], None), handoffs, n_resamples=200)
+        r = aggregate_scores(scores, ledger_frame([], None), handoffs, n_resamples=200)
     print(time.perf_counter() - t0, _peak_rss_mb(), len(r.per_conversation))
 
 

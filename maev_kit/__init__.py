@@ -89,6 +89,8 @@ _LAZY: dict[str, str] = {
     "LabeledSet": "maev_kit.datasets",
     "evaluate": "maev_kit.evaluation",
     "EvaluationResult": "maev_kit.evaluation",
+    "EvaluationOptions": "maev_kit.evaluation",
+    "load_result": "maev_kit.evaluation",
     "report": "maev_kit.reporting",
     "show": "maev_kit.widgets",
     "Report": "maev_kit.reporting",
@@ -140,7 +142,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed. Lists every _LA
         TraceWarning,
         UndefinedMetricWarning,
     )
-    from maev_kit.evaluation import EvaluationResult, evaluate
+    from maev_kit.evaluation import EvaluationOptions, EvaluationResult, evaluate, load_result
     from maev_kit.expectations import (
         ConversationExpectations,
         HandoffExpectation,

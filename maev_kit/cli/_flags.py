@@ -224,7 +224,7 @@ def _scoring_judge(card: Any, flags: JudgeFlags) -> tuple[Any, Any]:
     and --prompt; else --judge (``none``: no judge, retention n/a)."""
     if card is not None and _judge_defaulted() and not flags.prompts:
         from maev_kit.calibration._card import card_backend
-        from maev_kit.evaluation._pipeline import DEFAULT_JUDGE
+        from maev_kit.evaluation._options import DEFAULT_JUDGE
 
         return DEFAULT_JUDGE, card_backend(card, flags.backend_params())
     if flags.judge.strip().lower() == "none":

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maev_kit.errors import JudgeErrorsExceeded
@@ -13,7 +15,7 @@ if TYPE_CHECKING:
 
     from maev_kit.traces import MultiAgentTrace
 
-__all__ = ["EvaluationResult", "JudgeErrorSummary"]
+__all__ = ["EvaluationResult", "JudgeErrorSummary", "load_result"]
 
 
 @dataclass(frozen=True)
@@ -220,5 +222,120 @@ class EvaluationResult:
                    if s.judged == 0 else "retention is over too few facts to trust"))
         return self
 
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the result to the folder ``path``: one Parquet file per table and a
+        ``manifest.json`` (format, schema version, checksums, judge, provenance, loops,
+        violations, routing…; ``docs/formats.md``). :func:`load_result` reads it back equal
+        (:meth:`equals`), in another notebook or next week.
+
+        A folder holding an earlier saved result is replaced; any other non-empty folder, or
+        a file, is refused (:class:`~maev_kit._files.OverwriteRefused`), nothing written.
+        Values in ``provenance`` that are records (a Ray run's failed shards) are saved as
+        their fields and come back as dicts.
+
+        Examples
+        --------
+        >>> import tempfile, warnings
+        >>> from maev_kit.evaluation import evaluate, load_result
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     result = evaluate("support_desk", judge=None, n_resamples=100, progress=False)
+        >>> folder = result.save(tempfile.mkdtemp() + "/run")
+        >>> sorted(p.name for p in folder.iterdir())[:3]
+        ['aggregates.parquet', 'handoff_matrix.parquet', 'ledger.parquet']
+        >>> load_result(folder).equals(result)
+        True
+        """
+        from maev_kit._version import __version__
+        from maev_kit.evaluation._persist import write_parts
+
+        tables, values = self._parts()
+        return write_parts(path, tables, values, kit_version=__version__)
+
+    def _parts(self) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
+        """The tables and the JSON values :meth:`save` writes."""
+        import json
+
+        import pandas as pd
+
+        from maev_kit.traces import trace_to_dict
+
+        routing = dict(self.routing)
+        confusion = routing.pop("confusion", None)
+        tables = {"per_conversation": self.per_conversation, "aggregates": self.aggregates,
+                  "handoff_matrix": self.handoff_matrix, "pair_stats": self.pair_stats,
+                  "ledger": self.ledger,
+                  "traces": pd.DataFrame({"trace": [json.dumps(trace_to_dict(t),
+                                                               ensure_ascii=False)
+                                                    for t in self.traces]}, dtype=object)}
+        if confusion is not None:
+            tables["routing_confusion"] = confusion
+        values = {"routing": routing, "routing_has_confusion": confusion is not None,
+                  "judge": self.judge, "provenance": self.provenance, "weights": self.weights,
+                  "judge_errors": self.judge_errors, "not_applicable": self.not_applicable,
+                  "loops": self.loops, "violations": self.violations}
+        return tables, values
+
+    def equals(self, other: object) -> bool:
+        """Whether ``other`` holds the same result: every table equal (``DataFrame.equals``:
+        values, dtypes, NaN where NaN), every other field equal as data (records as their
+        fields), the traces equal."""
+        from maev_kit.evaluation._persist import plain_equal, to_plain
+
+        if not isinstance(other, EvaluationResult):
+            return False
+        mine, theirs = self._parts(), other._parts()
+        same_tables = mine[0].keys() == theirs[0].keys() and all(
+            _frames_equal(mine[0][k], theirs[0][k]) for k in mine[0])
+        return same_tables and plain_equal(to_plain(mine[1]), to_plain(theirs[1]))
+
     def _repr_html_(self) -> str:
         return self.summary()._repr_html_()  # type: ignore[operator]
+
+
+def _frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """``a.equals(b)`` with the column and index names compared too."""
+    return bool(a.equals(b)) and list(a.columns) == list(b.columns) \
+        and list(a.index.names) == list(b.index.names) and list(a.columns.names) == \
+        list(b.columns.names)
+
+
+def load_result(path: str | os.PathLike[str]) -> EvaluationResult:
+    """Read back a result written by :meth:`EvaluationResult.save`.
+
+    Raises
+    ------
+    InputError
+        ``path`` is not a saved result, was written by a newer maev-kit (its
+        ``schema_version`` is named with the version that wrote it), or a table is missing
+        or changed since it was saved (``manifest.json › tables.<name>``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> load_result(tempfile.mkdtemp())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    maev_kit.errors.InputError: .../manifest.json: missing; ... is not a saved maev-kit result
+    """
+    import json
+
+    from maev_kit.evaluation._persist import read_parts
+    from maev_kit.traces import trace_from_dict
+
+    manifest, tables = read_parts(path)
+    routing = dict(manifest.get("routing") or {})
+    if manifest.get("routing_has_confusion"):
+        routing["confusion"] = tables["routing_confusion"]
+    traces = [trace_from_dict(json.loads(s), file=f"{os.fspath(path)}/traces.parquet",
+                              line=i + 1) for i, s in enumerate(tables["traces"]["trace"])]
+    je = manifest.get("judge_errors") or {}
+    return EvaluationResult(
+        per_conversation=tables["per_conversation"], aggregates=tables["aggregates"],
+        handoff_matrix=tables["handoff_matrix"], pair_stats=tables["pair_stats"],
+        ledger=tables["ledger"], loops=list(manifest.get("loops") or []),
+        violations=list(manifest.get("violations") or []), routing=routing,
+        judge=dict(manifest.get("judge") or {}), provenance=dict(manifest.get("provenance") or {}),
+        traces=traces, weights=manifest.get("weights"),
+        judge_errors=JudgeErrorSummary(**je),
+        not_applicable=dict(manifest.get("not_applicable") or {}))

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from maev_kit import metrics
+from maev_kit._gc import paused_gc
 from maev_kit.expectations import RoutingTestCase
 from maev_kit.metrics._coerce import as_records
 from maev_kit.metrics._coordination import DEFAULT_CONTRADICTION_PENALTY
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from maev_kit.metrics import HandoffContract
     from maev_kit.traces import MultiAgentTrace
 
-__all__ = ["ConversationScore", "score_conversation"]
+__all__ = ["ConversationScore", "score_conversation", "score_traces"]
 
 NotApplicable = Literal["na", "article"]
 _LABELS = ("retained", "lost", "contradicted")
@@ -315,3 +316,18 @@ def _actual_route(trace: MultiAgentTrace, triage: str | None) -> str | None:
         if triage is None or h.from_agent == triage:
             return h.to_agent
     return None
+
+
+def score_traces(traces: Sequence[MultiAgentTrace],
+                 expectations: dict[str, ConversationExpectations],
+                 verdicts: dict[str, list[Verdict]], contracts: Sequence[HandoffContract] | None,
+                 splits: dict[str, str | None], *, retention: bool = True,
+                 **kwargs: Any) -> list[ConversationScore]:
+    """:func:`score_conversation` for each trace, in order (``evaluate`` and
+    ``maev_kit.scale.evaluate_dataset`` both score through here). ``retention=False``: no
+    judge was asked, retention is n/a with reason :data:`NOT_JUDGED`."""
+    with paused_gc():  # scores hold no reference cycles (see maev_kit._gc)
+        return [score_conversation(t, expectations.get(t.conversation_id),
+                                   verdicts.get(t.conversation_id, []) if retention else None,
+                                   contracts, split=splits.get(t.conversation_id), **kwargs)
+                for t in traces]

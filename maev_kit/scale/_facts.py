@@ -5,7 +5,7 @@ facts, else the handoffs' ``context_passed``, else the offline proposer), a prop
 (``"context"``, ``"offline"``, ``"llm"``), or a facts / expectations file or a list of
 :class:`~maev_kit.facts.ProposedFact`. So each block resolves the facts of its own
 conversations through the same functions (``_with_facts`` / ``_merge_facts`` of
-:mod:`maev_kit.evaluation._pipeline`) and gets the same key facts and the same ledger
+:mod:`maev_kit.evaluation.stages`) and gets the same key facts and the same ledger
 ``fact_source`` as one ``evaluate`` over everything. A file or a list is read once, on the
 driver, and each piece is shipped only the facts of its conversations.
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import warnings
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -65,17 +64,17 @@ def plan_facts(facts: Any, *, judge: Any, backend: Any,
     A file is read here, once; its problems are one :class:`~maev_kit.errors.InputError`
     naming ``file:line › field``, as ``evaluate`` reports them.
     """
-    from maev_kit.evaluation._pipeline import _fact_backend, _fact_methods, unknown_facts
+    from maev_kit.evaluation.stages import fact_backend, fact_methods, unknown_facts
     from maev_kit.facts import METHODS, ProposedFact
 
     if facts is None:
         return None
-    if (isinstance(facts, str) and facts == "auto") or _fact_methods(facts) is not None:
-        methods = _fact_methods(facts)
+    if (isinstance(facts, str) and facts == "auto") or fact_methods(facts) is not None:
+        methods = fact_methods(facts)
         mode = "auto" if methods is None else "+".join(methods)
         llm = methods is not None and "llm" in methods
         return FactPlan(facts, mode, f"mode:{mode}",
-                        backend=_fact_backend(judge, backend) if llm else None,
+                        backend=fact_backend(judge, backend) if llm else None,
                         options=options if llm else {})
     if isinstance(facts, (list, tuple)) and facts and all(
             isinstance(f, ProposedFact) for f in facts):
@@ -122,18 +121,18 @@ def apply_facts(plan: FactPlan, traces: list[Any], given: dict[str, Any]
         A given fact on a handoff its conversation does not have (``file:line ›
         handoff_index``).
     """
-    from maev_kit.errors import TraceWarning
-    from maev_kit.evaluation._pipeline import _merge_facts, _with_facts
+    from maev_kit.evaluation.stages import merge_facts, select_facts
     from maev_kit.facts._labeled_set import check_handoff_index
 
     if not plan.given:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            out, sources, info = _with_facts(traces, given, plan.spec, plan.backend,
-                                             plan.options)
-        notes = [str(w.message) for w in caught if issubclass(w.category, TraceWarning)]
+        key_facts = select_facts(traces, given, plan.spec, backend=plan.backend,
+                                 options=plan.options)
+        message = key_facts.warning()
+        info = {**key_facts.provenance([]), "notes": len(key_facts.notes)}
         # the sources in the order first seen, as evaluate's Counter meets them
-        return out, sources, {**info, "by_source": dict(Counter(sources.values()))}, notes
+        return (key_facts.expectations, key_facts.sources,
+                {**info, "by_source": dict(Counter(key_facts.sources.values()))},
+                [message] if message else [])
     by_id = {t.conversation_id: t for t in traces}
     proposed = []
     for cid, facts in plan.proposed.items():
@@ -151,7 +150,7 @@ def apply_facts(plan: FactPlan, traces: list[Any], given: dict[str, Any]
             check_handoff_index(f"{where} › key_facts[{i}]", kf.handoff_index, t)
         if e.key_facts:
             keep[cid] = e
-    out, sources = _merge_facts(traces, given, keep, proposed)
+    out, sources = merge_facts(traces, given, keep, proposed)
     with_facts = sum(1 for e in out.values() if e.key_facts)
     info = {"mode": plan.mode, "by_source": dict(Counter(sources.values())),
             "conversations_with_facts": with_facts,

@@ -169,24 +169,28 @@ def evaluate_dataset(
     >>> result = evaluate_dataset("traces/*.parquet", judge=None,
     ...                           expectations="expectations.jsonl")  # doctest: +SKIP
     """
+    kw = _checked_options(judge, batch_size, evaluate_kwargs)
+    with frozen_heap():  # the caller's heap (a million expectations?) out of the collections
+        return _evaluate_dataset(source, judge=judge, facts=facts, expectations=expectations,
+                                 contracts=contracts, output_dir=output_dir, resume=resume,
+                                 num_cpus=num_cpus, address=address, batch_size=batch_size,
+                                 kw=kw)
+
+
+def _checked_options(judge: Any, batch_size: int, evaluate_kwargs: dict[str, Any]
+                     ) -> dict[str, Any]:
+    """``evaluate_dataset``'s other keyword arguments, checked as ``evaluate`` checks them."""
     unknown = set(evaluate_kwargs) - set(_SCORE_KWARGS) - set(_OTHER_KWARGS)
     if unknown:
         raise TypeError(f"evaluate_dataset() got unexpected keyword argument(s) "
                         f"{', '.join(sorted(unknown))}")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise InputError(f"`batch_size` must be a positive integer, got {batch_size!r}")
-    kw = dict(evaluate_kwargs)
-    not_applicable = kw.get("not_applicable", "na")
-    if not_applicable not in ("na", "article"):
-        raise InputError(f"`not_applicable` must be 'na' or 'article', got {not_applicable!r}")
-    if judge is None and not_applicable == "article":
-        raise InputError("judge=None scores no retention, which the article's composite needs: "
-                         "pass not_applicable='na' or name a judge")
-    with frozen_heap():  # the caller's heap (a million expectations?) out of the collections
-        return _evaluate_dataset(source, judge=judge, facts=facts, expectations=expectations,
-                                 contracts=contracts, output_dir=output_dir, resume=resume,
-                                 num_cpus=num_cpus, address=address, batch_size=batch_size,
-                                 kw=kw)
+    # the options evaluate would take: not_applicable and the judge checked together
+    from maev_kit.evaluation import EvaluationOptions
+
+    EvaluationOptions(judge=judge, not_applicable=evaluate_kwargs.get("not_applicable", "na"))
+    return dict(evaluate_kwargs)
 
 
 def _evaluate_dataset(source: Any, *, judge: Any, facts: Any, expectations: Any,
@@ -332,7 +336,7 @@ def _imports() -> None:
     import pyarrow.parquet  # noqa: F401
     import ray.data  # noqa: F401
 
-    import maev_kit.evaluation._pipeline  # noqa: F401  (the metrics)
+    import maev_kit.evaluation.stages  # noqa: F401  (the metrics)
     import maev_kit.retention  # noqa: F401
     import maev_kit.traces._parquet  # noqa: F401
 
@@ -402,7 +406,7 @@ class _Plan:
 def _plan(source: Any, *, expectations: Any, contracts: Any, split: str | None,
           batch_size: int, ray: Any, ship_lines: bool = False) -> _Plan:
     from maev_kit.datasets import LabeledSet, _sha256, load_labeled_set
-    from maev_kit.evaluation._pipeline import _load
+    from maev_kit.evaluation.stages import load_inputs, read_contracts
     from maev_kit.expectations import load_expectations
     from maev_kit.traces._parquet import traces_to_table
 
@@ -416,9 +420,8 @@ def _plan(source: Any, *, expectations: Any, contracts: Any, split: str | None,
     digest = (_sha256(Path(expectations))[:16] if isinstance(expectations, (str, os.PathLike))
               and Path(expectations).is_file() else None)
     if labeled_set is not None or isinstance(source, (list, tuple)):
-        inputs = _load(labeled_set if labeled_set is not None else source,
-                       expectations=expectations, contracts=contracts, split=split,
-                       retention=False)
+        inputs = load_inputs(labeled_set if labeled_set is not None else source,
+                             expectations=expectations, contracts=contracts, split=split)
         table = _with_order(traces_to_table(inputs.traces), 0)
         chunks = [table.slice(i, batch_size) for i in range(0, table.num_rows, batch_size)]
         return _Plan(_scheduled(ray.data.from_arrow(chunks)), dict(inputs.expectations),
@@ -426,13 +429,7 @@ def _plan(source: Any, *, expectations: Any, contracts: Any, split: str | None,
                      expectations_digest=digest)
     if split is not None:
         raise InputError("`split` needs a labeled set; got traces")
-    from maev_kit import metrics
-
-    if contracts is not None and not isinstance(contracts, (list, tuple)):
-        contracts = metrics.load_contracts(contracts)
-    elif contracts:
-        contracts = metrics.parse_contracts(contracts)
-    contracts = list(contracts) if contracts else None
+    contracts = read_contracts(contracts)
     if not isinstance(source, (str, os.PathLike)):
         if not hasattr(source, "map_batches"):  # a ray.data.Dataset
             raise InputError(f"`source` must be a ray.data.Dataset, a trace file, folder or "
@@ -635,10 +632,10 @@ def _judge_for(judge: Any, plan: _Plan, kw: dict[str, Any]) -> tuple[Any, Any]:
     """The judge object and backend as ``evaluate`` resolves them (fit on other splits)."""
     if judge is None:
         return None, None
-    from maev_kit.evaluation._pipeline import _Inputs, _resolve
+    from maev_kit.evaluation.stages import resolve_evaluation_judge
 
-    inputs = _Inputs([], plan.expectations, plan.contracts, [], plan.labeled_set, plan.split)
-    return _resolve(judge, kw.get("backend"), kw.get("prompt"), None, inputs)
+    return resolve_evaluation_judge(judge, backend=kw.get("backend"), prompt=kw.get("prompt"),
+                                    labeled_set=plan.labeled_set, split=plan.split)
 
 
 def _fingerprint(judge: Any, judge_obj: Any, kw: dict[str, Any], plan: _Plan,
@@ -723,7 +720,7 @@ class _Own:
 class _Unit:
     """One block's results, as the driver gathers them: the per-conversation table (the
     columns and ``_order``), the scores'
-    :class:`~maev_kit.evaluation._pipeline.ScoreSummary` (keyed by ``(_order,
+    :class:`~maev_kit.evaluation.stages.ScoreSummary` (keyed by ``(_order,
     conversation_id)``), the ledger rows (a DataFrame, or None), ``provenance["facts"]``
     and the facts warnings. No object per conversation: the driver gathers a million
     conversations as a few hundred tables."""
@@ -788,15 +785,15 @@ class _ScoreBlock:
 
     def _score_traces(self, traces: list[Any], order_of: dict[str, int], own: _Own
                       ) -> tuple[dict[str, Any], _Unit]:
-        from maev_kit.evaluation._pipeline import (
-            _judge,
-            _ledger,
-            _verdicts_by_conversation,
+        from maev_kit.evaluation.stages import (
+            build_retention_items,
             facts_by_source,
+            judge_items,
+            ledger_frame,
             score_traces,
             summarize_scores,
+            verdicts_by_conversation,
         )
-        from maev_kit.retention import build_retention_items
 
         job = self.job
         notes: list[str]
@@ -808,8 +805,8 @@ class _ScoreBlock:
         items = build_retention_items(traces, expectations) if job.retention else []
         if info is not None:
             info = {**info, "by_source": facts_by_source(items, sources)}
-        run = _judge(items, job.judge, job.backend, progress=False, **job.run_kwargs)
-        verdicts = _verdicts_by_conversation(items, run)
+        run = judge_items(items, job.judge, job.backend, progress=False, **job.run_kwargs)
+        verdicts = verdicts_by_conversation(items, run)
         scores = score_traces(traces, expectations, verdicts, job.contracts, job.splits,
                               retention=job.retention, **job.score_kwargs)
         keys = [(order_of[t.conversation_id], t.conversation_id) for t in traces]
@@ -817,7 +814,7 @@ class _ScoreBlock:
                                                   for key, t in zip(keys, traces)
                                                   for j, h in enumerate(t.handoffs)))
         unit = _Unit(uuid.uuid4().hex, _score_table(scores, [k[0] for k in keys]), summary,
-                     _ledger(items, run, sources) if items else None, info, notes)
+                     ledger_frame(items, run, sources) if items else None, info, notes)
         _write_block(job.out, unit)
         return (dict(run.stats) if run else {}), unit
 
@@ -928,7 +925,7 @@ def _score_table(scores: list[Any], orders: list[int]) -> pa.Table:
     """The per-conversation columns of some scores and their ``_order``."""
     import pyarrow as pa
 
-    from maev_kit.evaluation._pipeline import score_columns
+    from maev_kit.evaluation.stages import score_columns
 
     cols: dict[str, Any] = score_columns(scores)
     cols["_order"] = pa.array(orders, pa.int64())
@@ -986,7 +983,7 @@ def _read_old_parts(out: Folder, parts: list[str]) -> list[_Unit]:
     import pandas as pd
     import pyarrow.parquet as pq
 
-    from maev_kit.evaluation._pipeline import _LEDGER
+    from maev_kit.evaluation.stages import LEDGER_COLUMNS
 
     units = []
     ledgers = set(out.parts("ledger")) if parts else set()  # one listing, not a look per part
@@ -1005,8 +1002,8 @@ def _read_old_parts(out: Folder, parts: list[str]) -> list[_Unit]:
         led_path = out.child("ledger", f"part-{block}.parquet")
         if led_path in ledgers:
             led = pq.read_table(led_path, filesystem=out.filesystem)
-            ledger = pd.DataFrame([tuple(r.get(c) for c in _LEDGER) for r in _rows(led)],
-                                  columns=list(_LEDGER))
+            ledger = pd.DataFrame([tuple(r.get(c) for c in LEDGER_COLUMNS)
+                                   for r in _rows(led)], columns=list(LEDGER_COLUMNS))
         facts = json.loads(meta.get(_FACTS_KEY.encode(), b"{}"))
         units.append(_Unit(block, table.drop_columns(["_block"]).replace_schema_metadata(None),
                            summary, ledger, facts.get("facts"), facts.get("notes") or []))
@@ -1023,10 +1020,12 @@ def _merge(units: list[_Unit]) -> tuple[pd.DataFrame, Any, pd.DataFrame, list[_U
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from maev_kit.evaluation._pipeline import ledger_dtypes
-
-    from maev_kit.evaluation._pipeline import ScoreSummary, _ledger
-    from maev_kit.evaluation._score import COLUMNS
+    from maev_kit.evaluation.stages import (
+        SCORE_COLUMNS,
+        ScoreSummary,
+        ledger_dtypes,
+        ledger_frame,
+    )
 
     units = sorted((u for u in units if u.table.num_rows), key=_Unit.first)
     ids = pa.chunked_array([u.table.column("conversation_id") for u in units])
@@ -1040,7 +1039,7 @@ def _merge(units: list[_Unit]) -> tuple[pd.DataFrame, Any, pd.DataFrame, list[_U
                                                   ("conversation_id", "ascending")]))
     # one to_pandas of the columns: the same frame (dtypes too) as a column at a time put
     # together by pandas, which copies every column once more (0.6 s against 3.1 s at 1M)
-    per_conv = table.select(list(COLUMNS)).to_pandas()
+    per_conv = table.select(list(SCORE_COLUMNS)).to_pandas()
     summary = ScoreSummary()
     for u in units:
         summary.add(u.summary)
@@ -1051,7 +1050,7 @@ def _merge(units: list[_Unit]) -> tuple[pd.DataFrame, Any, pd.DataFrame, list[_U
         at = ledger["conversation_id"].map(position).to_numpy()
         ledger = ledger_dtypes(ledger.iloc[np.argsort(at, kind="stable")].reset_index(drop=True))
     else:
-        ledger = _ledger([], None)
+        ledger = ledger_frame([], None)
     return per_conv, summary, ledger, units
 
 
@@ -1077,7 +1076,7 @@ def _without_copies(units: list[_Unit]) -> list[_Unit]:
 def _collect(out: Folder, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[str, Any],
              failures: list[ShardFailure], kw: dict[str, Any], units: list[_Unit],
              fact_plan: Any) -> EvaluationResult:
-    from maev_kit.evaluation._pipeline import _judge_info, _warn, aggregate_summary
+    from maev_kit.evaluation.stages import aggregate_summary, judge_info, warn_result
     from maev_kit.scale._facts import check_all_known, merge_fact_infos
 
     if not any(u.table.num_rows for u in units):
@@ -1090,7 +1089,7 @@ def _collect(out: Folder, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[s
                                split=plan.split, n_resamples=kw.get("n_resamples", 2000),
                                confidence=kw.get("confidence", 0.95), seed=kw.get("seed", 0))
     result.weights = kw.get("weights")
-    info = _judge_info(judge_obj, judge, None)
+    info = judge_info(judge_obj, judge, None)
     info["model"] = (kw.get("backend") if isinstance(kw.get("backend"), str)
                      else getattr(kw.get("backend"), "model", None))
     info["stats"] = stats
@@ -1101,7 +1100,7 @@ def _collect(out: Folder, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[s
     if facts is not None:
         result.provenance["facts"] = facts
         _warn_notes(facts["notes"], [n for u in used for n in u.notes])
-    _warn(result)
+    warn_result(result)
     return result
 
 

@@ -1,7 +1,7 @@
 """Trace Parquet: one row per conversation, turns and handoffs nested (``docs/formats.md``).
 
-pyarrow is imported only here, and only when a Parquet file is read or written: install it with
-``pip install "maev-kit[scale]"``.
+pyarrow (a dependency of maev-kit) is imported only here, and only when a Parquet file is read
+or written.
 
 Columns (schema version 1, stored in the file's key-value metadata as
 ``maev_kit.schema_version``):
@@ -65,7 +65,7 @@ def _pa() -> Any:
         import pyarrow as pa
         import pyarrow.parquet  # noqa: F401  (registers pa.parquet)
     except ImportError as e:  # pragma: no cover - depends on the environment
-        raise InputError("Parquet traces need pyarrow: pip install \"maev-kit[scale]\"") from e
+        raise InputError("Parquet traces need pyarrow: pip install pyarrow") from e
     return pa
 
 

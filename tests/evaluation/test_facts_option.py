@@ -178,7 +178,8 @@ def test_auto_asks_the_offline_proposer_only_for_handoffs_without_context(monkey
     the facts, their sources and the notes are what proposing for every trace and keeping
     the handoffs without context gives."""
     import maev_kit.facts._propose as P
-    from maev_kit.evaluation._pipeline import _merge_facts, _with_facts
+    from maev_kit.evaluation.stages import merge_facts as _merge_facts
+    from maev_kit.evaluation.stages import build_retention_items, select_facts
 
     traces = [conv("full", "Account ACCT-4471 was charged twice.",
                    context={"account_number": "ACCT-4471"}),
@@ -197,7 +198,9 @@ def test_auto_asks_the_offline_proposer_only_for_handoffs_without_context(monkey
     monkeypatch.setattr(P, "_propose_offline", spy)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out, sources, info = _with_facts(traces, {}, "auto", None, {})
+        key_facts = select_facts(traces, {}, "auto")
+    out, sources = key_facts.expectations, key_facts.sources
+    info = key_facts.provenance(build_retention_items(traces, out))
     assert seen == ["half", "none"]  # "alone" has no handoff: noted, not proposed for
     # the definition: the offline proposer over every trace, kept where context left a gap
     monkeypatch.setattr(P, "_propose_offline", real)

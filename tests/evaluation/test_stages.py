@@ -6,10 +6,43 @@ import math
 import pytest
 
 from maev_kit.evaluation import ConversationScore, EvaluationResult, score_conversation
-from maev_kit.evaluation._pipeline import _aggregate, _judge, _load
+from maev_kit.evaluation import stages
 from maev_kit.judges import HeuristicJudge, Verdict
 
 from ._cases import two_conversations
+
+
+@dataclasses.dataclass
+class _Loaded:
+    """The load, facts and items stages run one after the other, as ``evaluate`` runs them."""
+
+    inputs: stages.EvaluationInputs
+    facts: stages.KeyFacts
+    items: list
+
+    def __getattr__(self, name):
+        return getattr(self.inputs, name)
+
+    @property
+    def expectations(self):
+        return self.facts.expectations
+
+
+def _load(source, **kw):
+    inputs = stages.load_inputs(source, **kw)
+    facts = stages.select_facts(inputs.traces, inputs.expectations)
+    return _Loaded(inputs, facts, stages.build_retention_items(inputs.traces, facts.expectations))
+
+
+def _judge(items, judge, backend, **kw):
+    return stages.judge_items(items, judge, backend, **kw)
+
+
+def _aggregate(scores, loaded, run, **kw):
+    handoffs = [(h.from_agent, h.to_agent) for t in loaded.traces for h in t.handoffs]
+    return stages.aggregate_scores(scores, stages.ledger_frame(loaded.items, run,
+                                                               loaded.facts.sources),
+                                   handoffs, traces=loaded.traces, **kw)
 
 
 @pytest.fixture
@@ -124,7 +157,7 @@ def test_bootstrap_of_mostly_distinct_rows_draws_rows_in_chunks(monkeypatch):
     import numpy as np
     import pandas as pd
 
-    from maev_kit.evaluation import _pipeline
+    from maev_kit.evaluation import _aggregate as _pipeline
 
     rng = np.random.default_rng(7)
     small = pd.DataFrame({"a": rng.random(301), "b": np.where(rng.random(301) < 0.9, np.nan, 1.0)})
@@ -167,7 +200,7 @@ def test_bootstrap_of_few_distinct_rows_is_the_row_bootstrap_as_a_multinomial(mo
     change a number; chunks draw the same numbers as one array."""
     import numpy as np
 
-    from maev_kit.evaluation import _pipeline
+    from maev_kit.evaluation import _aggregate as _pipeline
 
     frame = _few_distinct(400, 3)
     columns = [frame["a"].to_numpy(), frame["b"].to_numpy()]
@@ -204,7 +237,8 @@ def test_pair_counts_are_value_counts_and_the_matrix_a_crosstab():
 
     import pandas as pd
 
-    from maev_kit.evaluation._pipeline import _ledger, aggregate_scores
+    from maev_kit.evaluation.stages import aggregate_scores
+    from maev_kit.evaluation.stages import ledger_frame as _ledger
 
     rng = random.Random(3)
     agents = ["triage", "billing", "tech", "general", "human"]

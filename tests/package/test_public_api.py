@@ -19,7 +19,8 @@ import maev_kit
 PUBLIC = {
     "maev_kit": [
         "AgentTurn", "AgreementReport", "CalibrationDashboard", "CalibrationResult",
-        "ContractViolation", "ConversationExpectations", "EvaluationResult", "Handoff",
+        "ContractViolation", "ConversationExpectations", "EvaluationOptions", "EvaluationResult",
+        "Handoff",
         "HandoffContract", "HandoffExpectation", "HandoffReason", "HeuristicJudge", "ImportResult",
         "InputError", "Judge", "JudgeCard", "JudgeErrorWarning", "JudgeErrorsExceeded", "JudgeRun",
         "JudgeUnavailableError", "KeyFact", "LabelStore", "LabelValidationError", "LabeledSet",
@@ -31,7 +32,7 @@ PUBLIC = {
         "build_retention_items", "calibrate", "check_handoff_contracts", "cohen_kappa",
         "coordination_score", "detect_circular_handoffs", "evaluate", "get_judge",
         "handoffs_to_frame", "import_traces", "load_contracts", "load_expectations",
-        "load_labeled_set", "load_traces", "report", "routing_confusion", "run_judge",
+        "load_labeled_set", "load_result", "load_traces", "report", "routing_confusion", "run_judge",
         "save_traces", "score_handoff_accuracy", "score_information_retention", "score_routing",
         "show", "traces_to_frame", "weight_sensitivity",
     ],
@@ -101,8 +102,17 @@ PUBLIC = {
         "latest_labels", "read_label_file", "reattach_labels",
     ],
     "maev_kit.evaluation": [
-        "ConversationScore", "EvaluationResult", "JudgeErrorSummary", "evaluate", "fact_ledger",
-        "score_conversation",
+        "ConversationScore", "EvaluationOptions", "EvaluationResult", "JudgeErrorSummary",
+        "evaluate", "fact_ledger", "load_result", "score_conversation",
+    ],
+    "maev_kit.evaluation.stages": [
+        "AGGREGATED", "EvaluationInputs", "FACT_MODES", "KeyFacts", "LEDGER_COLUMNS",
+        "SCORE_COLUMNS", "ScoreSummary", "aggregate_scores", "aggregate_summary",
+        "build_retention_items", "fact_backend", "fact_methods", "facts_by_source", "judge_info",
+        "judge_items", "ledger_dtypes", "ledger_frame", "load_inputs", "merge_facts",
+        "read_contracts", "resolve_evaluation_judge", "score_columns", "score_traces",
+        "select_facts", "summarize_scores", "unknown_facts", "verdicts_by_conversation",
+        "warn_result",
     ],
     "maev_kit.reporting": [
         "Report", "report",
