@@ -19,7 +19,7 @@ from maev_kit._version import __version__
 from maev_kit.errors import JudgeErrorWarning, NotApplicableWarning
 from maev_kit.evaluation._result import METRIC_COMPONENT, EvaluationResult, JudgeErrorSummary
 from maev_kit.evaluation._score import COLUMNS, ConversationScore
-from maev_kit.metrics._routing import confusion_from_counts, count_routes, routing_report
+from maev_kit.metrics._routing import confusion_from_counts, count_routes, report_from_counts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -188,10 +188,10 @@ def aggregate_summary(per_conv: pd.DataFrame, summary: ScoreSummary, ledger: pd.
     matrix = (pair_counts.unstack(fill_value=0).rename_axis(index="from_agent",
                                                             columns="to_agent")
               if len(pair_counts) else pd.DataFrame())
-    routing: dict[str, Any] = {}
+    routing = confusion = None
     if summary.routes:  # score_routing and routing_confusion over every case
-        routing = routing_report(summary.routes)
-        routing["confusion"] = confusion_from_counts(summary.routes)
+        routing = report_from_counts(summary.routes)
+        confusion = confusion_from_counts(summary.routes)
     provenance = {"maev_kit_version": __version__,
                   "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                   "labeled_set": ({"name": labeled_set.name,
@@ -207,6 +207,7 @@ def aggregate_summary(per_conv: pd.DataFrame, summary: ScoreSummary, ledger: pd.
         pair_stats=_pair_stats(pair_counts, ledger, summary.pair_context), ledger=ledger,
         loops=[lp for _, lp in sorted(summary.loops, key=by_key)],
         violations=[v for _, v in sorted(summary.violations, key=by_key)], routing=routing,
+        routing_confusion=confusion,
         judge={}, provenance=provenance, traces=list(traces),
         judge_errors=judge_errors, not_applicable=not_applicable)
 

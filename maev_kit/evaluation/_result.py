@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from maev_kit.errors import JudgeErrorsExceeded
+from maev_kit.metrics import RoutingReport
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -141,8 +142,11 @@ class EvaluationResult:
         Circular handoffs found, one dict per loop with conversation_id.
     violations : list of dict
         Handoff-contract violations, one dict each with conversation_id.
-    routing : dict
-        ``score_routing`` over every routing case of every conversation, plus ``confusion``.
+    routing : RoutingReport or None
+        :func:`~maev_kit.metrics.score_routing` over every routing case of every conversation
+        (None without any case).
+    routing_confusion : DataFrame or None
+        :func:`~maev_kit.metrics.routing_confusion` over the same cases (None without any).
     judge : dict
         name, version, model, offline, stats of the judge run.
     provenance : dict
@@ -165,13 +169,14 @@ class EvaluationResult:
     ledger: pd.DataFrame
     loops: list[dict[str, Any]]
     violations: list[dict[str, Any]]
-    routing: dict[str, Any]
+    routing: RoutingReport | None
     judge: dict[str, Any]
     provenance: dict[str, Any]
     traces: list[MultiAgentTrace] = field(repr=False, default_factory=list)
     weights: dict[str, float] | None = None
     judge_errors: JudgeErrorSummary = field(default_factory=JudgeErrorSummary)
     not_applicable: dict[str, dict[str, Any]] = field(default_factory=dict)
+    routing_confusion: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
     def fact_ledger(self) -> pd.DataFrame:
@@ -202,7 +207,7 @@ class EvaluationResult:
         --------
         >>> import pandas as pd
         >>> e = pd.DataFrame()
-        >>> r = EvaluationResult(e, e, e, e, e, [], [], {}, {}, {},
+        >>> r = EvaluationResult(e, e, e, e, e, [], [], None, {}, {},
         ...                      judge_errors=JudgeErrorSummary(382, 0, 382, {"auth": 382}))
         >>> r.raise_for_judge_errors()
         Traceback (most recent call last):
@@ -260,8 +265,7 @@ class EvaluationResult:
 
         from maev_kit.traces import trace_to_dict
 
-        routing = dict(self.routing)
-        confusion = routing.pop("confusion", None)
+        confusion = self.routing_confusion
         tables = {"per_conversation": self.per_conversation, "aggregates": self.aggregates,
                   "handoff_matrix": self.handoff_matrix, "pair_stats": self.pair_stats,
                   "ledger": self.ledger,
@@ -270,7 +274,7 @@ class EvaluationResult:
                                                     for t in self.traces]}, dtype=object)}
         if confusion is not None:
             tables["routing_confusion"] = confusion
-        values = {"routing": routing, "routing_has_confusion": confusion is not None,
+        values = {"routing": self.routing, "routing_has_confusion": confusion is not None,
                   "judge": self.judge, "provenance": self.provenance, "weights": self.weights,
                   "judge_errors": self.judge_errors, "not_applicable": self.not_applicable,
                   "loops": self.loops, "violations": self.violations}
@@ -324,9 +328,7 @@ def load_result(path: str | os.PathLike[str]) -> EvaluationResult:
     from maev_kit.traces import trace_from_dict
 
     manifest, tables = read_parts(path)
-    routing = dict(manifest.get("routing") or {})
-    if manifest.get("routing_has_confusion"):
-        routing["confusion"] = tables["routing_confusion"]
+    routing = manifest.get("routing")
     traces = [trace_from_dict(json.loads(s), file=f"{os.fspath(path)}/traces.parquet",
                               line=i + 1) for i, s in enumerate(tables["traces"]["trace"])]
     je = manifest.get("judge_errors") or {}
@@ -334,7 +336,10 @@ def load_result(path: str | os.PathLike[str]) -> EvaluationResult:
         per_conversation=tables["per_conversation"], aggregates=tables["aggregates"],
         handoff_matrix=tables["handoff_matrix"], pair_stats=tables["pair_stats"],
         ledger=tables["ledger"], loops=list(manifest.get("loops") or []),
-        violations=list(manifest.get("violations") or []), routing=routing,
+        violations=list(manifest.get("violations") or []),
+        routing=RoutingReport.from_dict(routing) if routing else None,
+        routing_confusion=(tables["routing_confusion"] if manifest.get("routing_has_confusion")
+                           else None),
         judge=dict(manifest.get("judge") or {}), provenance=dict(manifest.get("provenance") or {}),
         traces=traces, weights=manifest.get("weights"),
         judge_errors=JudgeErrorSummary(**je),

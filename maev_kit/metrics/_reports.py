@@ -206,6 +206,15 @@ class RoutingReport(ReportView):
     category_cases: int | None = None
     per_category: Mapping[str, CategoryRouting] | None = field(default=None, hash=False)
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RoutingReport:
+        """The report :meth:`to_dict` gave (a saved result's manifest holds it)."""
+        per = data.get("per_category")
+        return cls(data["exact_routing_accuracy"], data["acceptable_routing_accuracy"],
+                   data["total_cases"], data["misrouted"],
+                   data.get("category_routing_accuracy"), data.get("category_cases"),
+                   None if per is None else {k: CategoryRouting(**v) for k, v in per.items()})
+
     def to_dict(self) -> dict[str, Any]:
         """The report as the dict the function returned before it was typed."""
         out: dict[str, Any] = {"exact_routing_accuracy": self.exact_routing_accuracy,

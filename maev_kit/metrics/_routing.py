@@ -135,14 +135,6 @@ def report_from_counts(counts: Mapping[RouteKey, int], *,
                               category_accuracy, category_cases, per_category)
 
 
-def routing_report(counts: Mapping[RouteKey, int], *,
-                   categories: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """:func:`report_from_counts` as the article's dict (``RoutingReport.to_dict()``): the
-    aggregate stage of ``evaluate`` keeps it, with ``confusion`` added, as
-    ``EvaluationResult.routing``."""
-    return report_from_counts(counts, categories=categories).to_dict()
-
-
 def _grade(correct: str, accepted: Sequence[str], route: str | None) -> int:
     """2: the exact agent; 1: an acceptable one; 0: wrong or routed nowhere."""
     if route is None:

@@ -484,7 +484,7 @@ def report(
     ...     aggregates=pd.DataFrame({"metric": ["composite"], "mean": [0.8], "ci_low": [0.7],
     ...                              "ci_high": [0.9], "n": [1]}),
     ...     handoff_matrix=pd.DataFrame(), pair_stats=pd.DataFrame(), ledger=pd.DataFrame(),
-    ...     loops=[], violations=[], routing={}, judge={"name": "heuristic"}, provenance={})
+    ...     loops=[], violations=[], routing=None, judge={"name": "heuristic"}, provenance={})
     >>> r = report(ev, title="Demo <1>")
     >>> "Demo &lt;1&gt;" in r.html, "<script" in r.html
     (True, False)

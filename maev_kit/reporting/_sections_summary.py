@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maev_kit.reporting import _html as h
 from maev_kit.reporting import _plots
@@ -18,6 +18,9 @@ from maev_kit.reporting._common import (
     _records,
 )
 from maev_kit._html._values import num as _num
+
+if TYPE_CHECKING:
+    from maev_kit.metrics import RoutingReport
 
 #: Readable names of the aggregated metrics.
 METRIC_NAMES = {
@@ -148,7 +151,7 @@ class _SummaryData:
     agg: list[dict[str, Any]]
     ci_name: str
     je: _JudgeErrors
-    routing: Any
+    routing: RoutingReport | None
 
 
 def _column_sum(pc: Any, col: str) -> int | None:
@@ -188,9 +191,9 @@ def _summary_kpis(s: _SummaryData) -> list[_Kpi]:
     kpis.append(("", "loops", str(len(getattr(s.ev, "loops", []) or [])), ""))
     kpis.append(("", "contract violations",
                  str(len(getattr(s.ev, "violations", []) or [])), ""))
-    if _num(s.routing.get("exact_routing_accuracy")) is not None:
-        kpis.append(("", "routing accuracy", h.fmt(float(s.routing["exact_routing_accuracy"])),
-                     f"exact, over {s.routing.get('total_cases', '?')} cases"))
+    if s.routing is not None and _num(s.routing.exact_routing_accuracy) is not None:
+        kpis.append(("", "routing accuracy", h.fmt(float(s.routing.exact_routing_accuracy)),
+                     f"exact, over {s.routing.total_cases} cases"))
     return kpis
 
 
@@ -211,29 +214,29 @@ def _metrics_figure(agg: list[dict[str, Any]], ci_name: str) -> str:
                          "bootstrap confidence intervals.")
 
 
-def _routing_rows(routing: Any, n: int) -> list[tuple[str, float, float, float]]:
+def _routing_rows(routing: RoutingReport, n: int) -> list[tuple[str, float, float, float]]:
     """The routing plot's rows: exact, acceptable and right-category accuracy pooled, then
     exact accuracy per category, each with its Wilson interval."""
     rrows = []
-    for key, name in (("exact_routing_accuracy", "exact"),
-                      ("acceptable_routing_accuracy", "acceptable"),
-                      ("category_routing_accuracy", "right category")):
-        v = _num(routing.get(key))
+    for value, name, nn in ((routing.exact_routing_accuracy, "exact", n),
+                            (routing.acceptable_routing_accuracy, "acceptable", n),
+                            (routing.category_routing_accuracy, "right category",
+                             routing.category_cases or n)):
+        v = _num(value)
         if v is not None:
-            nn = int(routing.get("category_cases") or n) if key.startswith("category") else n
             lo, hi = _wilson(v, nn)
             rrows.append((name, v, lo, hi))
-    for cat, d in (routing.get("per_category") or {}).items():
-        v = _num((d or {}).get("exact_routing_accuracy"))
+    for cat, d in (routing.per_category or {}).items():
+        v = _num(d.exact_routing_accuracy)
         if v is not None:
-            lo, hi = _wilson(v, int(d.get("total_cases") or d.get("cases") or 0))
+            lo, hi = _wilson(v, d.total_cases)
             rrows.append((f"{cat} · exact", v, lo, hi))
     return rrows
 
 
-def _routing_figure(routing: Any) -> str:
+def _routing_figure(routing: RoutingReport) -> str:
     """The routing-accuracy plot against the 90 % and 95 % targets."""
-    n = int(routing.get("total_cases") or 0)
+    n = routing.total_cases
     svg = _plots.forest_svg(_routing_rows(routing, n), title="Routing accuracy",
                             refs=ROUTING_TARGETS, width=5.2)
     return h.figure(svg, f"Pooled over {n} routing cases; whiskers are 95 % Wilson "
@@ -261,12 +264,12 @@ def _metrics_table(s: _SummaryData) -> str:
             + "</p>")
 
 
-def _routing_confusion(routing: Any) -> str:
+def _routing_confusion(ev: Any, routing: RoutingReport | None) -> str:
     """The routing confusion matrix (expected × routed), collapsed; "" without one."""
-    rconf = routing.get("confusion")
-    if rconf is not None and hasattr(rconf, "columns") and len(rconf):
+    rconf = getattr(ev, "routing_confusion", None)
+    if routing is not None and rconf is not None and len(rconf):
         return h.details("Routing confusion (expected × routed)", h.table(rconf, index=True),
-                         meta=f"{routing.get('misrouted', '?')} misrouted")
+                         meta=f"{routing.misrouted} misrouted")
     return ""
 
 
@@ -275,16 +278,16 @@ def _summary(ev: Any) -> str:
     the routing confusion."""
     agg = _records(ev.aggregates)
     ci_name = _ci_name((getattr(ev, "provenance", None) or {}).get("confidence"))
-    s = _SummaryData(ev, agg, ci_name, _judge_errors(ev), getattr(ev, "routing", None) or {})
+    s = _SummaryData(ev, agg, ci_name, _judge_errors(ev), getattr(ev, "routing", None))
     out = [_kpi_cards(_summary_kpis(s))]
     plots = []
     if agg:
         plots.append(_metrics_figure(agg, ci_name))
-    if _num(s.routing.get("exact_routing_accuracy")) is not None:
+    if s.routing is not None and _num(s.routing.exact_routing_accuracy) is not None:
         plots.append(_routing_figure(s.routing))
     if plots:
         out.append('<div class="grid2">' + "".join(plots) + "</div>")
     if agg:
         out.append(_metrics_table(s))
-    out.append(_routing_confusion(s.routing))
+    out.append(_routing_confusion(ev, s.routing))
     return "".join(out)

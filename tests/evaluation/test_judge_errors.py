@@ -163,7 +163,7 @@ def test_score_summary_strings_and_share():
 
 def test_no_failure_no_raise():
     e = pd.DataFrame()
-    r = EvaluationResult(e, e, e, e, e, [], [], {}, {}, {},
+    r = EvaluationResult(e, e, e, e, e, [], [], None, {}, {},
                          judge_errors=JudgeErrorSummary(100, 96, 4, {"timeout": 4}))
     assert r.raise_for_judge_errors() is r  # 4 % <= 5 %
     with pytest.raises(JudgeErrorsExceeded, match="4 of 100 facts .*timeout 4"):

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from maev_kit.evaluation import EvaluationResult
+from maev_kit.metrics import RoutingReport
 from maev_kit.traces import AgentTurn, Handoff, MultiAgentTrace
 
 XSS = ('<script>window.__pwned=1</script> <img src=x onerror="window.__pwned=2"> </div>'
@@ -111,15 +112,15 @@ def make_evaluation(n: int = 12, *, seed: int = 0, xss: bool = True) -> Evaluati
                           "retention_rate": c["retained"] / j if j else None,
                           "context_complete": 0.9})
     exact = float(pc["routing_exact"].mean())
-    routing = {"exact_routing_accuracy": round(exact, 3),
-               "acceptable_routing_accuracy": round(min(1.0, exact + 0.05), 3),
-               "total_cases": n, "misrouted": int(round((1 - exact) * n)),
-               "confusion": pd.DataFrame([[3, 1], [0, 4]], index=["billing", XSS],
-                                         columns=["billing", "tech_support"])}
+    routing = RoutingReport(exact_routing_accuracy=round(exact, 3),
+                            acceptable_routing_accuracy=round(min(1.0, exact + 0.05), 3),
+                            total_cases=n, misrouted=int(round((1 - exact) * n)))
+    confusion = pd.DataFrame([[3, 1], [0, 4]], index=["billing", XSS],
+                             columns=["billing", "tech_support"])
     return EvaluationResult(
         per_conversation=pc, aggregates=agg, handoff_matrix=matrix,
         pair_stats=pd.DataFrame(pair_rows), ledger=ld, loops=loops, violations=violations,
-        routing=routing,
+        routing=routing, routing_confusion=confusion,
         judge={"name": "heuristic", "version": "1", "model": None, "offline": True,
                "stats": {"requests": 0, "cache_hits": 0}},
         provenance={"maev_kit_version": "0.1.0", "date": "2026-11-29T20:00:00Z",

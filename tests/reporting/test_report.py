@@ -164,7 +164,7 @@ def test_empty_evaluation_still_builds():
     from maev_kit.evaluation import EvaluationResult
 
     empty = pd.DataFrame()
-    ev = EvaluationResult(empty, empty, empty, empty, empty, [], [], {}, {}, {})
+    ev = EvaluationResult(empty, empty, empty, empty, empty, [], [], None, {}, {})
     r = report(ev, calibration=make_calibration(xss=False))
     assert "<!DOCTYPE html>" in r.html and "0 conversations" in r.html
 
@@ -285,7 +285,7 @@ def test_top_level_name_in_any_import_order(first):
     code = (f"{first}\nimport pandas as pd\nfrom maev_kit import report\n"
             "from maev_kit.evaluation import EvaluationResult\n"
             "e = pd.DataFrame()\n"
-            "r = report(EvaluationResult(e, e, e, e, e, [], [], {}, {}, {}), title='ok')\n"
+            "r = report(EvaluationResult(e, e, e, e, e, [], [], None, {}, {}), title='ok')\n"
             "print(type(r).__name__, r.title)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
@@ -316,7 +316,7 @@ def test_missing_values_show_as_na_not_nan():
     agg = ev.aggregates.copy()
     agg.loc[agg["metric"] == "routing_exact", ["mean", "ci_low", "ci_high"]] = float("nan")
     ev.aggregates = agg
-    ev.routing = {}
+    ev.routing = None
     page = report(ev).html
     assert "n/a" in page  # drawn in the forest plot
     no_svg = re.sub(r"<svg.*?</svg>", "", page, flags=re.S)

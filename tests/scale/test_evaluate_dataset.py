@@ -34,10 +34,9 @@ def _same(a, b):
     pdt.assert_frame_equal(a.handoff_matrix, b.handoff_matrix)
     assert a.judge_errors == b.judge_errors and a.not_applicable == b.not_applicable
     assert a.loops == b.loops and a.violations == b.violations
-    assert {k: v for k, v in a.routing.items() if k != "confusion"} == \
-        {k: v for k, v in b.routing.items() if k != "confusion"}
+    assert a.routing == b.routing
     if a.routing or b.routing:
-        pdt.assert_frame_equal(a.routing["confusion"], b.routing["confusion"])
+        pdt.assert_frame_equal(a.routing_confusion, b.routing_confusion)
 
 
 def test_support_desk_equals_evaluate(ray_cluster, tmp_path):
