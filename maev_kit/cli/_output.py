@@ -16,7 +16,20 @@ FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
 
 
 def _echo_json(obj: Any) -> None:
-    click.echo(json.dumps(obj, indent=2, default=_json_default))
+    """``obj`` as standard JSON: NaN (n/a, no interval) is ``null``, never the ``NaN`` token
+    that strict JSON readers refuse."""
+    click.echo(json.dumps(_nan_to_none(obj), indent=2, default=_json_default,
+                          allow_nan=False))
+
+
+def _nan_to_none(obj: Any) -> Any:
+    if isinstance(obj, float) and obj != obj:
+        return None
+    if isinstance(obj, dict):
+        return {k: _nan_to_none(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_nan_to_none(v) for v in obj]
+    return obj
 
 
 def _json_default(o: Any) -> Any:

@@ -182,7 +182,9 @@ def aggregate_summary(per_conv: pd.DataFrame, summary: ScoreSummary, ledger: pd.
     not_applicable = _not_applicable(summary.na)
     aggregates = _bootstrap_means(per_conv, AGGREGATED, n_resamples=n_resamples,
                                   confidence=confidence, seed=seed)
-    aggregates["note"] = [_note(m, k, n, judge_errors, not_applicable)
+    no_interval = _without_degenerate_intervals(aggregates)
+    aggregates["note"] = ["; ".join(filter(None, (_note(m, k, n, judge_errors, not_applicable),
+                                                  no_interval.get(m))))
                           for m, k in zip(aggregates["metric"], aggregates["n"])]
     pair_counts = _pair_counts(summary.pairs)
     matrix = (pair_counts.unstack(fill_value=0).rename_axis(index="from_agent",
@@ -243,6 +245,31 @@ def _not_applicable(groups: dict[tuple[tuple[str, str], ...], list[Any]]
                   else "; ".join(f"{why} ({n})" for why, n in counts.most_common()))
         out[comp] = {"conversations": sum(counts.values()), "reason": reason}
     return out
+
+
+#: Fewer conversations than this: no bootstrap interval (a percentile bootstrap over a
+#: handful of conversations has far less than its nominal coverage; over one it is a point).
+MIN_CONVERSATIONS_FOR_INTERVAL = 10
+
+
+def _without_degenerate_intervals(aggregates: pd.DataFrame) -> dict[str, str]:
+    """Blank (NaN) the interval of every row that has none to give, and say why, by metric:
+    fewer than :data:`MIN_CONVERSATIONS_FOR_INTERVAL` conversations, or every conversation
+    with the same value (a zero-width interval would read as certainty)."""
+    why: dict[str, str] = {}
+    for i, (metric, n, lo, hi) in enumerate(zip(aggregates["metric"], aggregates["n"],
+                                                 aggregates["ci_low"], aggregates["ci_high"])):
+        if n == 0:
+            continue
+        if n < MIN_CONVERSATIONS_FOR_INTERVAL:
+            why[metric] = (f"no interval: {n} conversation{'s' if n != 1 else ''}, fewer "
+                           f"than {MIN_CONVERSATIONS_FOR_INTERVAL}")
+        elif lo == hi:
+            why[metric] = f"no interval: all {n} conversations have the same value"
+        else:
+            continue
+        aggregates.loc[i, ["ci_low", "ci_high"]] = math.nan
+    return why
 
 
 def _note(metric: str, n: int, total: int, judge_errors: JudgeErrorSummary,

@@ -164,7 +164,9 @@ def _column_sum(pc: Any, col: str) -> int | None:
 def _composite_kpi(comp: Mapping[str, Any], ci_name: str) -> _Kpi:
     """The main KPI card: the composite's mean and CI (or why it has none)."""
     lo, hi = _num(comp.get("ci_low")), _num(comp.get("ci_high"))
-    ci = f"{ci_name} {h.fmt(lo)} – {h.fmt(hi)}" if lo is not None else ""
+    note = str(comp.get("note") or "")
+    ci = (f"{ci_name} {h.fmt(lo)} – {h.fmt(hi)}" if lo is not None
+          else note[note.index("no interval"):] if "no interval" in note else "")
     if _num(comp.get("mean")) is None:
         ci = "no component applies"
     return ("main", "composite coordination", h.fmt(comp.get("mean")), ci)
