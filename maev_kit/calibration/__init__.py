@@ -8,12 +8,15 @@ when it no longer matches. :func:`next_items_to_label` says where labels help mo
 :func:`fit_on_other_splits` fits a judge that learns from labels on every split but the scored
 one. :func:`align` searches for a better judge prompt on the dev split and tests the winner
 once on the test split; :func:`compare_prompts` shows why one prompt beats another.
+:func:`check_card` is the drift gate: it re-runs a card's judge on the card's labeled items and
+returns a :class:`DriftReport` (PASS / FAIL) comparing κ with what the card recorded.
 """
 
 from maev_kit.calibration._active import next_items_to_label
 from maev_kit.calibration._align import AlignmentResult, Budget, align
 from maev_kit.calibration._calibrate import calibrate
 from maev_kit.calibration._card import JudgeCard, JudgeCardMismatchWarning, judge_from_card
+from maev_kit.calibration._check import DriftReport, check_card
 from maev_kit.calibration._compare_prompts import PromptComparison, compare_prompts
 from maev_kit.calibration._human import fit_on_other_splits, load_human_labels
 from maev_kit.calibration._prevalence import corrected_prevalence
@@ -29,6 +32,7 @@ __all__ = [
     "Budget",
     "CalibrationResult",
     "DegenerateLabelsError",
+    "DriftReport",
     "JudgeCard",
     "JudgeCardMismatchWarning",
     "JudgeMeta",
@@ -36,6 +40,7 @@ __all__ = [
     "align",
     "calibrate",
     "calibration_from_runs",
+    "check_card",
     "compare_prompts",
     "corrected_prevalence",
     "fit_on_other_splits",

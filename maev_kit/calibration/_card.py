@@ -8,15 +8,21 @@ import json
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer
 
 from maev_kit._jsonl import read_input_bytes
 from maev_kit.errors import InputError
 
 __all__ = ["JudgeCard", "JudgeCardMismatchWarning", "card_backend", "card_fields",
-           "judge_from_card"]
+           "judge_from_card", "verdict_fields"]
+
+#: Optional fields added after the first cards were written (for the drift gate, ``maev check``):
+#: left out of the JSON while unset, so a card without them is written byte for byte as before
+#: (an older maev-kit reads it), and every older card loads unchanged: schema_version stays 1.
+#: (An older maev-kit refuses a card that sets one, naming it as an unknown field.)
+_OPTIONAL_FIELDS = ("accuracy", "tolerance", "item_verdicts")
 
 
 class JudgeCardMismatchWarning(UserWarning):
@@ -74,11 +80,24 @@ class JudgeCard(BaseModel):
     kappa: float | None = None
     kappa_low: float | None = None
     kappa_high: float | None = None
+    accuracy: float | None = None
     confidence: float = 0.95
     human_kappa: float | None = None
     threshold: float | None = None
+    tolerance: float | None = Field(default=None, ge=0, le=1)
     created_at: str = ""
     maev_kit_version: str = ""
+    item_verdicts: dict[str, Literal["retained", "lost", "contradicted"]] | None = None
+
+    @model_serializer(mode="wrap")
+    def _leave_out_unset(self, handler: Any) -> Any:
+        """The optional fields of :data:`_OPTIONAL_FIELDS` are written only when set."""
+        data = handler(self)
+        if isinstance(data, dict):
+            for name in _OPTIONAL_FIELDS:
+                if data.get(name, 0) is None:
+                    del data[name]
+        return data
 
     def model_post_init(self, context: Any) -> None:
         if not self.created_at:
@@ -319,6 +338,25 @@ def labels_hash(human: Mapping[str, Mapping[str, str]], item_ids: Sequence[str])
         for ann, lab in sorted(human.get(iid, {}).items()):
             h.update(f"{iid}\t{ann}\t{lab}\n".encode())
     return h.hexdigest()
+
+
+def verdict_fields(run: Any, accuracy: float | None = None) -> dict[str, Any]:
+    """The card fields that let the drift gate pair a later run with this one, item by item:
+    ``item_verdicts`` (each scored item's label from ``run``, a JudgeRun; failed calls have
+    none) and ``accuracy`` (when given, e.g. the leaderboard's).
+
+    >>> from maev_kit.judges import Verdict
+    >>> from maev_kit.runner import JudgeRun
+    >>> run = JudgeRun([Verdict("c2/h0/f1", "lost"), Verdict("c1/h0/f1", "retained"),
+    ...                 Verdict("c3/h0/f1", None, error="timeout")], "heuristic", "3", None, {})
+    >>> verdict_fields(run, 0.5)
+    {'item_verdicts': {'c1/h0/f1': 'retained', 'c2/h0/f1': 'lost'}, 'accuracy': 0.5}
+    """
+    verdicts = {str(v.item_id): str(v.label) for v in run.verdicts if v.label is not None}
+    out: dict[str, Any] = {"item_verdicts": dict(sorted(verdicts.items()))}
+    if accuracy is not None and accuracy == accuracy:  # not NaN
+        out["accuracy"] = float(accuracy)
+    return out
 
 
 def card_fields(judge: Any) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from maev_kit.agreement import (
 from maev_kit.agreement._kappa import ac_from_table
 from maev_kit.agreement._labels import LABELS, encode
 from maev_kit.agreement._report import _f, ci_label
-from maev_kit.calibration._card import JudgeCard, labels_hash
+from maev_kit.calibration._card import JudgeCard, labels_hash, verdict_fields
 from maev_kit.calibration._human import load_human_labels
 from maev_kit.errors import ERROR_CAUSES, InputError, JudgeErrorsExceeded
 
@@ -229,7 +229,8 @@ class CalibrationResult:
             kappa=_f(row["kappa"]), kappa_low=_f(row["kappa_low"]),
             kappa_high=_f(row["kappa_high"]), confidence=self.confidence,
             human_kappa=None if self.ceiling is None else _f(self.ceiling["kappa"]),
-            threshold=self.threshold, **meta.card_fields)
+            threshold=self.threshold, **meta.card_fields,
+            **verdict_fields(run, _f(row["accuracy"])))  # the drift gate pairs with these
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly summary (NaN → None)."""

@@ -26,12 +26,14 @@ _LAZY_COMMANDS: dict[str, str] = {
     "demo": "maev_kit.cli._score:demo",
     "calibrate": "maev_kit.cli._calibrate:calibrate_command",
     "align": "maev_kit.cli._align:align_command",
+    "check": "maev_kit.cli._check:check_command",
     "score": "maev_kit.cli._score:score",
     "agree": "maev_kit.cli._score:agree",
     "report": "maev_kit.cli._score:report_command",
     "init-set": "maev_kit.cli._init_set:init_set_command",
     "convert": "maev_kit.cli._convert:convert_command",
     "labels": "maev_kit.cli._labels:labels_command",
+    "sample": "maev_kit.cli._sample:sample_command",
 }
 
 _HELP = {
@@ -41,12 +43,14 @@ _HELP = {
     "demo": "The main job, offline: calibrate, score and report on the bundled set.",
     "calibrate": "Compare judges and prompt variants against human labels.",
     "align": "Search judge prompts on dev; test the winner once on test.",
+    "check": "Drift gate: re-run a judge card's judge; exit 1 when agreement fell.",
     "score": "Score every conversation of a labeled set or trace file.",
     "agree": "Agreement statistics between annotators (and a judge run).",
     "report": "Write the self-contained HTML report.",
     "init-set": "Create a labeled set from your own traces and proposed key facts.",
     "convert": "Convert traces between JSONL and Parquet (or from a framework export).",
     "labels": "Labels per status (attached, set aside and why); re-attach set-aside labels.",
+    "sample": "Draw the random sample of items people label (for corrected estimates).",
 }
 
 

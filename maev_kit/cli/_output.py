@@ -236,3 +236,59 @@ def _write_frame(df: Any, path: str | Path) -> bool:
 
     atomic_write(path, write)
     return True
+
+
+def _estimates_text(estimates: Any) -> str:
+    """The retention rates over all handoffs, judge-only beside human-only and PPI++ (each
+    with its interval), or the one line saying they are judge-only and why."""
+    if estimates is None or not len(estimates):
+        return ""
+    rows = estimates[estimates["scope"] == "all"]
+    methods = list(dict.fromkeys(rows["method"]))
+    if methods == ["judge-only"]:
+        note = str(rows["note"].iloc[0])
+        return "retention rates: " + note
+    conf = "95 %"
+    lines = [f"retention rates over all handoffs ({conf} CI; n labeled items of a random "
+             "sample, N judged only; docs/estimates.md):"]
+    width = 22
+    lines.append(" " * 14 + "".join(m.ljust(width) for m in methods) + "n / N")
+    for rate, part in rows.groupby("rate", sort=False):
+        cells = []
+        for m in methods:
+            got = part[part["method"] == m]
+            cells.append(_estimate_cell(got.iloc[0]) if len(got) else "—")
+        ppi = part[part["method"] == "ppi++"]
+        nn = f"{int(ppi['n'].iloc[0])} / {int(ppi['N'].iloc[0])}" if len(ppi) else ""
+        lines.append(f"{rate:<14}" + "".join(c.ljust(width) for c in cells) + nn)
+    notes = sorted({str(n) for n in rows["note"] if n and "not corrected" not in str(n)})
+    lines.extend(f"  note: {n}" for n in notes)
+    return "\n".join(lines)
+
+
+def _estimate_cell(row: Any) -> str:
+    import math
+
+    est, lo, hi = row["estimate"], row["ci_low"], row["ci_high"]
+    if est is None or (isinstance(est, float) and math.isnan(est)):
+        return "n/a"
+    if lo is None or (isinstance(lo, float) and math.isnan(lo)):
+        return f"{est:.3f} (no CI)"
+    return f"{est:.3f} ({lo:.3f}–{hi:.3f})"
+
+
+def _budget_text(budget: Any) -> str:
+    """``label budget for ± 0.05 …``: the labels each rate needs, from the labels so far."""
+    if budget is None or not len(budget):
+        return ""
+    first = budget.iloc[0]
+    parts = []
+    for row in budget.to_dict("records"):
+        if row["labels_needed"] is None or row["labels_needed"] != row["labels_needed"]:
+            parts.append(f"{row['rate']} n/a ({row['note']})")
+        else:
+            parts.append(f"{row['rate']} {int(row['labels_needed'])} "
+                         f"({int(row['more_labels'])} more; people alone "
+                         f"{int(row['labels_needed_without_judge'])})")
+    return (f"label budget for ± {first['target_half_width']:.2f} (PPI++, planned from the "
+            f"{int(first['labeled_now'])} sampled labels so far): " + "; ".join(parts))

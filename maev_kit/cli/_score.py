@@ -17,8 +17,8 @@ from maev_kit.cli._flags import (OFFLINE_JUDGES, SET_HELP, JudgeFlags, _check_sp
                                  _is_offline, _labeled_set, _load_card, _run_params,
                                  _scoring_judge, _traces_or_set, card_options, facts_options,
                                  judge_options)
-from maev_kit.cli._output import (FRAME_SUFFIXES, _echo_json, _echo_run_lines,
-                                  _error_summary_line, _failed_judges, _frame_text,
+from maev_kit.cli._output import (FRAME_SUFFIXES, _budget_text, _echo_json, _echo_run_lines,
+                                  _error_summary_line, _estimates_text, _failed_judges, _frame_text,
                                   _input_file, _judge_line, _na, _one_line, _output_file,
                                   _output_folder, _write_frame)
 from maev_kit.errors import InputError
@@ -278,14 +278,21 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
     written = [p for p, df in ((out, result.per_conversation), (ledger, result.ledger))
                if p and _write_frame(df, p)]
     if as_json:
+        est = result.estimates
         _echo_json({"aggregates": result.aggregates.to_dict(orient="records"),
                     "judge": result.judge, "facts": result.provenance.get("facts"),
+                    "estimates": est.to_dict(orient="records") if est is not None else None,
+                    "label_budget": (result.label_budget.to_dict(orient="records")
+                                     if result.label_budget is not None else None),
                     "files": written})
         return
     click.echo(_frame_text(_na(result.summary())))
     click.echo(f"\n{len(result.per_conversation)} conversations scored in "
                f"{time.perf_counter() - t0:.1f} s")
     _echo_run_lines(result)
+    for text in (_estimates_text(result.estimates), _budget_text(result.label_budget)):
+        if text:
+            click.echo(text)
     for p in written:
         click.echo(output_line(p, replacing.get(p, False)))
     if engine == "ray":

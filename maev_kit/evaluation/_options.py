@@ -71,6 +71,15 @@ class EvaluationOptions:
         no judged fact) is NaN and the composite is over the applicable components, weights
         renormalised; one :class:`~maev_kit.errors.NotApplicableWarning` says how many
         conversations lack what. ``"article"``: the article's numbers, for parity.
+    human_labels : labels file, LabelStore or records, optional
+        People's labels for the corrected estimates (``result.estimates``); default: a
+        labeled set's ``labels.jsonl``.
+    label_sample : LabelSample or path, optional
+        The random sample of judged items those labels follow (``maev sample``); default: a
+        labeled set's ``label_sample.json`` when it has one. Without one the rates are
+        judge-only, "not corrected for judge error".
+    target_half_width : float, default 0.05
+        The ± width the label budget (``result.label_budget``) plans for.
     n_resamples, confidence, seed : bootstrap over conversations for the aggregates' CIs.
     cache, progress, max_concurrency, timeout, mode : passed to
         :func:`~maev_kit.runner.run_judge` (``timeout``: seconds per request; ``mode="batch"``
@@ -104,6 +113,9 @@ class EvaluationOptions:
     max_handoffs: int = 5
     weights: Mapping[str, float] | None = None
     not_applicable: NotApplicable = "na"
+    human_labels: Any = None
+    label_sample: Any = None
+    target_half_width: float = 0.05
     n_resamples: int = 2000
     confidence: float = 0.95
     seed: int = 0

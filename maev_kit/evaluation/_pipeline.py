@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from maev_kit._gc import paused_gc
 from maev_kit.evaluation._aggregate import aggregate_scores, ledger_frame, warn_result
+from maev_kit.evaluation._estimates import estimates_for
 from maev_kit.evaluation._facts import KeyFacts, fact_backend, select_facts
 from maev_kit.evaluation._judging import (
     judge_info,
@@ -105,9 +106,20 @@ def evaluate(
         n_resamples=opts.n_resamples, confidence=opts.confidence, seed=opts.seed)
     _describe(result, opts, judge_obj, run)
     if key_facts is not None:
-        result.provenance["facts"] = key_facts.provenance(items)
+        _judged_rates(result, key_facts.provenance(items), inputs.labeled_set, opts)
     warn_result(result)
     return result
+
+
+def _judged_rates(result: EvaluationResult, facts: dict[str, Any], labeled_set: Any,
+                  opts: EvaluationOptions) -> None:
+    """What only a judged run has: where its facts came from, its rates estimated judge-only,
+    human-only and corrected (PPI++), and the label budget."""
+    result.provenance["facts"] = facts
+    result.estimates, result.label_budget = estimates_for(
+        result.ledger, labeled_set=labeled_set, human_labels=opts.human_labels,
+        label_sample=opts.label_sample, confidence=opts.confidence,
+        half_width=opts.target_half_width)
 
 
 def _key_facts(traces: Sequence[MultiAgentTrace],

@@ -147,6 +147,16 @@ class EvaluationResult:
         (None without any case).
     routing_confusion : DataFrame or None
         :func:`~maev_kit.metrics.routing_confusion` over the same cases (None without any).
+    estimates : DataFrame or None
+        The retention rates (retained, lost, contradicted; over all handoffs and per agent
+        pair) estimated three ways: judge-only, human-only and PPI++ corrected with human
+        labels on a random sample (``docs/estimates.md``); judge-only rows say "not corrected
+        for judge error" and why. None when nothing was judged.
+    label_budget : DataFrame or None
+        Per overall rate, the human labels of the random sample its PPI++ interval needs to
+        reach ``± target_half_width`` (planned from the labels so far), how many more, the
+        expected half-width, and the labels people alone would need; empty without a labeled
+        random sample.
     judge : dict
         name, version, model, offline, stats of the judge run.
     provenance : dict
@@ -177,6 +187,8 @@ class EvaluationResult:
     judge_errors: JudgeErrorSummary = field(default_factory=JudgeErrorSummary)
     not_applicable: dict[str, dict[str, Any]] = field(default_factory=dict)
     routing_confusion: pd.DataFrame | None = field(default=None, repr=False)
+    estimates: pd.DataFrame | None = field(default=None, repr=False)
+    label_budget: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
     def fact_ledger(self) -> pd.DataFrame:
@@ -274,6 +286,10 @@ class EvaluationResult:
                                                     for t in self.traces]}, dtype=object)}
         if confusion is not None:
             tables["routing_confusion"] = confusion
+        if self.estimates is not None:
+            tables["estimates"] = self.estimates
+        if self.label_budget is not None:
+            tables["label_budget"] = self.label_budget
         values = {"routing": self.routing, "routing_has_confusion": confusion is not None,
                   "judge": self.judge, "provenance": self.provenance, "weights": self.weights,
                   "judge_errors": self.judge_errors, "not_applicable": self.not_applicable,
@@ -340,6 +356,7 @@ def load_result(path: str | os.PathLike[str]) -> EvaluationResult:
         routing=RoutingReport.from_dict(routing) if routing else None,
         routing_confusion=(tables["routing_confusion"] if manifest.get("routing_has_confusion")
                            else None),
+        estimates=tables.get("estimates"), label_budget=tables.get("label_budget"),
         judge=dict(manifest.get("judge") or {}), provenance=dict(manifest.get("provenance") or {}),
         traces=traces, weights=manifest.get("weights"),
         judge_errors=JudgeErrorSummary(**je),

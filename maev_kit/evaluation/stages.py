@@ -11,6 +11,8 @@ The flow of one evaluation::
     judge_items            items → JudgeRun (one Verdict per item; failures are not verdicts)
     score_traces           traces + verdicts → ConversationScore per conversation
     aggregate_scores       scores + ledger_frame(items, run) → EvaluationResult
+    estimates_for          ledger + human labels on a random sample → the rates judge-only,
+                           human-only and PPI++ corrected (EvaluationResult.estimates)
 
 ``aggregate_scores`` is :func:`summarize_scores` then :func:`aggregate_summary`; an engine
 that scores in blocks sums the blocks' :class:`ScoreSummary` (``add``) and calls
@@ -50,6 +52,11 @@ from maev_kit.evaluation._aggregate import (
     summarize_scores,
     warn_result,
 )
+from maev_kit.evaluation._estimates import (
+    ESTIMATE_COLUMNS,
+    corrected_estimates,
+    estimates_for,
+)
 from maev_kit.evaluation._facts import (
     FACT_MODES,
     KeyFacts,
@@ -73,6 +80,7 @@ from maev_kit.retention import build_retention_items
 
 __all__ = [
     "AGGREGATED",
+    "ESTIMATE_COLUMNS",
     "EvaluationInputs",
     "FACT_MODES",
     "KeyFacts",
@@ -82,6 +90,8 @@ __all__ = [
     "aggregate_scores",
     "aggregate_summary",
     "build_retention_items",
+    "corrected_estimates",
+    "estimates_for",
     "fact_backend",
     "fact_methods",
     "facts_by_source",

@@ -14,21 +14,26 @@ from maev_kit.labels._records import (
     latest_labels,
     read_label_file,
 )
+from maev_kit.labels._sample import SAMPLE_FILE, LabelSample, draw_label_sample, population_hash
 from maev_kit.labels._session import LabelingSession, ShownVerdict
 from maev_kit.labels._store import LabelStore, LabelStoreWarning
 
 __all__ = [
     "LABEL_VALUES",
+    "SAMPLE_FILE",
     "LabelFile",
     "LabelRecord",
+    "LabelSample",
     "LabelStatus",
     "LabelStore",
     "LabelStoreWarning",
     "LabelingSession",
     "SetAsideLabel",
     "ShownVerdict",
+    "draw_label_sample",
     "label_status",
     "latest_labels",
+    "population_hash",
     "read_label_file",
     "reattach_labels",
 ]

@@ -31,8 +31,11 @@ JUDGE_HASH_NAMES = {"prompt_sha256": PROMPT_HASH}
 
 
 def _named_hashes(d: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
-    """``d`` with its hash keys renamed to say what each hash covers."""
-    return {names.get(k, k): v for k, v in d.items()}
+    """``d`` with its hash keys renamed to say what each hash covers (a card's per-item
+    verdicts, kept for the drift gate, shown as their count)."""
+    return {names.get(k, k): (f"{len(v)} items (for maev check)"
+                              if k == "item_verdicts" and isinstance(v, Mapping) else v)
+            for k, v in d.items()}
 
 
 def _provenance(ev: Any, labeled_set: Any, judge_card: Any, now: str) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 from maev_kit.reporting import _html as h
 from maev_kit.reporting._common import _plural, _records
+from maev_kit.reporting._sections_estimates import _estimates
 
 
 #: What each fact source means, for the retention section (proposers not named here are
@@ -87,6 +88,7 @@ def _retention(ev: Any) -> str:
         why = (na.get("retention") or {}).get("reason") or "no key facts"
         out.append(f'<p class="empty">No key fact to judge: {h.esc(why)}. Information '
                    "retention is n/a.</p>")
+    out.append(_estimates(ev))
     without = int(facts.get("conversations_without_facts") or 0)
     if recs and without:
         out.append(f'<p class="note">{_plural(without, "conversation")} of {n_conv} got no '

@@ -62,7 +62,8 @@ __all__ = ["ShardFailure", "evaluate_dataset"]
 
 _SCORE_KWARGS = ("triage_agent", "max_handoffs", "weights", "not_applicable")
 _OTHER_KWARGS = ("n_resamples", "confidence", "seed", "backend", "prompt", "cache",
-                 "max_concurrency", "timeout", "split", "progress")
+                 "max_concurrency", "timeout", "split", "progress", "human_labels",
+                 "label_sample", "target_half_width")
 _ORDER_SHIFT = 32  # _order = shard index << 32 | row: rows of one shard stay together, in order
 
 
@@ -1100,6 +1101,13 @@ def _collect(out: Folder, plan: _Plan, judge: Any, judge_obj: Any, stats: dict[s
     if facts is not None:
         result.provenance["facts"] = facts
         _warn_notes(facts["notes"], [n for u in used for n in u.notes])
+    if judge is not None:  # as evaluate: the rates judge-only, or corrected with a sample
+        from maev_kit.evaluation.stages import estimates_for
+
+        result.estimates, result.label_budget = estimates_for(
+            ledger, labeled_set=plan.labeled_set, human_labels=kw.get("human_labels"),
+            label_sample=kw.get("label_sample"), confidence=kw.get("confidence", 0.95),
+            half_width=kw.get("target_half_width", 0.05))
     warn_result(result)
     return result
 

@@ -39,7 +39,7 @@ def test_aggregates_have_ordered_cis(result):
     assert math.isclose(comp["mean"], result.per_conversation["composite"].mean(), abs_tol=1e-4)
     # two conversations are too few for a bootstrap interval: none, and the note says why
     assert math.isnan(comp["ci_low"]) and math.isnan(comp["ci_high"])
-    assert comp["n"] == 2 and "no interval: 2 conversations, fewer than 10" in comp["note"]
+    assert comp["n"] == 2 and "no interval: 2 conversations, fewer than 20" in comp["note"]
 
 
 def test_pairs_ledger_and_loops(result):

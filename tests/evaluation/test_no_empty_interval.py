@@ -38,13 +38,13 @@ def test_the_same_value_everywhere_is_no_interval():
     traces, exps = two_conversations()
     good = traces[0]
     many = [type(good)(f"c{i}", turns=good.turns, handoffs=good.handoffs,
-                       user_messages=good.user_messages) for i in range(12)]
+                       user_messages=good.user_messages) for i in range(24)]
     exp = exps["good"]
     result = _evaluate(many, expectations=[{**_exp_dict(exp), "conversation_id": f"c{i}"}
-                                           for i in range(12)])
+                                           for i in range(24)])
     row = result.summary().loc["routing_exact"]
-    assert row["n"] == 12 and row["mean"] == 1.0
-    assert math.isnan(row["ci_low"]) and "all 12 conversations have the same value" in \
+    assert row["n"] == 24 and row["mean"] == 1.0
+    assert math.isnan(row["ci_low"]) and "all 24 conversations have the same value" in \
         row["note"]
 
 

@@ -99,7 +99,7 @@ def test_partly_applicable_components_count_only_where_they_apply():
     assert summary.loc["handoff_quality", "n"] == 2 and summary.loc["composite", "n"] == 2
     assert summary.loc["handoff_quality", "note"] == (
         "n/a for 2 of 4 conversations: no expected handoffs; "
-        "no interval: 2 conversations, fewer than 10")
+        "no interval: 2 conversations, fewer than 20")
     pc = result.per_conversation.set_index("conversation_id")
     assert summary.loc["handoff_quality", "mean"] == pytest.approx(
         pc.loc[["good", "bad"], "handoff_quality"].mean(), abs=1e-4)

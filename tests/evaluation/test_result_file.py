@@ -85,7 +85,8 @@ def test_manifest_is_versioned_and_documented(tmp_path):
     assert manifest["format"] == "maev-kit evaluation result"
     assert manifest["schema_version"] == 1
     assert set(manifest["tables"]) == {"per_conversation", "aggregates", "handoff_matrix",
-                                       "pair_stats", "ledger", "traces", "routing_confusion"}
+                                       "pair_stats", "ledger", "traces", "routing_confusion",
+                                       "estimates", "label_budget"}
     for name, info in manifest["tables"].items():
         assert (folder / info["file"]).is_file() and len(info["sha256"]) == 64
     doc = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text()
