@@ -326,10 +326,52 @@ card.save(WORK / "judge_card.json")
 print("wrote", WORK / "judge_card.json")
 card
 """),
-        md("## Where to label next\n\nItems where judges disagree most narrow the CIs fastest."),
+        md("## Where to label next\n\nItems where judges disagree most narrow the CIs fastest — for calibrating a judge. They are *not* a random sample: never use them for a corrected rate (next section)."),
         code("""
 from maev_kit.calibration import next_items_to_label
 next_items_to_label(ls.items, list(cal.runs.values()), k=5)
+"""),
+        md("""
+## Numbers you can cite: judge-only, human-only, corrected
+
+A rate from the judge alone carries the judge's error; its interval narrows around the wrong
+value. Label a **random sample** of the judged items (`maev sample`, or `draw_label_sample`) and
+the kit gives three estimates of each rate: the judge's, the labels' alone, and PPI++ — the
+judge's rate corrected by its error on the sample (docs/estimates.md). The SNLI set has five
+real crowd labels per item (CC BY-SA 4.0), so we can draw 100 of its 800 items as if only they
+were labeled, and see all three.
+"""),
+        code("""
+from maev_kit.labels import draw_label_sample
+
+snli = mk.evaluate("snli_calibration", judge="heuristic", progress=False, n_resamples=200)
+sample = draw_label_sample(list(snli.ledger["item_id"]), 100, seed=3)
+snli = mk.evaluate("snli_calibration", judge="heuristic", progress=False, n_resamples=200,
+                   label_sample=sample)
+overall = snli.estimates[snli.estimates["scope"] == "all"]
+overall[["rate", "method", "estimate", "ci_low", "ci_high", "n", "N", "lam"]].round(3)
+"""),
+        code("""
+import matplotlib.pyplot as plt
+
+fig, ax = plt.subplots(figsize=(7, 3.2))
+colors = {"judge-only": "#8c959f", "human-only": "#1f77b4", "ppi++": "#d95f02"}
+for j, (rate, part) in enumerate(overall.groupby("rate", sort=False)):
+    for k, row in enumerate(part.itertuples()):
+        y = j * 4 + k
+        ax.errorbar(row.estimate, y, xerr=[[row.estimate - row.ci_low], [row.ci_high - row.estimate]],
+                    fmt="o", color=colors[row.method], capsize=3,
+                    label=row.method if j == 0 else None)
+    ax.text(-0.02, j * 4 + 1, rate, ha="right", va="center")
+ax.set_yticks([]); ax.set_xlim(0, 0.7); ax.invert_yaxis()
+ax.set_xlabel("share of facts (95 % CI)"); ax.legend(loc="lower right", frameon=False)
+ax.set_title("The heuristic under-calls contradictions; the corrected rate follows the people")
+plt.tight_layout()
+"""),
+        md("How many labels would ±0.05 take? The planner uses the labels so far as a pilot:"),
+        code("""
+snli.label_budget[["rate", "labels_needed", "more_labels", "expected_half_width",
+                   "labels_needed_without_judge"]]
 """),
     ],
     "04_coordination_report": [
