@@ -73,13 +73,8 @@ def _check_card_judge_flags(path: str, flags: JudgeFlags) -> None:
     card = JudgeCard.load(path)
     if card.model is not None:
         return
-    used = [f for f, v in (("--prompt", flags.prompts), ("--api-base", flags.api_base),
-                           ("--api-key", flags.api_key), ("--batch", flags.batch)) if v]
-    if used:
-        verb = "applies" if len(used) == 1 else "apply"
-        raise InputError(f"{' and '.join(used)} only {verb} to a model judge; the card's judge "
-                         f"{card.judge_name} runs offline (drop the flag, or pass --judge "
-                         "MODEL to check a model against the card)")
+    flags.refuse_model_flags(f"the card's judge {card.judge_name}",
+                             "pass --judge MODEL to check a model against the card")
 
 
 for _param in check_command.params:  # the card names the judge unless --judge is given

@@ -36,6 +36,15 @@ class JudgeFlags:
     timeout: float | None = None
     batch: bool = False
 
+    def refuse_model_flags(self, offline_judge: str, instead: str) -> None:
+        """Raise when a flag that only a model judge reads was given for ``offline_judge``."""
+        used = [f for f, v in (("--prompt", self.prompts), ("--api-base", self.api_base),
+                               ("--api-key", self.api_key), ("--batch", self.batch)) if v]
+        if used:
+            verb = "applies" if len(used) == 1 else "apply"
+            raise InputError(f"{' and '.join(used)} only {verb} to a model judge; "
+                             f"{offline_judge} runs offline (drop the flag, or {instead})")
+
     @property
     def judge(self) -> str:
         return self.judges[0]
@@ -90,13 +99,8 @@ class JudgeFlags:
             raise InputError("--batch keeps its answers and batch ids in the reply cache; "
                              "drop --no-cache")
         if all(_is_offline(j) for j in self.judges):
-            used = [f for f, v in (("--prompt", self.prompts), ("--api-base", self.api_base),
-                                   ("--api-key", self.api_key), ("--batch", self.batch)) if v]
-            if used:
-                verb = "applies" if len(used) == 1 else "apply"
-                raise InputError(f"{' and '.join(used)} only {verb} to a model judge; "
-                                 f"{', '.join(self.judges)} runs offline (drop the flag, or "
-                                 "pass --judge MODEL, e.g. gpt-4o-mini)")
+            self.refuse_model_flags(", ".join(self.judges), "pass --judge MODEL, e.g. "
+                                                            "gpt-4o-mini")
 
 
 def _is_offline(judge: str) -> bool:
