@@ -8,6 +8,7 @@ from typing import Any
 
 from maev_kit.errors import InputError, LabelValidationError
 from maev_kit.labels._records import LabelRecord, latest_labels, read_label_file
+from maev_kit.labels._backends import is_store_url
 
 __all__ = ["CannotFitError", "HumanLabels", "check_split", "fit_on_other_splits",
            "load_human_labels"]
@@ -46,6 +47,11 @@ def load_human_labels(human_labels: Any, *, exclude_sources: tuple[str, ...] = (
     ...                    {"item_id": "c1/h0/f2", "annotator": "ben", "label": "skip"}])
     {'c1/h0/f1': {'ana': 'retained'}}
     """
+    if isinstance(human_labels, str) and is_store_url(human_labels):  # a database store
+        from maev_kit.labels import LabelStore
+
+        with LabelStore(human_labels) as store:
+            return _from_records(store.records(), exclude_sources)
     if isinstance(human_labels, (str, os.PathLike)):
         if os.path.isdir(human_labels):
             human_labels = os.path.join(human_labels, "labels.jsonl")

@@ -4,9 +4,14 @@ Nothing here imports a widget library; :mod:`maev_kit.widgets` is a view over th
 whose item is gone (its fact rejected in review or removed) is set aside, never deleted:
 :func:`label_status` lists where each label stands and :func:`reattach_labels` moves set-aside
 labels to another item by appending lines.
+
+:class:`LabelStore` keeps labels in ``labels.jsonl`` (the default and the interchange format)
+or, given a URL, in SQLite (``sqlite:///labels.db``) or PostgreSQL (``postgresql://…``) with
+the same semantics (docs/label-stores.md); :func:`open_label_store` and :func:`copy_labels`.
 """
 
 from maev_kit.labels._attach import LabelStatus, SetAsideLabel, label_status, reattach_labels
+from maev_kit.labels._backends import LabelStoreError
 from maev_kit.labels._records import (
     LABEL_VALUES,
     LabelFile,
@@ -16,7 +21,7 @@ from maev_kit.labels._records import (
 )
 from maev_kit.labels._sample import SAMPLE_FILE, LabelSample, draw_label_sample, population_hash
 from maev_kit.labels._session import LabelingSession, ShownVerdict
-from maev_kit.labels._store import LabelStore, LabelStoreWarning
+from maev_kit.labels._store import LabelStore, LabelStoreWarning, copy_labels, open_label_store
 
 __all__ = [
     "LABEL_VALUES",
@@ -26,13 +31,16 @@ __all__ = [
     "LabelSample",
     "LabelStatus",
     "LabelStore",
+    "LabelStoreError",
     "LabelStoreWarning",
     "LabelingSession",
     "SetAsideLabel",
     "ShownVerdict",
+    "copy_labels",
     "draw_label_sample",
     "label_status",
     "latest_labels",
+    "open_label_store",
     "population_hash",
     "read_label_file",
     "reattach_labels",

@@ -6,6 +6,11 @@ exclusive ``flock`` on the file while they write, so two processes labeling one 
 interleave or overwrite each other's lines. A *torn* last line (a crash or power cut in the
 middle of a write — never acknowledged) is tolerated on load and reported; the next write cuts
 it off first so the file stays valid JSONL.
+
+The same class keeps labels in a database when given a URL instead of a path —
+``sqlite:///labels.db`` (one file, no server) or ``postgresql://user@host/db`` (a team) — with
+the same semantics: append-only, latest per ``(item_id, annotator)`` wins, acknowledged means
+durable (:mod:`maev_kit.labels._backends`, docs/label-stores.md).
 """
 
 from __future__ import annotations
@@ -20,9 +25,17 @@ from typing import Any
 
 from maev_kit._jsonl import append_lines, display_name
 from maev_kit.errors import LabelValidationError, Problem
+from maev_kit.labels._backends import (
+    DEFAULT_RETRY_FOR,
+    DatabaseBackend,
+    copy_records,
+    is_store_url,
+    new_label_id,
+    open_backend,
+)
 from maev_kit.labels._records import LABEL_VALUES, LabelRecord, latest_labels, read_label_file
 
-__all__ = ["LabelStore", "LabelStoreWarning"]
+__all__ = ["LabelStore", "LabelStoreWarning", "copy_labels", "open_label_store"]
 
 
 class LabelStoreWarning(UserWarning):
@@ -42,7 +55,14 @@ class LabelStore:
     Parameters
     ----------
     path : str or path-like
-        The labels file. It is created (with its folder) on the first write.
+        The labels file. It is created (with its folder) on the first write. Or a database
+        URL: ``sqlite:///relative/labels.db``, ``sqlite:////absolute/labels.db``,
+        ``postgresql://user:password@host:port/database`` (docs/label-stores.md); the
+        password is never shown (``repr``, messages and errors show ``user:***@``).
+    retry_for : float
+        Database stores: seconds an append or a read retries a lost connection (a server
+        restart) before it raises :class:`~maev_kit.labels.LabelStoreError`. The first
+        connection is not retried. Ignored for a labels file.
 
     Examples
     --------
@@ -61,20 +81,52 @@ class LabelStore:
     ['ana', 'ben']
     """
 
-    def __init__(self, path: str | os.PathLike[str]):
+    def __init__(self, path: str | os.PathLike[str], *,
+                 retry_for: float = DEFAULT_RETRY_FOR):
         if not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"`path` must be a file path (str or os.PathLike), got "
-                            f"{type(path).__name__}")
+            raise TypeError(f"`path` must be a file path (str or os.PathLike) or a label store "
+                            f"URL, got {type(path).__name__}")
+        #: The torn last line found by the latest load, or None.
+        self.torn_last_line: Problem | None = None
+        self._warned_torn: tuple[int | None, str] | None = None
+        #: The database behind the store, None for a labels file.
+        self.database: DatabaseBackend | None = None
+        if isinstance(path, str) and is_store_url(path):
+            self.database = open_backend(path, retry_for=retry_for)
+            #: The labels file (None when the store is a database).
+            self.path: Path | None = None
+            return
         self.path = Path(path)
         if self.path.is_dir():
             raise ValueError(f"`path` {display_name(self.path)!r} is a folder; give the labels "
                              "file, e.g. 'labels.jsonl' inside it")
-        #: The torn last line found by the latest load, or None.
-        self.torn_last_line: Problem | None = None
-        self._warned_torn: tuple[int | None, str] | None = None
+
+    @property
+    def backend(self) -> str:
+        """``"jsonl"``, ``"sqlite"`` or ``"postgresql"``."""
+        return "jsonl" if self.database is None else self.database.kind
+
+    @property
+    def location(self) -> str:
+        """Where the labels are, as it may be shown: the file's name or the redacted URL."""
+        if self.database is not None:
+            return self.database.url
+        assert self.path is not None
+        return display_name(self.path)
 
     def __repr__(self) -> str:
-        return f"LabelStore({display_name(self.path)!r})"
+        return f"LabelStore({self.location!r})"
+
+    def close(self) -> None:
+        """Close a database store's connection (a later use reconnects); no-op for a file."""
+        if self.database is not None:
+            self.database.close()
+
+    def __enter__(self) -> LabelStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ---------------------------------------------------------------- reading
     def records(self) -> list[LabelRecord]:
@@ -86,6 +138,9 @@ class LabelStore:
             When a line other than a torn last line is invalid. A torn last line is ignored,
             kept in :attr:`torn_last_line` and reported once with a :class:`LabelStoreWarning`.
         """
+        if self.database is not None:
+            return self.database.records()
+        assert self.path is not None
         if not self.path.exists():
             self.torn_last_line = None
             return []
@@ -131,8 +186,12 @@ class LabelStore:
 
     # ---------------------------------------------------------------- writing
     def add(self, item_id: str, label: str, *, annotator: str, note: str = "",
-            source: str | None = None) -> LabelRecord:
+            source: str | None = None, label_id: str | None = None) -> LabelRecord:
         """Append one label; returns once the line is on disk (written and fsync-ed).
+
+        A database store returns once the transaction committed; ``label_id`` (default: a new
+        UUID) names the line there, so adding it again with the same id stores it once. A
+        labels file keeps no ids.
 
         Raises
         ------
@@ -148,15 +207,29 @@ class LabelStore:
         record = LabelRecord(item_id=item_id, annotator=annotator,
                              label=label,  # type: ignore[arg-type]
                              note=note or "", created_at=_now(), source=source)
-        self.append(record)
+        self.append(record, label_id=label_id)
         return record
 
-    def append(self, record: LabelRecord) -> None:
+    def append(self, record: LabelRecord, *, label_id: str | None = None) -> None:
         """Append an existing :class:`LabelRecord` (one write, fsync-ed before returning)."""
-        self.extend([record])
+        self.extend([record], label_ids=None if label_id is None else [label_id])
 
-    def extend(self, records: Iterable[LabelRecord]) -> None:
-        """Append several records; each is its own single-write line."""
+    def extend(self, records: Iterable[LabelRecord], *,
+               label_ids: Iterable[str] | None = None) -> None:
+        """Append several records; each is its own single-write line.
+
+        A database store appends them in one transaction; ``label_ids`` (one per record,
+        unique; default new UUIDs) make a retry idempotent. A labels file ignores them.
+        """
+        if self.database is not None:
+            recs = list(records)
+            ids = [new_label_id() for _ in recs] if label_ids is None else list(label_ids)
+            if len(ids) != len(recs) or len(set(ids)) != len(ids) or not all(
+                    isinstance(i, str) and i.strip() for i in ids):
+                raise ValueError("`label_ids` must give one unique, non-blank id per record")
+            self.database.append(recs, ids)
+            return
+        assert self.path is not None
         if append_lines(self.path, [self._encode(r) for r in records]):
             self.torn_last_line = None
 
@@ -166,3 +239,33 @@ class LabelStore:
             raise TypeError(f"expected a LabelRecord, got {type(record).__name__}")
         d: dict[str, Any] = record.model_dump(exclude_none=True)
         return (json.dumps(d, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def open_label_store(path_or_url: str | os.PathLike[str] | LabelStore, *,
+                     retry_for: float = DEFAULT_RETRY_FOR) -> LabelStore:
+    """A :class:`LabelStore` for a labels file, a ``sqlite://`` or a ``postgresql://`` URL.
+
+    A store passes through unchanged. Nothing is connected until the first read or write.
+
+    >>> import tempfile, os
+    >>> folder = tempfile.mkdtemp()
+    >>> open_label_store(os.path.join(folder, "labels.jsonl")).backend
+    'jsonl'
+    >>> open_label_store("postgresql://ana:s3cret@db.example/labels")
+    LabelStore('postgresql://ana:***@db.example/labels')
+    """
+    if isinstance(path_or_url, LabelStore):
+        return path_or_url
+    return LabelStore(path_or_url, retry_for=retry_for)
+
+
+def copy_labels(source: str | os.PathLike[str] | LabelStore,
+                dest: str | os.PathLike[str] | LabelStore) -> int:
+    """Copy label lines from one store to another (file ↔ database); returns how many.
+
+    Idempotent: lines ``dest`` already holds (same content, repeats counted) are not copied
+    again, so an interrupted copy can simply be run again. ``labels.jsonl`` is the
+    interchange format: ``copy_labels("labels.jsonl", "postgresql://…")`` imports a file,
+    ``copy_labels("postgresql://…", "export.jsonl")`` exports the whole history.
+    """
+    return copy_records(open_label_store(source), open_label_store(dest))

@@ -103,9 +103,9 @@ PUBLIC = {
     ],
     "maev_kit.labels": [
         "LABEL_VALUES", "SAMPLE_FILE", "LabelFile", "LabelRecord", "LabelSample", "LabelStatus",
-        "LabelStore", "LabelStoreWarning", "LabelingSession", "SetAsideLabel", "ShownVerdict",
-        "draw_label_sample", "label_status", "latest_labels", "population_hash",
-        "read_label_file", "reattach_labels",
+        "LabelStore", "LabelStoreError", "LabelStoreWarning", "LabelingSession", "SetAsideLabel",
+        "ShownVerdict", "copy_labels", "draw_label_sample", "label_status", "latest_labels",
+        "open_label_store", "population_hash", "read_label_file", "reattach_labels",
     ],
     "maev_kit.evaluation": [
         "ConversationScore", "EvaluationOptions", "EvaluationResult", "JudgeErrorSummary",

@@ -1,0 +1,621 @@
+"""Label stores in a database: SQLite (one file, no server) and PostgreSQL (a team's server).
+
+:class:`~maev_kit.labels.LabelStore` given a URL (``sqlite:///labels.db``,
+``postgresql://ana@db.example/labels``) keeps its labels here, with the semantics of
+``labels.jsonl`` (docs/label-stores.md):
+
+- **append-only**: one INSERT-only table; triggers refuse UPDATE, DELETE (and TRUNCATE);
+- **latest per (item_id, annotator) wins**, by insertion order (the table's identity ``id``);
+- **acknowledged means durable**: an append returns only after its transaction committed with
+  a durable commit (PostgreSQL ``synchronous_commit = on``; SQLite WAL with
+  ``synchronous = FULL``, which syncs the WAL at every commit);
+- **idempotent**: every label line carries a client-generated ``label_id`` (unique), so a retry
+  after a lost acknowledgement stores it once (``ON CONFLICT (label_id) DO NOTHING``).
+
+The schema is versioned (:data:`SCHEMA_VERSION`, table ``maev_meta``) and created on first use;
+a store written by a newer schema is refused. A URL's password is never shown: every message,
+``repr`` and error names the store by :func:`redact_url`. Once a store has reached its server,
+connection failures (a server restart) are retried for ``retry_for`` seconds with the same
+``label_id``; the first connection fails fast, with a one-line :class:`LabelStoreError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import threading
+import time
+import uuid
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from pydantic import ValidationError
+
+from maev_kit._version import __version__
+from maev_kit.errors import InputError
+from maev_kit.labels._records import LabelRecord
+
+__all__ = ["DEFAULT_RETRY_FOR", "SCHEMA_VERSION", "DatabaseBackend", "LabelStoreError",
+           "PostgresBackend", "SQLiteBackend", "copy_records", "is_store_url",
+           "new_label_id", "open_backend", "redact_url"]
+
+#: The version of the database schema this kit writes (and the newest it reads).
+SCHEMA_VERSION = 1
+#: Seconds an append or a read keeps retrying a lost connection (after the first connection).
+DEFAULT_RETRY_FOR = 30.0
+#: Seconds to wait for a PostgreSQL server to accept a connection.
+CONNECT_TIMEOUT = 5
+
+_URL = re.compile(r"^(?P<scheme>sqlite|postgres|postgresql)(?:\+[a-z0-9_]+)?://", re.I)
+_SECRET_KEYS = frozenset({"password", "passwd", "pass", "sslpassword"})
+_COLUMNS = ("label_id", "item_id", "annotator", "label", "note", "created_at", "source")
+_INSERT = ("INSERT INTO maev_labels (label_id, item_id, annotator, label, note, created_at, "
+           "source) VALUES ({p}) ON CONFLICT (label_id) DO NOTHING")
+_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM maev_labels ORDER BY id"
+_T = TypeVar("_T")
+
+
+class LabelStoreError(InputError):
+    """A database label store cannot be used: unreachable, refused, or of a newer schema.
+
+    One line naming the store by its redacted URL. ``cause`` is ``unreachable`` (no server,
+    or the connection was lost for longer than ``retry_for``), ``auth`` (refused: password,
+    role, database), ``schema`` (a newer schema or a foreign table), ``conflict`` (a
+    ``label_id`` reused for another label), ``driver`` (psycopg missing) or ``other``.
+    """
+
+    def __init__(self, message: str, *, cause: str = "other") -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+def is_store_url(value: object) -> bool:
+    """True for a ``sqlite://`` or ``postgresql://`` (``postgres://``) label store URL."""
+    return isinstance(value, str) and _URL.match(value.strip()) is not None
+
+
+def redact_url(url: str) -> str:
+    """The URL as it may be shown: password (and any ``password=`` option) as ``***``.
+
+    >>> redact_url("postgresql://ana:s3cret@db.example:5432/labels?sslmode=require")
+    'postgresql://ana:***@db.example:5432/labels?sslmode=require'
+    >>> redact_url("postgresql://db.example/labels?user=ana&password=s3cret")
+    'postgresql://db.example/labels?user=ana&password=***'
+    >>> redact_url("sqlite:///labels.db")
+    'sqlite:///labels.db'
+    """
+    head, sep, rest = url.strip().partition("://")
+    if not sep:
+        return "***"
+    rest = rest.split("#", 1)[0]
+    rest, qsep, query = rest.partition("?")
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        userinfo, host = authority.rsplit("@", 1)
+        if ":" in userinfo:
+            userinfo = userinfo.split(":", 1)[0] + ":***"
+        authority = f"{userinfo}@{host}"
+    parts = []
+    for item in query.split("&") if query else []:
+        key = item.split("=", 1)[0]
+        parts.append(f"{key}=***" if key.strip().lower() in _SECRET_KEYS else item)
+    return f"{head}://{authority}{slash}{path}{qsep}{'&'.join(parts)}"
+
+
+def new_label_id() -> str:
+    """A fresh unique id for one label line (a UUID4 in hex)."""
+    return uuid.uuid4().hex
+
+
+def _one_line(exc: BaseException, secrets: Sequence[str]) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    for s in secrets:
+        if s:
+            text = text.replace(s, "***")
+    return text
+
+
+class DatabaseBackend(ABC):
+    """The database under a :class:`LabelStore`: append rows, read them back in order.
+
+    Thread-safe (one lock per backend); after ``fork`` the child opens its own connection.
+    """
+
+    kind = ""
+    _db_errors: tuple[type[BaseException], ...] = ()
+
+    def __init__(self, url: str, *, retry_for: float = DEFAULT_RETRY_FOR):
+        #: The URL as shown everywhere (password redacted).
+        self.url = redact_url(url)
+        self.retry_for = float(retry_for)
+        self._lock = threading.RLock()
+        self._conn: Any = None
+        self._pid = 0
+        self._reached = False  # has this store ever reached its database?
+        self._orphans: list[Any] = []  # connections inherited through fork: never closed here
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.url!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.update(_conn=None, _pid=0, _orphans=[], _lock=None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
+    # ------------------------------------------------------------ what each database does
+    @abstractmethod
+    def _connect(self) -> Any:
+        """A new connection, configured for durable commits."""
+
+    @abstractmethod
+    def _ensure_schema(self, conn: Any) -> None:
+        """Create the schema on first use; refuse a newer one."""
+
+    @abstractmethod
+    def _insert(self, conn: Any, rows: list[tuple[str | None, ...]]) -> int:
+        """Insert rows (one transaction); the number actually inserted (not already there)."""
+
+    @abstractmethod
+    def _select(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a query."""
+
+    @abstractmethod
+    def _is_transient(self, exc: BaseException) -> bool:
+        """A lost or refused connection that a retry may cure (a server restart)."""
+
+    def _secrets(self) -> Sequence[str]:
+        return ()
+
+    def _close(self, conn: Any) -> None:
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001 - a broken connection may fail to close; it is dropped
+            pass
+
+    # ------------------------------------------------------------ connection and retries
+    def _connection(self) -> Any:
+        if self._conn is not None and self._pid != os.getpid():
+            self._orphans.append(self._conn)  # the parent's: closing it here would cut theirs
+            self._conn = None
+        if self._conn is None:
+            conn = self._connect()
+            try:
+                self._ensure_schema(conn)
+            except BaseException:
+                self._close(conn)
+                raise
+            self._conn, self._pid, self._reached = conn, os.getpid(), True
+        return self._conn
+
+    def _drop(self) -> None:
+        if self._conn is not None and self._pid == os.getpid():
+            self._close(self._conn)
+        self._conn = None
+
+    def close(self) -> None:
+        """Close the connection (the next use opens a new one)."""
+        with self._lock:
+            self._drop()
+
+    def _run(self, what: str, fn: Callable[[Any], _T]) -> _T:
+        """``fn(connection)``, retried on a lost connection for up to ``retry_for`` seconds."""
+        with self._lock:
+            deadline: float | None = None
+            delay = 0.05
+            while True:
+                try:
+                    return fn(self._connection())
+                except self._db_errors as exc:
+                    transient = self._reached and self._is_transient(exc)
+                    self._drop()
+                    now = time.monotonic()
+                    if deadline is None:
+                        deadline = now + self.retry_for
+                    if not transient or now >= deadline:
+                        raise self._error(what, exc, retried=transient) from None
+                    time.sleep(min(delay, max(deadline - now, 0.0)))
+                    delay = min(delay * 2, 1.0)
+
+    def _error(self, what: str, exc: BaseException, *, retried: bool) -> LabelStoreError:
+        cause = "unreachable" if self._is_transient(exc) else self._cause(exc)
+        msg = f"label store {self.url}: {what} failed: {_one_line(exc, self._secrets())}"
+        if retried:
+            msg += f" (retried for {self.retry_for:g} s)"
+        if what == "append":
+            msg += "; the label was not acknowledged (adding it again with the same label_id " \
+                   "stores it once)"
+        return LabelStoreError(msg, cause=cause)
+
+    def _cause(self, exc: BaseException) -> str:
+        return "other"
+
+    # ------------------------------------------------------------ the store's operations
+    def append(self, records: Sequence[LabelRecord], label_ids: Sequence[str]) -> int:
+        """Append label lines in one transaction; returns once committed durably.
+
+        A ``label_id`` already in the store with the same label (``created_at`` aside) is
+        skipped (a retry); with another label it is a :class:`LabelStoreError` (``conflict``). Returns the number of
+        rows inserted.
+        """
+        rows = [_row(i, r) for i, r in zip(label_ids, records)]
+        if not rows:
+            return 0
+        inserted = self._run("append", lambda conn: self._insert(conn, rows))
+        if inserted < len(rows):
+            self._check_retries(rows)
+        return inserted
+
+    def _check_retries(self, rows: list[tuple[str | None, ...]]) -> None:
+        ids = [r[0] for r in rows]
+        mark = "?" if self.kind == "sqlite" else "%s"
+        found: dict[Any, tuple[Any, ...]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            sql = (f"SELECT {', '.join(_COLUMNS)} FROM maev_labels WHERE label_id IN "
+                   f"({', '.join([mark] * len(chunk))})")
+            for row in self._run("read", lambda conn: self._select(conn, sql, chunk)):
+                found[row[0]] = tuple(row)
+        for row in rows:  # a retry of ``add`` may carry a later created_at: same label
+            old = found.get(row[0], row)
+            if old[:5] + old[6:] != row[:5] + row[6:]:
+                raise LabelStoreError(f"label store {self.url}: label_id {row[0]!r} is already "
+                                      "used by another label; give each label line its own id",
+                                      cause="conflict")
+
+    def entries(self) -> list[tuple[str, LabelRecord]]:
+        """Every label line as ``(label_id, record)``, in insertion order."""
+        rows = self._run("read", lambda conn: self._select(conn, _SELECT))
+        out = []
+        for row in rows:
+            try:
+                rec = LabelRecord(item_id=row[1], annotator=row[2], label=row[3],
+                                  note=row[4] or "", created_at=row[5] or "", source=row[6])
+            except ValidationError as exc:
+                raise LabelStoreError(f"label store {self.url}: the row with label_id "
+                                      f"{row[0]!r} is not a valid label: "
+                                      f"{_one_line(exc, ())}", cause="schema") from None
+            out.append((str(row[0]), rec))
+        return out
+
+    def records(self) -> list[LabelRecord]:
+        """Every label line in insertion order."""
+        return [rec for _, rec in self.entries()]
+
+    def schema_version(self) -> int:
+        """The schema version recorded in the store (created if new)."""
+        rows = self._run("read", lambda conn: self._select(
+            conn, "SELECT value FROM maev_meta WHERE key = 'schema_version'"))
+        return int(rows[0][0])
+
+    def _check_version(self, value: Any) -> None:
+        try:
+            version = int(value)
+        except (TypeError, ValueError):
+            version = -1
+        if version == SCHEMA_VERSION:
+            return
+        if version > SCHEMA_VERSION:
+            raise LabelStoreError(
+                f"label store {self.url} has schema version {version}; this maev-kit "
+                f"({__version__}) reads versions up to {SCHEMA_VERSION}: upgrade maev-kit",
+                cause="schema")
+        raise LabelStoreError(f"label store {self.url}: unknown schema version {value!r} in "
+                              "maev_meta", cause="schema")
+
+    def _foreign_table(self) -> LabelStoreError:
+        return LabelStoreError(f"label store {self.url}: a table maev_labels exists that no "
+                               "maev-kit label store made (no maev_meta); use another database "
+                               "or schema", cause="schema")
+
+
+def _row(label_id: str, record: LabelRecord) -> tuple[str | None, ...]:
+    if not isinstance(record, LabelRecord):
+        raise TypeError(f"expected a LabelRecord, got {type(record).__name__}")
+    return (label_id, record.item_id, record.annotator, record.label, record.note or "",
+            record.created_at or "", record.source)
+
+
+_META_ROWS = "INSERT INTO maev_meta (key, value) VALUES ('schema_version', '{v}'), " \
+             "('created_by', 'maev-kit {kit}')"
+
+
+_SQLITE_SCHEMA = (
+    "CREATE TABLE maev_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE maev_labels (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+    "label_id TEXT NOT NULL UNIQUE, item_id TEXT NOT NULL, annotator TEXT NOT NULL, "
+    "label TEXT NOT NULL CHECK (label IN ('retained', 'lost', 'contradicted', 'skip')), "
+    "note TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL DEFAULT '', source TEXT, "
+    "stored_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))",
+    "CREATE INDEX maev_labels_by_annotator ON maev_labels (annotator, id)",
+    "CREATE TRIGGER maev_labels_no_update BEFORE UPDATE ON maev_labels "
+    "BEGIN SELECT RAISE(ABORT, 'maev_labels is append-only: UPDATE refused'); END",
+    "CREATE TRIGGER maev_labels_no_delete BEFORE DELETE ON maev_labels "
+    "BEGIN SELECT RAISE(ABORT, 'maev_labels is append-only: DELETE refused'); END",
+)
+
+
+class SQLiteBackend(DatabaseBackend):
+    """``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db``: one file, no server.
+
+    WAL journal with ``synchronous = FULL``: every commit syncs the WAL before it returns, so
+    an acknowledged label survives a power cut too (``NORMAL`` would survive a process crash
+    but may lose the last commits on power loss). Writers queue on the file lock for up to
+    ``retry_for`` seconds (``busy_timeout``).
+    """
+
+    kind = "sqlite"
+    _db_errors = (sqlite3.Error,)
+
+    def __init__(self, url: str, *, retry_for: float = DEFAULT_RETRY_FOR):
+        super().__init__(url, retry_for=retry_for)
+        rest = _URL.sub("", url.strip(), count=1)
+        if not rest.startswith("/") or len(rest) < 2 or "?" in rest:
+            raise LabelStoreError(f"label store {self.url}: a SQLite store is "
+                                  "'sqlite:///relative/path.db' or 'sqlite:////absolute/path.db' "
+                                  "(a file; no options, no in-memory store)", cause="other")
+        #: The database file.
+        self.path = Path(rest[1:])
+        if self.path.is_dir():
+            raise LabelStoreError(f"label store {self.url}: {rest[1:]!r} is a folder; name the "
+                                  "database file, e.g. 'sqlite:///labels.db'", cause="other")
+
+    def _connect(self) -> Any:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=max(self.retry_for, 1.0),
+                               isolation_level=None, check_same_thread=False)
+        try:
+            deadline = time.monotonic() + max(self.retry_for, 1.0)
+            while True:  # SQLite does not wait on a busy lock to switch to WAL: retry it
+                try:
+                    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                    break
+                except sqlite3.OperationalError as exc:
+                    if "locked" not in str(exc) or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.02)
+            if str(mode).lower() != "wal":
+                raise sqlite3.OperationalError(f"cannot switch the journal to WAL (got {mode})")
+            conn.execute("PRAGMA synchronous = FULL")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _ensure_schema(self, conn: Any) -> None:
+        if not self._has_table(conn, "maev_meta"):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if not self._has_table(conn, "maev_meta"):
+                    if self._has_table(conn, "maev_labels"):
+                        raise self._foreign_table()
+                    for sql in _SQLITE_SCHEMA:
+                        conn.execute(sql)
+                    conn.execute(_META_ROWS.format(v=SCHEMA_VERSION, kit=__version__))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        row = conn.execute("SELECT value FROM maev_meta WHERE key = 'schema_version'").fetchone()
+        self._check_version(row[0] if row else None)
+
+    @staticmethod
+    def _has_table(conn: Any, name: str) -> bool:
+        return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                            (name,)).fetchone() is not None
+
+    def _insert(self, conn: Any, rows: list[tuple[str | None, ...]]) -> int:
+        sql = _INSERT.format(p=", ".join("?" * len(_COLUMNS)))
+        if len(rows) == 1:  # one statement is one transaction
+            return int(conn.execute(sql, rows[0]).rowcount)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            n = sum(conn.execute(sql, row).rowcount for row in rows)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return int(n)
+
+    def _select(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return list(conn.execute(sql, tuple(params)).fetchall())
+
+    def _is_transient(self, exc: BaseException) -> bool:
+        return False  # a busy file was already waited for (busy_timeout = retry_for)
+
+
+_PG_SCHEMA = (
+    "CREATE TABLE maev_meta (key text PRIMARY KEY, value text NOT NULL)",
+    "CREATE TABLE maev_labels (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+    "label_id text NOT NULL UNIQUE, item_id text NOT NULL, annotator text NOT NULL, "
+    "label text NOT NULL CHECK (label IN ('retained', 'lost', 'contradicted', 'skip')), "
+    "note text NOT NULL DEFAULT '', created_at text NOT NULL DEFAULT '', source text, "
+    "stored_at timestamptz NOT NULL DEFAULT now())",
+    "CREATE INDEX maev_labels_by_annotator ON maev_labels (annotator, id)",
+    "CREATE OR REPLACE FUNCTION maev_labels_append_only() RETURNS trigger LANGUAGE plpgsql AS "
+    "$$BEGIN RAISE EXCEPTION 'maev_labels is append-only: % refused', TG_OP; END$$",
+    "CREATE TRIGGER maev_labels_no_change BEFORE UPDATE OR DELETE ON maev_labels "
+    "FOR EACH ROW EXECUTE FUNCTION maev_labels_append_only()",
+    "CREATE TRIGGER maev_labels_no_truncate BEFORE TRUNCATE ON maev_labels "
+    "FOR EACH STATEMENT EXECUTE FUNCTION maev_labels_append_only()",
+)
+#: Serialises the creation of the schema between processes (pg_advisory_xact_lock key).
+_PG_SCHEMA_LOCK = 0x6D61_6576  # "maev"
+#: Connection-class SQLSTATEs a retry may cure: connection exceptions (08), the server
+#: shutting down or starting up (57P01-57P03).
+_PG_TRANSIENT_STATES = ("57P01", "57P02", "57P03")
+_PG_TRANSIENT_TEXT = ("connection refused", "could not connect", "server closed the connection",
+                      "connection is closed", "connection is lost", "the database system is",
+                      "terminating connection", "timeout expired", "connection timed out",
+                      "consuming input failed", "sending query failed", "no route to host",
+                      "connection reset", "connection not open", "is bad")
+_PG_AUTH_TEXT = ("password authentication failed", "no pg_hba.conf entry", "does not exist",
+                 "permission denied", "authentication failed", "no password supplied")
+
+
+class PostgresBackend(DatabaseBackend):
+    """``postgresql://user:password@host:port/database``: a team's PostgreSQL server.
+
+    Uses psycopg 3 (``pip install 'maev-kit[team]'``). Every connection sets
+    ``synchronous_commit = on``, so a commit returns only once its WAL record is flushed to
+    the server's disk. Any libpq URL option works (``sslmode``, ``options=-csearch_path%3D…``
+    to keep a store in its own schema).
+    """
+
+    kind = "postgresql"
+
+    def __init__(self, url: str, *, retry_for: float = DEFAULT_RETRY_FOR):
+        super().__init__(url, retry_for=retry_for)
+        try:
+            import psycopg
+        except ImportError:
+            raise LabelStoreError(f"label store {self.url}: PostgreSQL label stores need "
+                                  "psycopg 3: pip install 'maev-kit[team]'",
+                                  cause="driver") from None
+        self._psycopg = psycopg
+        self._db_errors = (psycopg.Error,)
+        self._conninfo = _URL.sub("postgresql://", url.strip(), count=1)
+        try:
+            params = psycopg.conninfo.conninfo_to_dict(self._conninfo)
+        except psycopg.Error:
+            raise LabelStoreError(f"label store {self.url}: not a valid PostgreSQL URL",
+                                  cause="other") from None
+        self._password = str(params.get("password") or "")
+        self._extra: dict[str, Any] = {"autocommit": True}
+        if "connect_timeout" not in params:
+            self._extra["connect_timeout"] = CONNECT_TIMEOUT
+        if "application_name" not in params:
+            self._extra["application_name"] = "maev-kit labels"
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state.update(_psycopg=None, _db_errors=())
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        import psycopg
+
+        self._psycopg = psycopg
+        self._db_errors = (psycopg.Error,)
+
+    def _secrets(self) -> Sequence[str]:
+        return (self._password,)
+
+    def _connect(self) -> Any:
+        conn = self._psycopg.connect(self._conninfo, **self._extra)
+        try:
+            conn.execute("SET synchronous_commit = on")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _ensure_schema(self, conn: Any) -> None:
+        exists = ("SELECT to_regclass('maev_meta') IS NOT NULL, "
+                  "to_regclass('maev_labels') IS NOT NULL")
+        meta, labels = conn.execute(exists).fetchone()
+        if not meta:
+            # A session lock, then a new transaction: a transaction that started before another
+            # process created the tables would not see them in its catalog cache.
+            conn.execute("SELECT pg_advisory_lock(%s)", (_PG_SCHEMA_LOCK,))
+            try:
+                with conn.transaction():
+                    meta, labels = conn.execute(exists).fetchone()
+                    if not meta:
+                        if labels:
+                            raise self._foreign_table()
+                        for sql in _PG_SCHEMA:
+                            conn.execute(sql)
+                        conn.execute(_META_ROWS.format(v=SCHEMA_VERSION, kit=__version__))
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_SCHEMA_LOCK,))
+        row = conn.execute("SELECT value FROM maev_meta WHERE key = 'schema_version'").fetchone()
+        self._check_version(row[0] if row else None)
+
+    def _insert(self, conn: Any, rows: list[tuple[str | None, ...]]) -> int:
+        sql = _INSERT.format(p=", ".join(["%s"] * len(_COLUMNS)))
+        with conn.cursor() as cur:
+            if len(rows) == 1:  # autocommit: one statement, one round trip, one commit
+                cur.execute(sql, rows[0])
+                return int(cur.rowcount)
+            with conn.transaction():
+                cur.executemany(sql, rows)
+                return int(cur.rowcount)
+
+    def _select(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with conn.cursor() as cur:
+            cur.execute(sql, list(params) or None)
+            return list(cur.fetchall())
+
+    def _is_transient(self, exc: BaseException) -> bool:
+        if not isinstance(exc, self._psycopg.OperationalError):
+            return False
+        state = getattr(exc, "sqlstate", None) or ""
+        if state.startswith("08") or state in _PG_TRANSIENT_STATES:
+            return True
+        if state:  # any other server-side error is an answer, not a lost connection
+            return False
+        text = str(exc).lower()
+        if any(t in text for t in _PG_AUTH_TEXT):
+            return False
+        return any(t in text for t in _PG_TRANSIENT_TEXT)
+
+    def _cause(self, exc: BaseException) -> str:
+        text = str(exc).lower()
+        state = getattr(exc, "sqlstate", None) or ""
+        if state.startswith(("28", "3D", "42501")) or any(t in text for t in _PG_AUTH_TEXT):
+            return "auth"
+        return "other"
+
+
+def open_backend(url: str, *, retry_for: float = DEFAULT_RETRY_FOR) -> DatabaseBackend:
+    """The backend for a ``sqlite://`` or ``postgresql://`` URL (nothing is connected yet)."""
+    m = _URL.match(url.strip())
+    if m is None:
+        raise LabelStoreError(f"label store {redact_url(url)}: not a sqlite:// or "
+                              "postgresql:// URL", cause="other")
+    if not retry_for >= 0:
+        raise ValueError(f"`retry_for` must be a number of seconds >= 0, got {retry_for!r}")
+    if m.group("scheme").lower() == "sqlite":
+        return SQLiteBackend(url, retry_for=retry_for)
+    return PostgresBackend(url, retry_for=retry_for)
+
+
+def _content_key(record: LabelRecord) -> str:
+    d = record.model_dump(exclude_none=True)
+    return hashlib.sha256(json.dumps(d, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def copy_records(source: Any, dest: Any) -> int:
+    """Append to ``dest`` the label lines of ``source`` that it does not hold yet; idempotent.
+
+    Both are stores (anything with ``records()`` and ``extend(records, label_ids=...)``).
+    Lines are compared by content (every field), counting repeats, so copying twice adds
+    nothing the second time. Order is kept; the lines go after what ``dest`` already holds.
+    """
+    have = Counter(_content_key(r) for r in dest.records())
+    seen: Counter[str] = Counter()
+    todo: list[LabelRecord] = []
+    ids: list[str] = []
+    for rec in source.records():
+        key = _content_key(rec)
+        seen[key] += 1
+        if seen[key] <= have[key]:
+            continue
+        todo.append(rec)
+        ids.append(f"copy-{key[:40]}-{seen[key]}")
+    if todo:
+        dest.extend(todo, label_ids=ids)
+    return len(todo)
