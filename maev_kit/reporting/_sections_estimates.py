@@ -41,6 +41,9 @@ def _estimates(ev: Any) -> str:
                              f"labeled. Corrected: PPI++ over the {big_n} other judged items, "
                              "corrected by the judge's error on the sample."))
     out.append(_budget(getattr(ev, "label_budget", None)))
+    out.append('<p class="note">The composite and the per-conversation scores use the judge\'s '
+               "verdicts as they are: not corrected for judge error (correcting a composite "
+               "needs whole conversations labeled, not a sample of items).</p>")
     table = est.assign(method=est["method"].map(lambda m: _METHOD_NAMES.get(m, m)))
     out.append(h.details("Every rate, overall and per agent pair", h.records_table(
         table.to_dict("records"), ["scope", "rate", "method", "estimate", "ci_low", "ci_high",
