@@ -26,6 +26,18 @@ def _trace_timeline(trace: Any) -> str:
 
 _views.register("trace", _trace_timeline)
 
+
+def _log_to_mlflow(result: Any, **keywords: Any) -> str:
+    """``EvaluationResult.log_to_mlflow``: the logger of the reporting layer (it builds the HTML
+    report), loaded on first use, so the evaluation layer never imports reporting and
+    ``import maev_kit`` never imports mlflow."""
+    from maev_kit.reporting._mlflow import log_to_mlflow
+
+    return log_to_mlflow(result, **keywords)
+
+
+_views.provide("log_to_mlflow", _log_to_mlflow)
+
 # name -> module that defines it. Loaded on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
     # traces

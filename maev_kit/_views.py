@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["register", "render"]
+__all__ = ["call", "provide", "register", "render"]
 
 _RENDERERS: dict[str, Callable[[Any], str]] = {}
 
@@ -32,3 +32,26 @@ def render(kind: str, obj: Any) -> str | None:
     """The registered HTML of ``obj``, or None when no view registered ``kind``."""
     draw = _RENDERERS.get(kind)
     return draw(obj) if draw is not None else None
+
+
+_PROVIDERS: dict[str, Callable[..., Any]] = {}
+
+
+def provide(name: str, function: Callable[..., Any]) -> None:
+    """Make ``function`` what :func:`call` runs for ``name``: an upper layer's service a lower
+    layer's object offers as a method (``EvaluationResult.log_to_mlflow``), without importing
+    that layer.
+
+    >>> provide("example-double", lambda x: 2 * x)
+    >>> call("example-double", 21)
+    42
+    """
+    _PROVIDERS[name] = function
+
+
+def call(name: str, *args: Any, **kwargs: Any) -> Any:
+    """Run what was provided for ``name``; a clear error when nothing was."""
+    function = _PROVIDERS.get(name)
+    if function is None:
+        raise RuntimeError(f"nothing provides {name!r} (maev_kit provides it on import)")
+    return function(*args, **kwargs)

@@ -143,12 +143,13 @@ class LabeledSet:
     def annotators(self) -> list[str]:
         return sorted({r.annotator for r in self.label_records})
 
-    def labels(self, *, annotators: list[str] | None = None, exclude_sources: tuple[str, ...] = ("gold",)
+    def labels(self, *, annotators: list[str] | None = None,
+               exclude_sources: tuple[str, ...] = ("gold", "adjudicated")
                ) -> list[dict[str, Any]]:
         """Latest label per (item, annotator) as dicts, skips dropped.
 
-        Records whose ``source`` is in ``exclude_sources`` (by default the adjudicated ``gold``
-        label) are left out, so human-vs-human statistics compare people, not a majority vote.
+        Records whose ``source`` is in ``exclude_sources`` (by default the ``gold`` majority label
+        and a team session's ``adjudicated`` settled labels) are left out, so human-vs-human statistics compare people, not a majority vote.
         """
         latest = latest_labels(self.label_records)
         out = []

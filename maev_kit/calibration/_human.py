@@ -31,7 +31,8 @@ def _from_records(records: Iterable[LabelRecord], exclude_sources: tuple[str, ..
     return out
 
 
-def load_human_labels(human_labels: Any, *, exclude_sources: tuple[str, ...] = ("gold",)
+def load_human_labels(human_labels: Any, *,
+                      exclude_sources: tuple[str, ...] = ("gold", "adjudicated")
                       ) -> HumanLabels:
     """Human labels as ``{item_id: {annotator: label}}``.
 
@@ -39,8 +40,10 @@ def load_human_labels(human_labels: Any, *, exclude_sources: tuple[str, ...] = (
     labeled set, a list of dicts in the labels-file format (``item_id``, ``annotator``,
     ``label``) or of :class:`~maev_kit.labels.LabelRecord`, or the mapping itself. The latest
     label per (item, annotator) wins; ``skip`` is dropped; records whose ``source`` is in
-    ``exclude_sources`` (by default the adjudicated ``gold`` label, a majority vote rather than
-    a person) are left out.
+    ``exclude_sources`` are left out: by default the ``gold`` label (a majority vote rather
+    than a person) and a team session's settled labels (``adjudicated``: calibrate against
+    those with :func:`~maev_kit.labels.settled_human_labels`), so the annotators are compared
+    as people.
 
     >>> load_human_labels([{"item_id": "c1/h0/f1", "annotator": "ana", "label": "lost"},
     ...                    {"item_id": "c1/h0/f1", "annotator": "ana", "label": "retained"},

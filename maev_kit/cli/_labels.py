@@ -5,6 +5,12 @@
 ``maev labels reattach SET OLD_ID NEW_ID`` moves the set-aside labels of ``OLD_ID`` to the item
 ``NEW_ID`` by appending lines to ``labels.jsonl`` (the file is append-only: nothing is
 rewritten, the old lines stay).
+
+``maev labels export STORE_URL --to SET_OR_FILE`` and ``maev labels import FILE_OR_SET --to
+STORE_URL`` keep a database store (``sqlite:///…``, ``postgresql://…``) and a set's
+``labels.jsonl`` in sync, so the set can still be versioned in git: both run
+:func:`~maev_kit.labels.copy_labels`, which appends only the lines the destination lacks
+(idempotent; a labels file is never rewritten). The URL is shown with its password hidden.
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ def labels_command() -> None:
     \b
     maev labels SET                         attached / skip / set aside (and why)
     maev labels reattach SET OLD_ID NEW_ID  move set-aside labels to another item
+    maev labels export STORE_URL --to SET   database → the set's labels.jsonl (appends)
+    maev labels import SET --to STORE_URL   labels.jsonl → the database (appends)
     """
 
 
@@ -141,3 +149,105 @@ def reattach_command(set_path: str, old_id: str, new_id: str,
     for r in written:
         click.echo(f"re-attached: {old_id} → {new_id}  {r.annotator}  {r.label}")
     click.echo(f"written: {len(written)} line(s) appended to {Path(set_path) / 'labels.jsonl'}")
+
+
+# --------------------------------------------------------------------------- sync
+def _store_url(url: str, what: str) -> str:
+    """``url`` when it is a label-store URL, else exit 2 (the value shown only without ``@``)."""
+    from maev_kit.labels._backends import is_store_url
+
+    if not is_store_url(url):
+        shown = "" if "@" in url else f" {url!r}"
+        raise InputError(f"{what}{shown}: not a label store URL; give sqlite:///labels.db, "
+                         "sqlite:////absolute/labels.db or postgresql://user@host/db "
+                         "(docs/label-stores.md)")
+    return url
+
+
+def _refuse_bundled(given: str) -> None:
+    from maev_kit.datasets import bundled_set_path
+
+    try:
+        bundled_set_path(given)
+    except InputError:
+        return
+    raise InputError(f"{given} is a set bundled with maev-kit: copy its folder and export into "
+                     "the copy")
+
+
+def _labels_file(given: str, *, writing: bool) -> Path:
+    """The labels file named by ``given``: a labeled-set folder (its ``labels.jsonl``) or a
+    ``.jsonl`` file; reading also takes the name of a bundled set."""
+    from maev_kit.labels._backends import is_store_url
+
+    if is_store_url(given):
+        raise InputError("give a labels file or a labeled-set folder here, not a store URL "
+                         "(export: maev labels export STORE_URL --to SET)")
+    p = Path(given)
+    if p.is_dir():
+        if not (p / "manifest.json").is_file():
+            raise InputError(f"{given}: a folder without manifest.json is no labeled set; give "
+                             "a set folder or a labels .jsonl file")
+        return p / "labels.jsonl"
+    if p.suffix.lower() != ".jsonl":
+        if not writing and not p.exists():
+            from maev_kit.datasets import bundled_set_path
+
+            return Path(bundled_set_path(given)) / "labels.jsonl"  # exits 2 when unknown
+        raise InputError(f"{given}: give a labeled-set folder or a labels file ending in .jsonl")
+    if writing and not p.exists():
+        _refuse_bundled(given)
+    if not writing and not p.is_file():
+        raise InputError(f"{given}: no such labels file")
+    return p
+
+
+def _echo_copy(copied: int, src: Any, dst: Any, total: int, extra: int) -> None:
+    click.echo(f"{copied} label line(s) copied from {src.location} to {dst.location}"
+               + (" (already in sync)" if copied == 0 else ""))
+    note = f"; {extra} line(s) it held that the source lacks were kept" if extra else ""
+    click.echo(f"{dst.location} now holds {total} line(s){note}")
+
+
+@labels_command.command("export")
+@click.argument("store_url", metavar="STORE_URL")
+@click.option("--to", "to", required=True, metavar="SET_OR_FILE",
+              help="A labeled-set folder (its labels.jsonl) or a labels .jsonl file.")
+def export_command(store_url: str, to: str) -> None:
+    """Export the labels of the database STORE_URL into a set's labels.jsonl.
+
+    Appends only the lines the file lacks (compared by content, repeats counted): running it
+    again writes nothing, and a file holding other labels keeps them — nothing is rewritten.
+    """
+    from maev_kit.labels import LabelStore, copy_labels
+
+    src = LabelStore(_store_url(store_url, "STORE_URL"))
+    if not Path(to).exists() and Path(to).suffix.lower() != ".jsonl":
+        _refuse_bundled(to)
+    dst_path = _labels_file(to, writing=True)
+    if not dst_path.exists() and not dst_path.parent.is_dir():
+        raise InputError(f"--to {to}: folder {dst_path.parent} does not exist")
+    with src:
+        dst = LabelStore(dst_path)
+        copied = copy_labels(src, dst)
+        total, n_src = len(dst), len(src)
+    _echo_copy(copied, src, dst, total, total - n_src)
+
+
+@labels_command.command("import")
+@click.argument("source", metavar="FILE_OR_SET")
+@click.option("--to", "to", required=True, metavar="STORE_URL",
+              help="The database store: sqlite:///labels.db or postgresql://user@host/db.")
+def import_command(source: str, to: str) -> None:
+    """Import a labels file (or a set's labels.jsonl) into the database STORE_URL.
+
+    Appends only the lines the store lacks: running it again stores nothing new.
+    """
+    from maev_kit.labels import LabelStore, copy_labels
+
+    url = _store_url(to, "--to")
+    src = LabelStore(_labels_file(source, writing=False))
+    with LabelStore(url) as dst:
+        copied = copy_labels(src, dst)
+        total, n_src = len(dst), len(src)
+    _echo_copy(copied, src, dst, total, total - n_src)

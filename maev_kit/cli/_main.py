@@ -34,6 +34,7 @@ _LAZY_COMMANDS: dict[str, str] = {
     "convert": "maev_kit.cli._convert:convert_command",
     "labels": "maev_kit.cli._labels:labels_command",
     "sample": "maev_kit.cli._sample:sample_command",
+    "session": "maev_kit.cli._session:session_command",
 }
 
 _HELP = {
@@ -51,6 +52,7 @@ _HELP = {
     "convert": "Convert traces between JSONL and Parquet (or from a framework export).",
     "labels": "Labels per status (attached, set aside and why); re-attach set-aside labels.",
     "sample": "Draw the random sample of items people label (for corrected estimates).",
+    "session": "Plan a team labeling session (who labels what); its progress, disagreements.",
 }
 
 

@@ -6,6 +6,7 @@ Each is a thin shell over the library (``evaluate``, ``report``, ``agreement``).
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from pathlib import Path
 from typing import Any, cast
@@ -27,6 +28,49 @@ from maev_kit.errors import InputError
 #: What ``maev demo`` writes into its folder, by kind (the judge card is kept by its save).
 DEMO_FILES = {"report.html": "report", "scores.csv": "scores",
               "retention_ledger.csv": "ledger", "calibration.csv": "calibration"}
+
+#: ``--mlflow`` alone: a SQLite tracking store in the current folder (docs/mlflow.md).
+MLFLOW_DEFAULT = "sqlite:///mlflow.db"
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+mlflow_option = click.option(
+    "--mlflow", "mlflow_uri", is_flag=False, flag_value=MLFLOW_DEFAULT, default=None,
+    metavar="[URI]", help="Also log the run to MLflow: metrics with their CIs, params (judge, "
+    "labeled set hash), the HTML report as an artifact. URI: the tracking store (alone: "
+    f"{MLFLOW_DEFAULT}; write --mlflow=URI or put it after SOURCE). pip install "
+    "'maev-kit[mlflow]'.")
+
+
+def _check_mlflow(uri: str | None) -> None:
+    """Refuse ``--mlflow`` before anything runs: mlflow missing, or no tracking URI."""
+    import importlib.util
+
+    if uri is None:
+        return
+    if importlib.util.find_spec("mlflow") is None:
+        raise InputError("--mlflow: MLflow is not installed: pip install 'maev-kit[mlflow]'")
+    if uri != "databricks" and not _SCHEME.match(uri):
+        shown = "" if "@" in uri else f" {uri}"
+        raise InputError(f"--mlflow{shown}: not a tracking URI (e.g. {MLFLOW_DEFAULT}, "
+                         "http://host:5000); `--mlflow` alone logs to "
+                         f"{MLFLOW_DEFAULT}: put it after SOURCE or write --mlflow=URI")
+
+
+def _log_mlflow(result: Any, uri: str | None, report_html: Any = None) -> str | None:
+    """Log ``result`` to the tracking store ``uri`` (None: not asked); the run id."""
+    if uri is None:
+        return None
+    from maev_kit.reporting._mlflow import log_to_mlflow
+
+    return log_to_mlflow(result, tracking_uri=uri, report_html=report_html)
+
+
+def _echo_mlflow(run_id: str | None, uri: str | None) -> None:
+    """``MLflow: run <id> (experiment maev-kit) in <uri, password hidden>``."""
+    if run_id is not None and uri is not None:
+        from maev_kit.reporting._mlflow import shown_tracking_uri
+
+        click.echo(f"MLflow: run {run_id} (experiment maev-kit) in {shown_tracking_uri(uri)}")
 
 
 def _read_labels(path: str) -> list[dict[str, Any]]:
@@ -224,16 +268,18 @@ def _echo_agreement(out: dict[str, Any]) -> None:
 @click.option("--expectations", "expectations", type=click.Path(dir_okay=False), default=None,
               help="Expectations JSONL for the traces (expected handoffs, routing cases, key "
                    "facts; with --engine ray also a URI); a labeled set brings its own.")
+@mlflow_option
 @facts_options
 @judge_options()
 def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: str | None,
           out: str | None, ledger: str | None, as_json: bool, force: bool, engine: str,
-          address: str | None, output_dir: str | None, expectations: str | None, facts: str,
-          format: str, flags: JudgeFlags) -> None:
+          address: str | None, output_dir: str | None, expectations: str | None,
+          mlflow_uri: str | None, facts: str, format: str, flags: JudgeFlags) -> None:
     """Score every conversation of SOURCE: a labeled set, a trace file or a framework export.
     `--judge none` scores the deterministic metrics only."""
     from maev_kit.evaluation import evaluate
 
+    _check_mlflow(mlflow_uri)
     _output_file(out, "--out", FRAME_SUFFIXES)
     _output_file(ledger, "--ledger", FRAME_SUFFIXES)
     if out and ledger and Path(out).resolve() == Path(ledger).resolve():
@@ -277,6 +323,7 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
     result.raise_for_judge_errors(flags.max_judge_errors)  # exit 1 before anything is written
     written = [p for p, df in ((out, result.per_conversation), (ledger, result.ledger))
                if p and _write_frame(df, p)]
+    mlflow_run = _log_mlflow(result, mlflow_uri)
     if as_json:
         est = result.estimates
         _echo_json({"aggregates": result.aggregates.to_dict(orient="records"),
@@ -284,7 +331,7 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
                     "estimates": est.to_dict(orient="records") if est is not None else None,
                     "label_budget": (result.label_budget.to_dict(orient="records")
                                      if result.label_budget is not None else None),
-                    "files": written})
+                    "files": written, "mlflow_run_id": mlflow_run})
         return
     click.echo(_frame_text(_na(result.summary())))
     click.echo(f"\n{len(result.per_conversation)} conversations scored in "
@@ -295,6 +342,7 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
             click.echo(text)
     for p in written:
         click.echo(output_line(p, replacing.get(p, False)))
+    _echo_mlflow(mlflow_run, mlflow_uri)
     if engine == "ray":
         exit_on_failed_shards(result)
 
@@ -335,11 +383,12 @@ def exit_on_failed_shards(result: Any) -> None:
                    "(never a file holding a person's work: labels, review decisions, "
                    "expectations, judge cards).")
 @card_options
+@mlflow_option
 @facts_options
 @judge_options()
 def report_command(set_path: str, out: str, do_calibrate: bool, force: bool,
-                   judge_card: str | None, allow_mismatch: bool, facts: str, format: str,
-                   flags: JudgeFlags) -> None:
+                   judge_card: str | None, allow_mismatch: bool, mlflow_uri: str | None,
+                   facts: str, format: str, flags: JudgeFlags) -> None:
     """Write the self-contained HTML report for SOURCE: a labeled set, a trace file or a
     framework export (a file has no labels: no calibration section). With --judge-card the
     report scores with the card's judge and shows the card."""
@@ -347,6 +396,7 @@ def report_command(set_path: str, out: str, do_calibrate: bool, force: bool,
     from maev_kit.reporting import report
 
     _output_file(out, "--out", (".html", ".htm"))
+    _check_mlflow(mlflow_uri)
     replacing = check_output(out, "report", "--out", force=force)
     card = _load_card(judge_card)
     source, is_traces = _traces_or_set(set_path, format)
@@ -357,9 +407,12 @@ def report_command(set_path: str, out: str, do_calibrate: bool, force: bool,
                       judge_card=card, allow_mismatch=allow_mismatch, facts=facts,
                       **flags.run_params)
     result.raise_for_judge_errors(flags.max_judge_errors)  # exit 1 before anything is written
-    path = write_text(out, report(result, calibration=cal, labeled_set=ls).html)
+    html = report(result, calibration=cal, labeled_set=ls).html
+    path = write_text(out, html)
+    mlflow_run = _log_mlflow(result, mlflow_uri, report_html=html)
     _echo_run_lines(result)
     click.echo(output_line(path, replacing))
+    _echo_mlflow(mlflow_run, mlflow_uri)
 
 
 def _calibrate_for_report(ls: Any, flags: JudgeFlags, *, n_resamples: int = 2000) -> Any:

@@ -269,6 +269,27 @@ class EvaluationResult:
         tables, values = self._parts()
         return write_parts(path, tables, values, kit_version=__version__)
 
+    def log_to_mlflow(self, *, tracking_uri: str | None = None, experiment: str = "maev-kit",
+                      run_name: str | None = None, report_html: Any = None) -> str:
+        """Log this result as one MLflow run; returns its run id (``pip install
+        'maev-kit[mlflow]'``; docs/mlflow.md).
+
+        Metrics: every aggregate's mean with ``.ci_low`` / ``.ci_high`` (NaN left out) and the
+        PPI++ corrected rates when :attr:`estimates` has them. Params: the judge (name,
+        version, model, prompt), the judge card's hash, the labeled set (name, version, hash),
+        the maev-kit version; never a URL or a secret. Artifact: the HTML report
+        (``report(result)`` unless ``report_html`` is given). ``tracking_uri`` defaults to
+        ``sqlite:///mlflow.db`` in the current folder.
+
+        The logger lives in the reporting layer (it builds the report); this layer reaches it
+        through :func:`maev_kit._views.call`, which the package root provides on import.
+        """
+        from maev_kit import _views
+
+        return str(_views.call("log_to_mlflow", self, tracking_uri=tracking_uri,
+                               experiment=experiment, run_name=run_name,
+                               report_html=report_html))
+
     def _parts(self) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
         """The tables and the JSON values :meth:`save` writes."""
         import json

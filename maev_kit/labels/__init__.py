@@ -10,8 +10,23 @@ or, given a URL, in SQLite (``sqlite:///labels.db``) or PostgreSQL (``postgresql
 the same semantics (docs/label-stores.md); :func:`open_label_store` and :func:`copy_labels`.
 """
 
+from maev_kit.labels._adjudicate import (
+    ADJUDICATED_SOURCE,
+    AdjudicationSession,
+    Disagreement,
+    disagreements,
+    settled_human_labels,
+    settled_labels,
+)
 from maev_kit.labels._attach import LabelStatus, SetAsideLabel, label_status, reattach_labels
 from maev_kit.labels._backends import LabelStoreError
+from maev_kit.labels._plan import (
+    PLAN_FILE,
+    SessionPlan,
+    annotator_labels,
+    load_session_plan,
+    plan_session,
+)
 from maev_kit.labels._records import (
     LABEL_VALUES,
     LabelFile,
@@ -24,8 +39,12 @@ from maev_kit.labels._session import LabelingSession, ShownVerdict
 from maev_kit.labels._store import LabelStore, LabelStoreWarning, copy_labels, open_label_store
 
 __all__ = [
+    "ADJUDICATED_SOURCE",
     "LABEL_VALUES",
+    "PLAN_FILE",
     "SAMPLE_FILE",
+    "AdjudicationSession",
+    "Disagreement",
     "LabelFile",
     "LabelRecord",
     "LabelSample",
@@ -34,14 +53,21 @@ __all__ = [
     "LabelStoreError",
     "LabelStoreWarning",
     "LabelingSession",
+    "SessionPlan",
     "SetAsideLabel",
     "ShownVerdict",
+    "annotator_labels",
     "copy_labels",
+    "disagreements",
     "draw_label_sample",
     "label_status",
     "latest_labels",
+    "load_session_plan",
     "open_label_store",
+    "plan_session",
     "population_hash",
     "read_label_file",
     "reattach_labels",
+    "settled_human_labels",
+    "settled_labels",
 ]

@@ -102,10 +102,14 @@ PUBLIC = {
         "save_facts_as_expectations",
     ],
     "maev_kit.labels": [
-        "LABEL_VALUES", "SAMPLE_FILE", "LabelFile", "LabelRecord", "LabelSample", "LabelStatus",
-        "LabelStore", "LabelStoreError", "LabelStoreWarning", "LabelingSession", "SetAsideLabel",
-        "ShownVerdict", "copy_labels", "draw_label_sample", "label_status", "latest_labels",
-        "open_label_store", "population_hash", "read_label_file", "reattach_labels",
+        "ADJUDICATED_SOURCE", "LABEL_VALUES", "PLAN_FILE", "SAMPLE_FILE",
+        "AdjudicationSession", "Disagreement", "LabelFile", "LabelRecord", "LabelSample",
+        "LabelStatus", "LabelStore", "LabelStoreError", "LabelStoreWarning",
+        "LabelingSession", "SessionPlan", "SetAsideLabel", "ShownVerdict",
+        "annotator_labels", "copy_labels", "disagreements", "draw_label_sample",
+        "label_status", "latest_labels", "load_session_plan", "open_label_store",
+        "plan_session", "population_hash", "read_label_file", "reattach_labels",
+        "settled_human_labels", "settled_labels",
     ],
     "maev_kit.evaluation": [
         "ConversationScore", "EvaluationOptions", "EvaluationResult", "JudgeErrorSummary",
@@ -125,7 +129,8 @@ PUBLIC = {
         "Report", "report",
     ],
     "maev_kit.widgets": [
-        "CalibrationDashboard", "FactReviewer", "Labeler", "TraceViewer", "show",
+        "Adjudicator", "CalibrationDashboard", "FactReviewer", "Labeler", "SessionProgress",
+        "TraceViewer", "show",
     ],
     "maev_kit.scale": [
         "ShardFailure", "evaluate_dataset",
