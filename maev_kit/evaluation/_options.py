@@ -129,6 +129,10 @@ class EvaluationOptions:
         if self.not_applicable not in ("na", "article"):
             raise InputError("`not_applicable` must be 'na' or 'article', got "
                              f"{self.not_applicable!r}")
+        hw = self.target_half_width
+        if isinstance(hw, bool) or not isinstance(hw, (int, float)) or not 0 < hw < 1:
+            raise InputError(f"`target_half_width` must be a number in (0, 1), e.g. 0.05; got "
+                             f"{hw!r}")
         if self.judge is None and self.not_applicable == "article":
             raise InputError("judge=None scores no retention, which the article's composite "
                              "needs: pass not_applicable='na' or name a judge")

@@ -165,3 +165,8 @@ def test_label_budget_plans_from_the_sample_labelled_so_far(snli, sample):
     assert row["expected_half_width"] <= 0.04
     page = report(result).html
     assert "Label budget for ± 0.04" in page
+
+
+def test_a_bad_target_half_width_is_refused_before_any_work():
+    with pytest.raises(InputError, match=r"`target_half_width` must be a number in \(0, 1\)"):
+        _evaluate("snli_calibration", target_half_width=0)
