@@ -424,6 +424,191 @@ path = mk.report(result, calibration=cal, labeled_set=ls).save(WORK / "report.ht
 print("wrote", path)
 """),
     ],
+    "05_team_session": [
+        md("""
+# 5 · A team labeling session, scripted end to end
+
+A team session (docs/team-sessions.md) in five steps: **plan** who labels which item (20 % of
+the items labeled twice) → three annotators **label** their own queues → an adjudicator
+**settles** the items they disagree on → **calibrate** the heuristic judge against the settled
+labels → the **report**. The whole session runs twice, once on a SQLite store and once on a
+`labels.jsonl` file, and the figures must be equal: the store changes where labels live, never
+what they say.
+
+**Nobody labels here.** The three "annotators" and the adjudicator are scripted, named
+`simulated-…` so that nothing passes for a person's work. A scripted annotator gives the
+set's **reference label** (written by the maev-kit authors, not by independent human
+annotators) except on a seeded share of its items, where it gives another class instead:
+that perturbation is what makes disagreements to settle. Real sessions use the `Labeler`
+(notebook 2) and the `Adjudicator` widget shown below.
+"""),
+        WORK_MD,
+        WORK_CODE,
+        md("""
+This notebook's files go to `maev-work/team-session/` (started afresh on every run): the plan,
+`labels.db`, `labels.jsonl` and the reports. It never touches `maev-work/labels.jsonl`, where
+notebook 2 keeps *your* labels.
+"""),
+        code("""
+import shutil
+
+SESSION = WORK / "team-session"
+shutil.rmtree(SESSION, ignore_errors=True)   # only this notebook's scripted session
+SESSION.mkdir()
+STORES = {"sqlite": f"sqlite:///{SESSION / 'labels.db'}", "jsonl": str(SESSION / "labels.jsonl")}
+STORES
+"""),
+        md("""
+## 1 · Plan
+
+The test split's items that have a reference label; three annotators, overlap 0.2, seed 0.
+The plan goes beside the labels as `session_plan.json`, where `maev session status` finds it.
+"""),
+        code("""
+import maev_kit as mk
+from maev_kit.labels import plan_session
+
+ls = mk.load_labeled_set("support_desk")
+reference = {d["item_id"]: d["label"] for d in ls.labels()}   # by the maev-kit authors
+items = [it for it in ls.items_in("test") if it.item_id in reference]
+ANNOTATORS = ["simulated-ana", "simulated-ben", "simulated-cleo"]
+plan = plan_session([it.item_id for it in items], ANNOTATORS, overlap=0.2, seed=0)
+plan.save(SESSION)
+print(len(items), "items,", len(plan.overlap_items()), "labeled twice;", plan.counts())
+"""),
+        md("""
+## 2 · Label — scripted annotators, each through their own `LabelingSession`
+
+`SLIP` is each scripted annotator's share of items labeled with another class than the
+reference: the class is drawn by a `random.Random` seeded with the annotator's name and the
+item id, so every run (and both stores) get the same labels. Each label line's note says it
+was scripted.
+"""),
+        code("""
+import random
+
+from maev_kit.labels import LabelingSession
+
+SLIP = {"simulated-ana": 0.15, "simulated-ben": 0.20, "simulated-cleo": 0.25}
+CLASSES = ("retained", "lost", "contradicted")
+
+def scripted_label(annotator, item_id):
+    \"\"\"The reference label, or with probability SLIP[annotator] one of the other two.\"\"\"
+    rng = random.Random(f"{annotator}|{item_id}")
+    ref = reference[item_id]
+    if rng.random() < SLIP[annotator]:
+        return rng.choice([c for c in CLASSES if c != ref])
+    return ref
+
+def label_queues(store):
+    for ann in ANNOTATORS:
+        s = LabelingSession(items, store, annotator=ann, order=plan.queue(ann))
+        while not s.done:
+            s.label(scripted_label(ann, s.current.item_id),
+                    note="scripted: reference label with a seeded perturbation")
+    return plan.progress(store)
+
+label_queues(STORES["sqlite"])
+"""),
+        md("""
+## 3 · Adjudicate
+
+The items labeled twice where the two scripted annotators differ. The `Adjudicator` widget is
+how a person settles them (nothing is settled by displaying it); here the scripted adjudicator
+drives the same `AdjudicationSession` by a stated rule: **the settled label is the reference
+label**.
+"""),
+        code("""
+from maev_kit.labels import AdjudicationSession, disagreements
+from maev_kit.widgets import Adjudicator
+
+ADJUDICATOR = "simulated-adjudicator"
+print(len(disagreements(STORES["sqlite"], plan)), "disagreements")
+Adjudicator(items, STORES["sqlite"], adjudicator=ADJUDICATOR, plan=plan)
+"""),
+        code("""
+def settle_all(store):
+    s = AdjudicationSession(items, store, ADJUDICATOR, plan=plan)
+    while not s.done:
+        s.settle(reference[s.current.item_id], note="scripted rule: the reference label")
+    return s.progress()
+
+settle_all(STORES["sqlite"])
+"""),
+        md("""
+`maev session status` shows progress, disagreements and α / AC1 across the annotators on the
+items labeled twice (the human ceiling):
+"""),
+        code("""
+import json
+import subprocess
+import sys
+
+def session_status(store, *args):
+    cmd = [sys.executable, "-m", "maev_kit.cli", "session", "status", str(SESSION),
+           "--store", store, *args]
+    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+
+print(session_status(STORES["sqlite"]))
+"""),
+        md("""
+## 4 · Calibrate the judge against the settled labels
+
+`settled_human_labels` gives `{item_id: {"settled": label}}`. The settled items are the hard
+ones (those two annotators disagreed on) and few, so expect a wide CI.
+"""),
+        code("""
+from maev_kit.calibration import calibrate
+from maev_kit.labels import settled_human_labels
+
+def calibrate_settled(store):
+    settled = settled_human_labels(store)
+    return calibrate([it for it in items if it.item_id in settled], settled,
+                     judges=["heuristic"], n_resamples=2000, seed=0, progress=False)
+
+cal = calibrate_settled(STORES["sqlite"])
+cal.leaderboard[["judge", "kappa", "kappa_low", "kappa_high", "accuracy", "n_items"]]
+"""),
+        md("## 5 · Report\n\nAn evaluation of the test split with the heuristic judge, and that calibration."),
+        code("""
+result = mk.evaluate(ls, judge="heuristic", split="test", progress=False)
+
+def save_report(cal, name):
+    return mk.report(result, calibration=cal, labeled_set=ls).save(SESSION / name)
+
+print("wrote", save_report(cal, "report-sqlite.html"))
+"""),
+        md("""
+## The same session on `labels.jsonl`
+
+Every step again, on the JSONL store; then the figures of both runs side by side.
+"""),
+        code("""
+import math
+
+def figures(store, cal):
+    row = cal.leaderboard.iloc[0]
+    ag = json.loads(session_status(store, "--json"))["agreement"]
+    return {"kappa": float(row.kappa), "kappa_ci": (float(row.kappa_low), float(row.kappa_high)),
+            "accuracy": float(row.accuracy), "n_items": int(row.n_items),
+            "alpha": ag["krippendorff_alpha"], "ac1": ag["gwet_ac1"],
+            "settled": settled_human_labels(store)}
+
+label_queues(STORES["jsonl"])
+settle_all(STORES["jsonl"])
+cal_jsonl = calibrate_settled(STORES["jsonl"])
+print("wrote", save_report(cal_jsonl, "report-jsonl.html"))
+runs = {"sqlite": figures(STORES["sqlite"], cal), "jsonl": figures(STORES["jsonl"], cal_jsonl)}
+{k: {name: v for name, v in f.items() if name != "settled"} for k, f in runs.items()}
+"""),
+        code("""
+assert runs["sqlite"]["settled"], "no settled labels: nothing was compared"
+assert all(math.isfinite(x) for x in (runs["sqlite"]["kappa"], *runs["sqlite"]["kappa_ci"]))
+assert runs["sqlite"] == runs["jsonl"], "the two stores gave different figures"
+print(f"equal on both stores: κ, its CI, accuracy, α / AC1 and "
+      f"{len(runs['sqlite']['settled'])} settled labels")
+"""),
+    ],
 }
 
 

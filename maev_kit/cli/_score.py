@@ -73,18 +73,45 @@ def _echo_mlflow(run_id: str | None, uri: str | None) -> None:
         click.echo(f"MLflow: run {run_id} (experiment maev-kit) in {shown_tracking_uri(uri)}")
 
 
-def _read_labels(path: str) -> list[dict[str, Any]]:
-    from maev_kit.labels import latest_labels, read_label_file
+def _shown_labels(path: str) -> str:
+    """The labels file, or a store URL with its password hidden, as every output shows it."""
+    from maev_kit.labels._backends import is_store_url, redact_url
 
-    p = _input_file(path, "", "labels (labels.jsonl)")
-    lf = read_label_file(p, name=path)
-    if lf.problems:
-        from maev_kit.errors import LabelValidationError
-        raise LabelValidationError(lf.problems)
-    if lf.torn_last_line:
-        click.echo(f"warning: {lf.torn_last_line}", err=True)
+    return redact_url(path) if is_store_url(path) else path
+
+
+def _store_records(url: str) -> list[Any]:
+    """Every label line of the store at ``url`` (``sqlite:///…`` / ``postgresql://…``), read
+    through LabelStore; a SQLite file that is not there is refused, never created."""
+    from maev_kit.labels import LabelStore
+    from maev_kit.labels._backends import SQLiteBackend
+
+    with LabelStore(url) as store:
+        db = store.database
+        if isinstance(db, SQLiteBackend) and not db.path.is_file():
+            raise InputError(f"{store.location}: no SQLite label store at {str(db.path)!r}")
+        return store.records()
+
+
+def _read_labels(path: str) -> list[dict[str, Any]]:
+    """Each annotator's latest label per item (gold labels left out) from a labels.jsonl path
+    or a label store URL."""
+    from maev_kit.labels import latest_labels, read_label_file
+    from maev_kit.labels._backends import is_store_url
+
+    if is_store_url(path):
+        records = _store_records(path)
+    else:
+        p = _input_file(path, "", "labels (labels.jsonl or a label store URL)")
+        lf = read_label_file(p, name=path)
+        if lf.problems:
+            from maev_kit.errors import LabelValidationError
+            raise LabelValidationError(lf.problems)
+        if lf.torn_last_line:
+            click.echo(f"warning: {lf.torn_last_line}", err=True)
+        records = lf.records
     return [{"item_id": k[0], "annotator": k[1], "label": r.label}
-            for k, r in latest_labels(lf.records).items() if r.source != "gold"]
+            for k, r in latest_labels(records).items() if r.source != "gold"]
 
 
 def _read_judge_run(path: str) -> dict[str, str | None]:
@@ -109,7 +136,7 @@ def _read_judge_run(path: str) -> dict[str, str | None]:
 
 
 @click.command()
-@click.argument("labels_path", metavar="LABELS.jsonl")
+@click.argument("labels_path", metavar="LABELS")
 @click.option("--judge-run", "judge_run", type=click.Path(), default=None,
               help="CSV/JSONL of a judge's verdicts (item_id, label), e.g. from `maev score --ledger`.")
 @click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(100),
@@ -117,6 +144,9 @@ def _read_judge_run(path: str) -> dict[str, str | None]:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def agree(labels_path: str, judge_run: str | None, resamples: int, as_json: bool) -> None:
     """Agreement between the annotators of a labels file, and with a judge run.
+
+    LABELS: a labels.jsonl file or a label store URL (sqlite:///labels.db,
+    postgresql://user@host/db; docs/label-stores.md), shown with its password hidden.
 
     With two or more annotators: the human ceiling (mean pairwise Cohen κ with a bootstrap CI,
     Fleiss κ, Krippendorff α). With a judge run: the judge's mean κ against each annotator
@@ -148,7 +178,8 @@ def _label_table(labels_path: str) -> tuple[list[dict[str, Any]], Any]:
 
     rows = _read_labels(labels_path)
     if not rows:
-        raise InputError(f"{labels_path}: no labels (skips and gold labels are not counted)")
+        raise InputError(f"{_shown_labels(labels_path)}: no labels (skips and gold labels are "
+                         "not counted)")
     table = pd.DataFrame(rows).pivot(index="item_id", columns="annotator", values="label")
     return rows, table.astype(object).where(table.notna(), None)
 
@@ -157,7 +188,7 @@ def _agree_summary(labels_path: str, rows: list[dict[str, Any]], table: Any) -> 
     """What ``maev agree`` reports first: the file, its items and annotators, labels per class."""
     from collections import Counter
 
-    out: dict[str, Any] = {"labels_file": labels_path, "items": len(table),
+    out: dict[str, Any] = {"labels_file": _shown_labels(labels_path), "items": len(table),
                            "annotators": list(table.columns)}
     counts = Counter(r["label"] for r in rows)
     out["labels_per_class"] = {lab: counts.get(lab, 0) for lab in

@@ -13,10 +13,11 @@ NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 # What Run All must leave in the working folder (proof that outputs go there).
 WRITES = {"01_explore_traces": {"chat.json"}, "02_label_retention": set(),
           "03_calibrate_judges": {"judge_card.json", "cache"},
-          "04_coordination_report": {"report.html"}}
+          "04_coordination_report": {"report.html"},
+          "05_team_session": {"team-session"}}
 
 
-def test_the_four_notebooks_exist():
+def test_the_five_notebooks_exist():
     assert [p.stem for p in NOTEBOOKS] == sorted(WRITES)
 
 
