@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from maev_kit.labels._plan import SessionPlan, _records_of, annotator_labels
+from maev_kit.labels._queue import ItemQueue
 from maev_kit.labels._records import LabelRecord
 from maev_kit.labels._store import LabelStore
 
@@ -89,7 +90,7 @@ def settled_human_labels(store_or_labels: Any, *, name: str = "settled"
     return {iid: {name: lab} for iid, lab in settled_labels(store_or_labels).items()}
 
 
-class AdjudicationSession:
+class AdjudicationSession(ItemQueue):
     """Settle the items annotators disagree on, one at a time.
 
     Parameters
@@ -113,21 +114,10 @@ class AdjudicationSession:
                  adjudicator: str, *, plan: SessionPlan | None = None):
         if not isinstance(adjudicator, str) or not adjudicator.strip():
             raise ValueError(f"`adjudicator` must be a non-blank name, got {adjudicator!r}")
-        if isinstance(store, (str, os.PathLike)):
-            store = LabelStore(store)
-        if not isinstance(store, LabelStore):
-            raise TypeError(f"`store` must be a LabelStore, a labels.jsonl path or a store "
-                            f"URL, got {type(store).__name__}")
-        self.store = store
+        self.store = self._open_store(store)
         self.adjudicator = adjudicator
         self.plan = plan
-        self._by_id: dict[str, Any] = {}
-        for i, it in enumerate(items):
-            iid = getattr(it, "item_id", None)
-            if not isinstance(iid, str):
-                raise TypeError(f"`items[{i}]` has no `item_id`: expected a RetentionItem, "
-                                f"got {type(it).__name__}")
-            self._by_id[iid] = it
+        self._by_id = self._index_items(items)
         self._disagreements: dict[str, Disagreement] = {}
         self._settled: dict[str, LabelRecord] = {}
         self.order: list[str] = []
@@ -138,7 +128,7 @@ class AdjudicationSession:
             raise ValueError(f"`adjudicator` {adjudicator!r} labeled {len(clash)} of the "
                              f"items to settle (e.g. {clash[0]!r}); settle under another name, "
                              f"e.g. {adjudicator + '/adjudicator'!r}, so both labels are kept")
-        self.position = self._first_unsettled(0)
+        self.position = self._next_open(-1, self._settled)
 
     def refresh(self) -> None:
         """Re-read the store: the queue (new disagreements) and the settled labels."""
@@ -156,18 +146,6 @@ class AdjudicationSession:
         self.position = min(self.position, len(self.order))
 
     # ------------------------------------------------------------ state
-    def __len__(self) -> int:
-        return len(self.order)
-
-    @property
-    def done(self) -> bool:
-        return self.position >= len(self.order)
-
-    @property
-    def current(self) -> Any | None:
-        """The item on screen, or None when done."""
-        return None if self.done else self._by_id[self.order[self.position]]
-
     def _iid(self, item_id: str | None) -> str | None:
         if item_id is None:
             return None if self.done else self.order[self.position]
@@ -190,11 +168,6 @@ class AdjudicationSession:
         return {"settled": sum(1 for iid in self.order if iid in self._settled),
                 "total": len(self.order)}
 
-    def _first_unsettled(self, start: int) -> int:
-        rest = [p for p in range(start, len(self.order)) if self.order[p] not in self._settled]
-        before = [p for p in range(0, start) if self.order[p] not in self._settled]
-        return (rest or before or [len(self.order)])[0]
-
     # ------------------------------------------------------------ actions
     def settle(self, label: str, *, note: str = "") -> LabelRecord:
         """Settle the current item (appended, durable), then move to the next unsettled one."""
@@ -207,16 +180,8 @@ class AdjudicationSession:
         rec = self.store.add(iid, label, annotator=self.adjudicator, note=note,
                              source=ADJUDICATED_SOURCE)
         self._settled[iid] = rec
-        self.position = self._first_unsettled(self.position + 1)
+        self.position = self._next_open(self.position, self._settled)
         return rec
-
-    def next(self) -> Any | None:
-        self.position = min(self.position + 1, len(self.order))
-        return self.current
-
-    def previous(self) -> Any | None:
-        self.position = max(self.position - 1, 0)
-        return self.current
 
     def go_to(self, item_id: str) -> Any:
         self.position = self.order.index(self._iid(item_id) or "")

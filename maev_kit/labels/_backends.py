@@ -34,7 +34,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from maev_kit.labels._queue import ItemQueue
 from maev_kit.labels._records import LABEL_VALUES, LabelRecord
 from maev_kit.labels._store import LabelStore
 
@@ -60,7 +61,7 @@ def _normalize_verdicts(verdicts: Any) -> dict[str, ShownVerdict]:
     return out
 
 
-class LabelingSession:
+class LabelingSession(ItemQueue):
     """Label retention items one at a time, with resume, undo and blind judge verdicts.
 
     Parameters
@@ -122,23 +123,10 @@ class LabelingSession:
         if not items:
             raise ValueError("`items` is empty: nothing to label (build them with "
                              "maev_kit.build_retention_items)")
-        by_id: dict[str, Any] = {}
-        for i, it in enumerate(items):
-            iid = getattr(it, "item_id", None)
-            if not isinstance(iid, str):
-                raise TypeError(f"`items[{i}]` has no `item_id`: expected a RetentionItem, got "
-                                f"{type(it).__name__}")
-            if iid in by_id:
-                raise ValueError(f"`items` has item_id {iid!r} twice; item ids must be unique")
-            by_id[iid] = it
+        by_id = self._index_items(items)
         if not isinstance(annotator, str) or not annotator.strip():
             raise ValueError(f"`annotator` must be a non-blank name, got {annotator!r}")
-        if isinstance(store, (str, os.PathLike)):
-            store = LabelStore(store)
-        if not isinstance(store, LabelStore):
-            raise TypeError(f"`store` must be a LabelStore or a path to labels.jsonl, got "
-                            f"{type(store).__name__}")
-        self.store = store
+        self.store = self._open_store(store)
         self.annotator = annotator
         self.blind = bool(blind)
         self._by_id = by_id
@@ -149,7 +137,7 @@ class LabelingSession:
         self._latest: dict[str, LabelRecord] = {}
         self.refresh()
         self._undo: list[tuple[str, LabelRecord | None]] = []
-        self.position = self._first_unlabeled(0)
+        self.position = self._next_open(-1, self._latest)
 
     @staticmethod
     def _make_order(ids: list[str], order: Any, seed: int) -> list[str]:
@@ -186,12 +174,6 @@ class LabelingSession:
         else:
             self._latest[rec.item_id] = rec
 
-    def _first_unlabeled(self, start: int) -> int:
-        for pos in range(start, len(self.order)):
-            if self.order[pos] not in self._latest:
-                return pos
-        return len(self.order)
-
     def refresh(self) -> None:
         """Re-read this annotator's labels from the store (e.g. written by another process).
 
@@ -202,19 +184,6 @@ class LabelingSession:
             self._apply(rec)
 
     # ---------------------------------------------------------------- state
-    def __len__(self) -> int:
-        return len(self.order)
-
-    @property
-    def done(self) -> bool:
-        """True once the position is past the last item (everything seen)."""
-        return self.position >= len(self.order)
-
-    @property
-    def current(self) -> Any | None:
-        """The item on screen, or None when done."""
-        return None if self.done else self._by_id[self.order[self.position]]
-
     def label_of(self, item_id: str | None = None) -> LabelRecord | None:
         """This annotator's latest label of an item (default: the current item)."""
         iid = self._iid(item_id)
@@ -277,28 +246,8 @@ class LabelingSession:
         rec = self.store.add(iid, value, annotator=self.annotator, note=note)
         self._latest[iid] = rec
         self._undo.append((iid, before))
-        self.position = self._next_position(self.position)
+        self.position = self._next_open(self.position, self._latest)
         return rec
-
-    def _next_position(self, pos: int) -> int:
-        n = len(self.order)
-        for p in range(pos + 1, n):  # the next unlabeled item after this one
-            if self.order[p] not in self._latest:
-                return p
-        for p in range(0, pos + 1):  # then any unlabeled item before it
-            if self.order[p] not in self._latest:
-                return p
-        return n
-
-    def next(self) -> Any | None:
-        """Move one item forward (past the last item means done); returns the current item."""
-        self.position = min(self.position + 1, len(self.order))
-        return self.current
-
-    def previous(self) -> Any | None:
-        """Move one item back; returns the current item."""
-        self.position = max(self.position - 1, 0)
-        return self.current
 
     def go_to(self, item_id: str) -> Any:
         """Jump to an item by id."""

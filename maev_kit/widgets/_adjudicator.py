@@ -19,7 +19,7 @@ from maev_kit.labels import (
     disagreements,
     settled_labels,
 )
-from maev_kit.widgets._render import LABEL_COLORS, item_html
+from maev_kit.widgets._render import LABEL_COLORS, item_html, status_html
 
 __all__ = ["Adjudicator", "SessionProgress"]
 
@@ -127,9 +127,7 @@ class Adjudicator(widgets.VBox):
         self._render()
 
     def _set_status(self, text: str, *, error: bool = False) -> None:
-        color = "#cf222e" if error else "#1a7f37"
-        self.status.value = (f'<span style="color:{color};font-size:12.5px">'
-                             f"{html.escape(text)}</span>" if text else "")
+        self.status.value = status_html(text, error=error)
 
     def _render(self) -> None:
         s = self.session

@@ -13,6 +13,7 @@ from maev_kit._html import esc as _e
 from maev_kit._html._trace import agent_colors, entry_css, entry_html
 from maev_kit.facts._review import FactReviewSession, FactUnderReview, HandoffUnderReview
 from maev_kit.widgets._labeler import _KeyHandler
+from maev_kit.widgets._render import status_html
 
 __all__ = ["KEYMAP", "FactReviewer", "review_html"]
 
@@ -358,9 +359,7 @@ class FactReviewer(widgets.VBox):
         self._render()
 
     def _set_status(self, text: str, *, error: bool = False) -> None:
-        color = "#cf222e" if error else "#1a7f37"
-        self.status.value = (f'<span style="color:{color};font-size:12.5px">{_e(text)}</span>'
-                             if text else "")
+        self.status.value = status_html(text, error=error)
 
     def _render(self) -> None:
         s = self.session

@@ -15,7 +15,7 @@ import traitlets
 from maev_kit._html._trace import _CSS as _TV_CSS
 from maev_kit._html._trace import _span_of, evidence_excerpt_html, find_entry
 from maev_kit.labels import LabelingSession, LabelStore
-from maev_kit.widgets._render import LABEL_COLORS, item_html
+from maev_kit.widgets._render import LABEL_COLORS, item_html, status_html
 
 __all__ = ["KEYMAP", "Labeler"]
 
@@ -230,9 +230,7 @@ class Labeler(widgets.VBox):
                 f"{evidence_excerpt_html(m, sp.start, sp.end, label=label)}</div>")
 
     def _set_status(self, text: str, *, error: bool = False) -> None:
-        color = "#cf222e" if error else "#1a7f37"
-        self.status.value = (f'<span style="color:{color};font-size:12.5px">'
-                             f"{html.escape(text)}</span>" if text else "")
+        self.status.value = status_html(text, error=error)
 
     def _render(self) -> None:
         s = self.session

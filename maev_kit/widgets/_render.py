@@ -11,3 +11,11 @@ from maev_kit._html._trace import (  # noqa: F401
     item_html,
     trace_html,
 )
+
+
+def status_html(text: str, *, error: bool = False) -> str:
+    """A widget's status line: green when saved, red when not (escaped; "" clears it)."""
+    from maev_kit._html import esc
+
+    color = "#cf222e" if error else "#1a7f37"
+    return f'<span style="color:{color};font-size:12.5px">{esc(text)}</span>' if text else ""
