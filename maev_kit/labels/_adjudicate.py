@@ -9,7 +9,7 @@ settled line of an item wins). Annotators' own labels are never changed. The
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,12 +146,8 @@ class AdjudicationSession(ItemQueue):
         self.position = min(self.position, len(self.order))
 
     # ------------------------------------------------------------ state
-    def _iid(self, item_id: str | None) -> str | None:
-        if item_id is None:
-            return None if self.done else self.order[self.position]
-        if item_id not in self._disagreements:
-            raise KeyError(f"no item {item_id!r} to settle in this session")
-        return item_id
+    def _known(self) -> tuple[Container[str], str]:
+        return self._disagreements, "to settle in this session"
 
     def disagreement(self, item_id: str | None = None) -> Disagreement | None:
         """Every annotator's label and note on an item (default: the current one)."""

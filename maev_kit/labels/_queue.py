@@ -53,6 +53,20 @@ class ItemQueue:
                 return p
         return n
 
+    def _iid(self, item_id: str | None) -> str | None:
+        """``item_id`` checked against the items this queue may show (default: the current
+        one; None when done)."""
+        if item_id is None:
+            return None if self.done else self.order[self.position]
+        known, where = self._known()
+        if item_id not in known:
+            raise KeyError(f"no item {item_id!r} {where}")
+        return item_id
+
+    def _known(self) -> tuple[Container[str], str]:
+        """The ids :meth:`_iid` accepts, and how a missing one is described."""
+        return self._by_id, "in this session"
+
     def __len__(self) -> int:
         return len(self.order)
 

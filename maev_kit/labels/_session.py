@@ -220,13 +220,6 @@ class LabelingSession(ItemQueue):
         iid = self._iid(item_id)
         return iid is not None and iid in self._verdicts
 
-    def _iid(self, item_id: str | None) -> str | None:
-        if item_id is None:
-            return None if self.done else self.order[self.position]
-        if item_id not in self._by_id:
-            raise KeyError(f"no item {item_id!r} in this session")
-        return item_id
-
     # ---------------------------------------------------------------- actions
     def label(self, value: str, *, note: str = "") -> LabelRecord:
         """Label the current item, write it to the store (fsync-ed), move to the next unlabeled.

@@ -19,6 +19,7 @@ from maev_kit.labels import (
     disagreements,
     settled_labels,
 )
+from maev_kit.widgets._controls import label_buttons, move_buttons
 from maev_kit.widgets._render import LABEL_COLORS, item_html, status_html
 
 __all__ = ["Adjudicator", "SessionProgress"]
@@ -70,21 +71,12 @@ class Adjudicator(widgets.VBox):
     def __init__(self, items: Sequence[Any], store: LabelStore | str | os.PathLike[str], *,
                  adjudicator: str, plan: SessionPlan | None = None, **kwargs: Any):
         self.session = AdjudicationSession(items, store, adjudicator, plan=plan)
-        self.buttons: dict[str, widgets.Button] = {}
-        for lab, style in _SETTLE_STYLES.items():
-            b = widgets.Button(description=lab, button_style=style,
-                               tooltip=f"settle this item as {lab}", layout={"width": "120px"})
-            b.on_click(lambda _b, lab=lab: self._settle(lab))
-            self.buttons[lab] = b
-        self.previous_button = widgets.Button(description="←", tooltip="previous item",
-                                              layout={"width": "44px"})
-        self.next_button = widgets.Button(description="→", tooltip="next item",
-                                          layout={"width": "44px"})
+        self.buttons = label_buttons(_SETTLE_STYLES, lambda lab: f"settle this item as {lab}",
+                                     self._settle)
+        self.previous_button, self.next_button = move_buttons(self._move)
         self.refresh_button = widgets.Button(description="refresh", icon="refresh",
                                              tooltip="re-read the labels (new disagreements)",
                                              layout={"width": "100px"})
-        self.previous_button.on_click(lambda _: self._move("previous"))
-        self.next_button.on_click(lambda _: self._move("next"))
         self.refresh_button.on_click(lambda _: self._refresh())
         self.note = widgets.Text(placeholder="why (saved with the settled label)",
                                  continuous_update=False, layout={"width": "100%"})

@@ -15,6 +15,7 @@ import traitlets
 from maev_kit._html._trace import _CSS as _TV_CSS
 from maev_kit._html._trace import _span_of, evidence_excerpt_html, find_entry
 from maev_kit.labels import LabelingSession, LabelStore
+from maev_kit.widgets._controls import label_buttons, move_buttons
 from maev_kit.widgets._render import LABEL_COLORS, item_html, status_html
 
 __all__ = ["KEYMAP", "Labeler"]
@@ -99,21 +100,11 @@ class Labeler(widgets.VBox):
         styles = {"retained": "success", "lost": "warning", "contradicted": "danger",
                   "skip": ""}
         keys = {v: k for k, v in KEYMAP.items()}
-        self.buttons: dict[str, widgets.Button] = {}
-        for lab, style in styles.items():
-            b = widgets.Button(description=lab, button_style=style,
-                               tooltip=f"label this item {lab} (key {keys[lab]})",
-                               layout={"width": "120px"})
-            b.on_click(lambda _b, lab=lab: self._label(lab))
-            self.buttons[lab] = b
-        self.previous_button = widgets.Button(description="←", tooltip="previous item (←)",
-                                              layout={"width": "44px"})
-        self.next_button = widgets.Button(description="→", tooltip="next item (→)",
-                                          layout={"width": "44px"})
+        self.buttons = label_buttons(
+            styles, lambda lab: f"label this item {lab} (key {keys[lab]})", self._label)
+        self.previous_button, self.next_button = move_buttons(self._move, keys=True)
         self.undo_button = widgets.Button(description="undo", tooltip="undo the last label (u)",
                                           icon="undo", layout={"width": "90px"})
-        self.previous_button.on_click(lambda _: self._move("previous"))
-        self.next_button.on_click(lambda _: self._move("next"))
         self.undo_button.on_click(lambda _: self._undo())
         # Synced once, when the field loses focus (a click on a label button, Escape), not per
         # keystroke: ipywidgets buffers a model's state updates while one is in flight, so on a

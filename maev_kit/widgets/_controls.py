@@ -1,0 +1,35 @@
+"""The buttons the labeling widgets share: one per label, and ← / → to move."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import ipywidgets as widgets
+
+__all__ = ["label_buttons", "move_buttons"]
+
+
+def label_buttons(styles: Mapping[str, str], tooltip: Callable[[str], str],
+                  on_label: Callable[[str], object]) -> dict[str, widgets.Button]:
+    """A button per label (``styles``: label → button style) that calls ``on_label(label)``."""
+    buttons: dict[str, widgets.Button] = {}
+    for lab, style in styles.items():
+        b = widgets.Button(description=lab, button_style=style, tooltip=tooltip(lab),
+                           layout={"width": "120px"})
+        b.on_click(lambda _b, lab=lab: on_label(lab))
+        buttons[lab] = b
+    return buttons
+
+
+def move_buttons(on_move: Callable[[str], object], *, keys: bool = False
+                 ) -> tuple[widgets.Button, widgets.Button]:
+    """← and → buttons calling ``on_move("previous")`` / ``on_move("next")`` (``keys``: the
+    tooltips name the arrow keys)."""
+    hint = (" (←)", " (→)") if keys else ("", "")
+    previous = widgets.Button(description="←", tooltip="previous item" + hint[0],
+                              layout={"width": "44px"})
+    following = widgets.Button(description="→", tooltip="next item" + hint[1],
+                               layout={"width": "44px"})
+    previous.on_click(lambda _: on_move("previous"))
+    following.on_click(lambda _: on_move("next"))
+    return previous, following
