@@ -73,9 +73,8 @@ class LabelSample:
         follow it): :class:`~maev_kit._files.OverwriteRefused`."""
         p = Path(path)
         if p.exists():
-            raise OverwriteRefused(f"{os.fspath(p)}: a label sample is already there; people "
-                                   "may be labeling it, so it is never replaced — write the "
-                                   "new one to another path")
+            raise OverwriteRefused(f"{os.fspath(p)}: {_what_is_there(p)}, so it is never "
+                                   "replaced — write the new sample to another path")
         return write_text(p, json.dumps(self.to_dict(), indent=1) + "\n")
 
     @classmethod
@@ -106,6 +105,21 @@ class LabelSample:
                              f"needs a {SIMPLE_RANDOM}")
         return cls(tuple(ids), data["population"], str(data.get("population_hash", "")),
                    data["seed"], data["method"], str(data.get("created_at", "")))
+
+
+def _what_is_there(p: Path) -> str:
+    """How the file a sample would replace is named: an earlier sample (labels may follow it),
+    or what :func:`~maev_kit._files.sniff` recognises (a labels file, a person's work...)."""
+    from maev_kit._files import sniff
+
+    try:
+        earlier = json.loads(p.read_text(encoding="utf-8")).get("format") == _FORMAT
+    except (OSError, ValueError, AttributeError):
+        earlier = False
+    if earlier:
+        return "a label sample is already there; people may be labeling it"
+    found = sniff(p)
+    return f"holds {found.what if found else 'a file'}"
 
 
 def draw_label_sample(item_ids: Sequence[str], n: int, *, seed: int = 0) -> LabelSample:

@@ -170,3 +170,13 @@ def test_label_budget_plans_from_the_sample_labelled_so_far(snli, sample):
 def test_a_bad_target_half_width_is_refused_before_any_work():
     with pytest.raises(InputError, match=r"`target_half_width` must be a number in \(0, 1\)"):
         _evaluate("snli_calibration", target_half_width=0)
+
+
+def test_a_sample_never_replaces_a_labels_file(tmp_path, sample):
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"item_id": "c1/h0/f1", "annotator": "ana", "label": "lost"}\n')
+    before = labels.read_bytes()
+    with pytest.raises(InputError, match=r"labels\.jsonl: holds a labels file \(1 label\), so "
+                                         "it is never replaced"):
+        sample.save(labels)
+    assert labels.read_bytes() == before
