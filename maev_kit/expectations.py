@@ -73,7 +73,11 @@ class RoutingTestCase:
 
 @dataclass
 class KeyFact:
-    """A fact stated before handoff ``handoff_index`` that the receiving agents should keep."""
+    """A fact stated before handoff ``handoff_index`` that the receiving agents should keep.
+
+    ``slot`` (optional) names what the fact's value is about (``"departure time"``): a judge
+    compares the value only with values for that slot.
+    """
 
     __pydantic_config__ = _FORBID
 
@@ -81,6 +85,7 @@ class KeyFact:
     handoff_index: int
     text: str
     derived: bool = False
+    slot: str | None = None
 
 
 @dataclass
@@ -391,7 +396,8 @@ def expectations_to_dict(e: ConversationExpectations) -> dict[str, Any]:
                       "required_context_keys": list(h.required_context_keys)}
                      for h in e.handoffs],
         "key_facts": [{"fact_id": f.fact_id, "handoff_index": f.handoff_index, "text": f.text}
-                      | ({"derived": True} if f.derived else {}) for f in e.key_facts],
+                      | ({"derived": True} if f.derived else {})
+                      | ({"slot": f.slot} if f.slot else {}) for f in e.key_facts],
         "routing": [{"user_input": r.user_input, "correct_agent": r.correct_agent,
                      "acceptable_agents": list(r.acceptable_agents)}
                     | ({"category": r.category} if r.category is not None else {})

@@ -232,7 +232,7 @@ def merge_facts(traces: Sequence[MultiAgentTrace], given: dict[str, Conversation
                 src = proposer[(cid, kf.handoff_index, kf.fact_id)]
                 sources[item_id(cid, kf.handoff_index, kf.fact_id)] = src
                 key_facts.append(KeyFact(kf.fact_id, kf.handoff_index, kf.text,
-                                         derived=src == "context"))
+                                         derived=src == "context", slot=kf.slot))
             metadata = dict(base.metadata) if base else {}
         if base is None and not key_facts:
             continue

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 __all__ = ["facts_to_expectations", "load_facts", "save_facts", "save_facts_as_expectations"]
 
 _FIELDS = {f.name: f for f in dataclasses.fields(ProposedFact)}
-_OPTIONAL = {"value", "source_turn_index", "reviewed"}
+_OPTIONAL = {"value", "source_turn_index", "reviewed", "slot"}
 
 
 def _check(record: dict[str, Any]) -> tuple[str, str] | None:
@@ -120,7 +120,7 @@ def facts_to_expectations(facts: Iterable[ProposedFact]
         if any(k.fact_id == f.fact_id and k.handoff_index == f.handoff_index
                for k in exp.key_facts):
             continue
-        exp.key_facts.append(KeyFact(f.fact_id, f.handoff_index, f.text))
+        exp.key_facts.append(KeyFact(f.fact_id, f.handoff_index, f.text, slot=f.slot))
     return out
 
 

@@ -46,7 +46,11 @@ class ProposedFact:
     None when there is none; ``source_turn_index`` is the ``turn_index`` of that message;
     ``proposer`` names what proposed it (``"offline"``, ``"llm:<model>"``, ``"context"``;
     several joined by ``+`` after a merge). ``reviewed`` is True once a person accepted, edited
-    or added the fact (see :class:`~maev_kit.facts.FactReviewSession`).
+    or added the fact (see :class:`~maev_kit.facts.FactReviewSession`). ``slot`` names what
+    the value is about (``"departure time"``, ``"booking reference"``), taken from the words
+    around the value or a tool argument's name; None when nothing names it. Two values of one
+    kind (two clock times) about different slots are different facts, and a judge compares a
+    value only with values for the same slot.
     """
 
     conversation_id: str
@@ -58,6 +62,10 @@ class ProposedFact:
     source_turn_index: int | None
     proposer: str
     reviewed: bool = False
+    slot: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if d["slot"] is None:  # files written before slots existed read the same
+            del d["slot"]
+        return d

@@ -58,6 +58,9 @@ class RetentionItem:
     hop: int = 0
     before_text: tuple[Message, ...] | None = field(default=None, repr=False, compare=False)
     after_text: tuple[Message, ...] | None = field(default=None, repr=False, compare=False)
+    slot: str = ""
+    receiver_silent: bool = False
+    payload: tuple[Message, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.fact_key:
