@@ -78,6 +78,10 @@ def per_export(paths: list[Path], root: Path) -> None:
             if value and locate([m for m in it.text_view()[1] if not m.is_user], value):
                 seen_text += 1
         new = judge.judge_items(items)
+        name = str(path.relative_to(root))
+        for it, v in zip(items, new):  # part 3: proposed facts too, keyed by their text
+            same_content.setdefault((" ".join(it.fact.casefold().split()), it.hop, _content(it)),
+                                    {})[name] = v.label or "error"
         old_items = [dataclasses.replace(it, after=it.text_view()[1], to_agent="")
                      for it in items]
         old = judge.judge_items(old_items)
@@ -99,6 +103,31 @@ def per_export(paths: list[Path], root: Path) -> None:
               f"{totals['kept_old'] / totals['items']:.3f}; value reached the receiver in "
               f"{totals['reached'] / totals['items']:.3f} of items "
               f"(text-only view: {totals['text'] / totals['items']:.3f})")
+
+
+def _content(item) -> tuple:
+    """What the judge reads at the receiver, with the exporters' differences taken out (agent
+    names, spacing, case): each entry of the item's window by kind, whose it is and its text."""
+    return tuple((m.kind, "user" if m.is_user else "receiver" if m.speaker == item.to_agent
+                  else "other", " ".join(m.content.split()).casefold()) for m in item.window)
+
+
+#: (fact, hop, receiver content) -> {export: verdict}, filled by same_story
+same_content: dict[tuple, dict[str, str]] = {}
+
+
+def same_content_report() -> None:
+    """Part 3 — the same fact at the same handoff with the same content at the receiver (as
+    the importers give it) must get the same verdict from every export (issue D)."""
+    groups = [g for g in same_content.values() if len(g) > 1]
+    facts = sum(len(g) for g in groups)
+    split = [(key, g) for key, g in same_content.items() if len(set(g.values())) > 1]
+    same = facts - sum(len(g) for _, g in split)
+    print(f"\nPart 3 — same fact, same hop, same content at the receiver: {len(groups)} groups "
+          f"of {facts} verdicts from ≥ 2 exports; {same} of {facts} in a group with one "
+          f"verdict ({len(split)} group(s) split)")
+    for (fact, hop, _), g in split:
+        print(f"  {fact} at hop {hop}: {dict(sorted(g.items()))}")
 
 
 def same_story(paths: list[Path], root: Path, *, text_view: bool = False) -> float:
@@ -125,6 +154,9 @@ def same_story(paths: list[Path], root: Path, *, text_view: bool = False) -> flo
                      for it in items]
         for it, v in zip(items, judge.judge_items(items)):
             verdicts.setdefault((it.fact_key, it.hop), {})[name] = v.label or "error"
+            if not text_view:
+                same_content.setdefault((it.fact_key, it.hop, _content(it)), {})[name] = (
+                    v.label or "error")
     agree = total = 0
     disagreements = []
     for (fact, hop), by_export in sorted(verdicts.items(), key=lambda kv: (kv[0][1], kv[0][0])):
@@ -165,6 +197,7 @@ def main() -> None:
     per_export(paths, root)
     same_story(paths, root)
     same_story(paths, root, text_view=True)
+    same_content_report()
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AGGREGATED", "LEDGER_COLUMNS", "ScoreSummary", "aggregate_scores",
            "aggregate_summary", "ledger_dtypes", "ledger_frame", "score_columns",
-           "summarize_scores", "warn_result"]
+           "note_unjudged", "summarize_scores", "warn_result"]
 
 #: Per-conversation columns whose mean (with a bootstrap CI) is reported in ``aggregates``.
 AGGREGATED = ("composite", "handoff_quality", "information_retention", "routing_quality",
@@ -431,6 +431,24 @@ def _bootstrap_means(frame: pd.DataFrame, columns: Sequence[str], *, n_resamples
         rows.append((col, round(mean, 4), round(float(lo), 4), round(float(hi), 4),
                      int(ok.sum())))
     return pd.DataFrame(rows, columns=["metric", "mean", "ci_low", "ci_high", "n"])
+
+
+def note_unjudged(result: EvaluationResult, unjudged: Sequence[Any]) -> None:
+    """Count the handoffs left out of retention because their receiver is not in the trace and
+    nothing was handed over (:func:`~maev_kit.retention.unjudged_handoffs`): in
+    ``provenance["unjudged_handoffs"]``, in the retention rows' note, and in one warning."""
+    if not unjudged:
+        return
+    n, facts = len(unjudged), sum(u.n_facts for u in unjudged)
+    result.provenance["unjudged_handoffs"] = {"handoffs": n, "facts": facts}
+    text = (f"{n} handoff{'s' if n != 1 else ''} to {'receivers' if n != 1 else 'a receiver'} "
+            f"that {'are' if n != 1 else 'is'} not in the trace and "
+            f"carr{'y' if n != 1 else 'ies'} nothing: not judged ({facts} "
+            f"fact{'s' if facts != 1 else ''})")
+    agg = result.aggregates
+    rows = agg["metric"].map(METRIC_COMPONENT) == "retention"
+    agg.loc[rows, "note"] = [f"{old}; {text}" if old else text for old in agg.loc[rows, "note"]]
+    warnings.warn(text, NotApplicableWarning, stacklevel=3)
 
 
 def warn_result(result: EvaluationResult) -> None:

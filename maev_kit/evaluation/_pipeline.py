@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from maev_kit._gc import paused_gc
-from maev_kit.evaluation._aggregate import aggregate_scores, ledger_frame, warn_result
+from maev_kit.evaluation._aggregate import aggregate_scores, ledger_frame, note_unjudged, warn_result
 from maev_kit.evaluation._estimates import estimates_for
 from maev_kit.evaluation._facts import KeyFacts, fact_backend, select_facts
 from maev_kit.evaluation._judging import (
@@ -87,9 +87,10 @@ def evaluate(
                          contracts=opts.contracts, split=opts.split)
     key_facts = _key_facts(inputs.traces, inputs.expectations, opts)
     expectations = key_facts.expectations if key_facts else inputs.expectations
-    from maev_kit.retention import build_retention_items
+    from maev_kit.retention import build_retention_items, unjudged_handoffs
 
     items = build_retention_items(inputs.traces, expectations) if key_facts else []
+    unjudged = unjudged_handoffs(inputs.traces, expectations) if key_facts else []
     judge_obj, backend = ((None, None) if opts.judge is None else resolve_evaluation_judge(
         opts.judge, backend=opts.backend, prompt=opts.prompt, judge_card=opts.judge_card,
         labeled_set=inputs.labeled_set, split=inputs.split,
@@ -107,6 +108,7 @@ def evaluate(
     _describe(result, opts, judge_obj, run)
     if key_facts is not None:
         _judged_rates(result, key_facts.provenance(items), inputs.labeled_set, opts)
+    note_unjudged(result, unjudged)
     warn_result(result)
     return result
 

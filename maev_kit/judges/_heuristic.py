@@ -258,8 +258,9 @@ _PARAMS: dict[str, float] = {
     "slot_share": 0.5,           # share of hard slots found → retained
     "negated_share": 0.6,        # share of a fact's words a negated sentence must restate
 }
-_REVISION = "2"  # 2: the receiver's evidence only (its text, tool calls and results, the
+_REVISION = "3"  # 2: the receiver's evidence only (its text, tool calls and results, the
 #   context it hands on); contradicted only by another value for the same thing; spans
+#   3: a receiver not in the trace is judged on what was handed over; values keyed by slot
 
 # --------------------------------------------------------------------------------------------
 # Text analysis
@@ -1065,7 +1066,7 @@ def _split_evidence(item: RetentionItem, fact: _Analysis
     mine: list[Message] = []
     users: list[Message] = []
     restated: Message | None = None
-    for m in item.after:
+    for m in item.window:
         if m.is_user:
             users.append(m)
             if restated is None and fact.slots:
@@ -1087,7 +1088,10 @@ def _known_values(item: RetentionItem, fact_nouns: frozenset[str],
     what an agent said of a thing named otherwise, and what the receiver's tools returned for
     a thing named otherwise (a ticket the tool created)."""
     known: set[tuple[str, str]] = set()
+    handed = {id(m) for m in item.payload}  # what a silent handoff handed over is judged
     for m in item.before:
+        if id(m) in handed:
+            continue
         if m.kind == "user" or m.is_user:
             an = _analyze(m.content)
             for s in an.slots:
@@ -1150,7 +1154,7 @@ class _Receiver:
     fact_values: frozenset[tuple[str, str]]
     hard: tuple[_Slot, ...]    # the fact's value slots
     soft: tuple[_Slot, ...]    # its proper nouns and closed word classes
-    order: dict[int, int]      # id(entry) -> its position in item.after
+    order: dict[int, int]      # id(entry) -> its position in item.window
     n_evidence: int
 
     @property
@@ -1175,7 +1179,7 @@ def _receiver(item: RetentionItem) -> _Receiver:
         fact_values=frozenset((s.kind, str(s.value)) for s in fact.slots),
         hard=tuple(s for s in fact.slots if s.hard),
         soft=tuple(s for s in fact.slots if not s.hard),
-        order={id(m): k for k, m in enumerate(item.after)},
+        order={id(m): k for k, m in enumerate(item.window)},
         n_evidence=len(item.evidence))
 
 
@@ -1670,7 +1674,14 @@ def _compare(item: RetentionItem) -> _Comparison:
     sig["negated"] = float(negated is not None)
     label, why, span = _decide(r, _Findings(tally, topic, neg_fact, mismatch, reask, disclaimed,
                                             negated), ev)
+    if item.receiver_silent:
+        why = f"{_SILENT}: {_HANDED_OVER.get(label, why)}"
     return _Comparison(sig, label, why, ev, span)
+
+
+_SILENT = "the receiver is not in the trace; judged on what was handed over"
+_HANDED_OVER = {"retained": "it carries the fact", "lost": "it does not carry the fact",
+                "contradicted": "it carries a different value"}
 
 
 def _role_name(part: _Part) -> str:

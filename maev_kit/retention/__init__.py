@@ -4,15 +4,19 @@ from maev_kit.retention._items import (
     LABELS,
     EvidenceSpan,
     RetentionItem,
+    UnjudgedHandoff,
     build_retention_items,
     context_values,
     derive_facts,
     fact_hops,
+    handover_payload,
     hop_order,
     is_free_text,
     item_id,
     locate,
+    unjudged_handoffs,
 )
 
-__all__ = ["LABELS", "EvidenceSpan", "RetentionItem", "build_retention_items", "context_values",
-           "derive_facts", "fact_hops", "hop_order", "is_free_text", "item_id", "locate"]
+__all__ = ["LABELS", "EvidenceSpan", "RetentionItem", "UnjudgedHandoff", "build_retention_items",
+           "context_values", "derive_facts", "fact_hops", "handover_payload", "hop_order",
+           "is_free_text", "item_id", "locate", "unjudged_handoffs"]

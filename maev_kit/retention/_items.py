@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,8 +12,9 @@ from maev_kit.errors import InputError
 from maev_kit.expectations import ConversationExpectations, KeyFact, load_expectations
 from maev_kit.traces._model import Message, MultiAgentTrace
 
-__all__ = ["LABELS", "EvidenceSpan", "RetentionItem", "build_retention_items", "context_values", "derive_facts",
-           "fact_hops", "hop_order", "is_free_text", "item_id", "locate"]
+__all__ = ["LABELS", "EvidenceSpan", "RetentionItem", "UnjudgedHandoff", "build_retention_items",
+           "context_values", "derive_facts", "fact_hops", "handover_payload", "hop_order",
+           "is_free_text", "item_id", "locate", "unjudged_handoffs"]
 
 #: The three retention labels, in the fixed order used everywhere (confusion matrices, κ).
 LABELS: tuple[str, str, str] = ("retained", "lost", "contradicted")
@@ -42,6 +43,18 @@ class RetentionItem:
     and the items of one fact share its ``fact_key`` (see :func:`build_retention_items`).
     ``before_text`` / ``after_text`` are the text-only view of maev-kit's first versions, which
     the prompts ``v1`` and ``v2`` render (None: derived from ``before`` / ``after``).
+
+    ``slot`` names what the fact's value is about (``"departure time"``; empty when unknown):
+    a value of the same kind for another slot is no evidence either way.
+
+    ``receiver_silent`` marks a handoff whose receiver has no entry in the judged window — a
+    person who takes over outside the trace (``transfer_to_human_agents``), an agent whose side
+    was not recorded. An absent receiver gives no evidence of loss; what can be judged is what
+    was handed over, the ``payload``: the handoff's context, the handing-over tool call (its
+    ``summary``, ``reason``…) and the text of the handing-over message. For such an item the
+    question is "does what was handed over carry this fact?" and :attr:`evidence` is the
+    payload. A silent handoff with nothing handed over gets no item at all (see
+    :func:`unjudged_handoffs`).
     """
 
     item_id: str
@@ -77,9 +90,17 @@ class RetentionItem:
         >>> [m.content for m in it.evidence]
         ['Which ref?']
         """
+        if self.receiver_silent:
+            return self.payload
         if not self.to_agent:
             return tuple(m for m in self.after if not m.is_user)
         return tuple(m for m in self.after if m.speaker == self.to_agent and not m.is_user)
+
+    @property
+    def window(self) -> tuple[Message, ...]:
+        """The entries a judge reads for this item: what followed the handoff (``after``), or,
+        when the receiver is not in the trace, what was handed over (``payload``)."""
+        return self.payload if self.receiver_silent else self.after
 
     def text_view(self) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
         """``(before, after)`` as maev-kit's first versions showed them: text only."""
@@ -98,6 +119,11 @@ class RetentionItem:
              "derived": self.derived}
         if self.fact_key != self.fact_id:
             d["fact_key"] = self.fact_key
+        if self.slot:
+            d["slot"] = self.slot
+        if self.receiver_silent:
+            d["receiver_silent"] = True
+            d["payload"] = [m.to_dict() for m in self.payload]
         return d
 
 
@@ -307,22 +333,151 @@ def _trace_items(trace: MultiAgentTrace, facts: list[KeyFact], window: int | Non
     text = trace.messages(tools=False)
     order = hop_order(trace)
     rank = {hi: r for r, hi in enumerate(order)}
-    windows: dict[int, tuple[tuple[Message, ...], ...]] = {}
+    windows: dict[int, _Hop] = {}
     for hi, f, key in hops:
         if hi not in windows:
-            h = trace.handoffs[hi]
-            r = rank[hi]
-            end = (trace.handoffs[order[r + 1]].turn_index if r + 1 < len(order)
-                   else float("inf"))
-            windows[hi] = (*_window(view, h.turn_index, end, window),
-                           *_window(text, h.turn_index, end, window))
-        before, after, before_text, after_text = windows[hi]
+            windows[hi] = _hop(trace, hi, view, text, order, rank, window)
+        hop = windows[hi]
+        if hop.silent and not hop.payload:
+            continue  # nothing handed over to a receiver outside the trace: not applicable
         h = trace.handoffs[hi]
         items.append(RetentionItem(
             item_id(trace.conversation_id, hi, f.fact_id), trace.conversation_id, hi,
-            f.fact_id, f.text, before, after, h.from_agent, h.to_agent, f.derived,
-            key, rank[hi], before_text, after_text))
+            f.fact_id, f.text, hop.before, hop.after, h.from_agent, h.to_agent, f.derived,
+            key, rank[hi], hop.before_text, hop.after_text, f.slot or "", hop.silent,
+            hop.payload))
     return items
+
+
+@dataclass(frozen=True)
+class _Hop:
+    """One handoff's views: before and after it (conversation and text-only), whether its
+    receiver is absent from the window, and what it handed over."""
+
+    before: tuple[Message, ...]
+    after: tuple[Message, ...]
+    before_text: tuple[Message, ...]
+    after_text: tuple[Message, ...]
+    silent: bool
+    payload: tuple[Message, ...]
+
+
+def _hop(trace: MultiAgentTrace, hi: int, view: list[Message], text: list[Message],
+         order: list[int], rank: dict[int, int], window: int | None) -> _Hop:
+    h = trace.handoffs[hi]
+    r = rank[hi]
+    end = trace.handoffs[order[r + 1]].turn_index if r + 1 < len(order) else float("inf")
+    before, after = _window(view, h.turn_index, end, window)
+    silent = not any(m.speaker == h.to_agent and not m.is_user for m in after)
+    payload = handover_payload(before, h.from_agent, h.to_agent, h.turn_index) if silent else ()
+    return _Hop(before, after, *_window(text, h.turn_index, end, window), silent, payload)
+
+
+# Tool names that hand a conversation on (transfer_to_human_agents, escalate, handoff_to_x…).
+_HANDOFF_TOOL = re.compile(r"transfer|hand_?off|hand_?over|escalat|delegat|route_to|forward",
+                           re.I)
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.casefold())
+
+
+def handover_payload(before: Sequence[Message], from_agent: str, to_agent: str,
+                     turn_index: int) -> tuple[Message, ...]:
+    """What a handoff handed over, in conversation order: the text of the handing-over
+    message, the handing-over tool call (``transfer_to_human_agents(summary="…")``: a tool
+    whose name says it transfers, escalates, delegates or hands off, or names the receiver)
+    and the handoff's own entry with the context it passed — each only when it carries
+    something. Empty when nothing was handed over.
+
+    The handing-over message is the handing-off agent's last turn at or before the handoff.
+
+    >>> from maev_kit.traces import Message
+    >>> before = (Message("user", "Cancel booking BK-7 please", 0, True),
+    ...     Message("agent", "Passing you to a colleague.", 1),
+    ...     Message("agent", 'transfer_to_human_agents(summary="cancel BK-7")', 1,
+    ...             kind="tool_call", tool="transfer_to_human_agents", part=1,
+    ...             fields=(("arguments.summary", 34, 45),)),
+    ...     Message("agent", "→ human()", 2, kind="handoff", tool="human"))
+    >>> [m.content for m in handover_payload(before, "agent", "human", 2)]
+    ['Passing you to a colleague.', 'transfer_to_human_agents(summary="cancel BK-7")']
+    """
+    own = [m for m in before if m.speaker == from_agent and not m.is_user
+           and m.kind in ("text", "tool_call") and m.turn_index <= turn_index]
+    last = max((m.turn_index for m in own), default=None)
+    target = _squash(to_agent)
+    out: list[Message] = []
+    for m in before:
+        if m.kind == "handoff":
+            if (m.speaker == from_agent and m.tool == to_agent and m.turn_index == turn_index
+                    and m.fields):
+                out.append(m)
+        elif m.turn_index == last and m.speaker == from_agent and not m.is_user:
+            if m.kind == "text" and m.content.strip():
+                out.append(m)
+            elif m.kind == "tool_call" and m.fields and (
+                    _HANDOFF_TOOL.search(m.tool or "")
+                    or (target and target in _squash(m.tool or ""))):
+                out.append(m)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class UnjudgedHandoff:
+    """A handoff with key facts to judge that is not applicable to retention: its receiver has
+    no entry in the judged window and nothing was handed over (no context, no handing-over
+    tool call or message)."""
+
+    conversation_id: str
+    handoff_index: int
+    from_agent: str
+    to_agent: str
+    n_facts: int
+
+
+def unjudged_handoffs(
+    traces: Iterable[MultiAgentTrace],
+    expectations: str | os.PathLike[str] | Iterable[Any] | Mapping[str, ConversationExpectations],
+    *,
+    window: int | None = None,
+) -> list[UnjudgedHandoff]:
+    """The handoffs :func:`build_retention_items` leaves out: facts would be judged there, but
+    the receiver is not in the trace and nothing was handed over. They are left out of
+    retention and of the composite, and counted (the report and ``maev score`` say how many).
+
+    >>> from maev_kit import AgentTurn, Handoff, MultiAgentTrace
+    >>> t = MultiAgentTrace("c1", user_messages=["Ref BK-1"],
+    ...     turns=[AgentTurn("bot", "agent", "", turn_index=1)],
+    ...     handoffs=[Handoff("bot", "human", None, turn_index=1)])
+    >>> exp = [{"conversation_id": "c1",
+    ...         "key_facts": [{"fact_id": "f1", "handoff_index": 0, "text": "Ref is BK-1"}]}]
+    >>> [(u.handoff_index, u.to_agent, u.n_facts) for u in unjudged_handoffs([t], exp)]
+    [(0, 'human', 1)]
+    >>> build_retention_items([t], exp)
+    []
+    """
+    by_conv = dict(expectations) if isinstance(expectations, Mapping) else load_expectations(
+        expectations)
+    out: list[UnjudgedHandoff] = []
+    for trace in traces:
+        exp = by_conv.get(trace.conversation_id)
+        if exp is None or not exp.key_facts:
+            continue
+        facts = _judged_facts(trace, exp, False)
+        per_hop: dict[int, int] = {}
+        for hi, _, _ in fact_hops(trace, facts):
+            per_hop[hi] = per_hop.get(hi, 0) + 1
+        view = trace.messages()
+        order = hop_order(trace)
+        rank = {hi: r for r, hi in enumerate(order)}
+        for hi in order:
+            if hi in per_hop:
+                hop = _hop(trace, hi, view, [], order, rank, window)
+                if hop.silent and not hop.payload:
+                    h = trace.handoffs[hi]
+                    out.append(UnjudgedHandoff(trace.conversation_id, hi, h.from_agent,
+                                               h.to_agent, per_hop[hi]))
+    return out
 
 
 def _window(view: list[Message], at: int, end: float, window: int | None
