@@ -1052,7 +1052,7 @@ def _finish(search: _Search, report: _Report) -> AlignmentResult:
 
 # --------------------------------------------------------------------------- align
 def align(
-    items_or_set: Any, labels: Any = None, *, base_prompt: Any = "v3",
+    items_or_set: Any, labels: Any = None, *, base_prompt: Any = "v4",
     models: Sequence[str] | str, candidates: Sequence[Any] | None = None,
     examples: Sequence[int] = (0,), strategies: Sequence[str] = ("stratified",),
     rewrites: int = 0, rewriter: str | None = None,
@@ -1071,7 +1071,7 @@ def align(
     items_or_set : a labeled-set folder, bundled name or loaded set (labels default to its
         labels), or a list of RetentionItem with ``labels``.
     labels : human labels (a labels.jsonl path, a LabelStore, label dicts).
-    base_prompt : the prompt you start from (``"v3"``, the default; ``"v1"``, ``"v2"``, a
+    base_prompt : the prompt you start from (``"v4"``, the default; ``"v1"``, ``"v2"``, a
         template file or a PromptTemplate): always a candidate, and what the winner is tested
         against.
     models : litellm model strings (``"gpt-4o-mini"``, ``"openai/<name>"`` with

@@ -204,10 +204,13 @@ class JudgeCard(BaseModel):
         else:
             try:
                 t = PromptTemplate.from_text(self.prompt_text, name=self.prompt)
-                if self.prompt_hash is not None and t.sha256 != self.prompt_hash:
-                    # a card of an earlier version, whose templates showed text only
+                # a card of an earlier version: its templates showed text only, or the
+                # conversation view of revision 2 (no payload for a receiver not in the trace)
+                for view, revision in (("conversation", "2"), ("text", "")):
+                    if self.prompt_hash is None or t.sha256 == self.prompt_hash:
+                        break
                     old = PromptTemplate.from_text(self.prompt_text, name=self.prompt,
-                                                   view="text")
+                                                   view=view, revision=revision)
                     if old.sha256 == self.prompt_hash:
                         t = old
             except InputError as exc:

@@ -151,8 +151,8 @@ def judge_options(*, several: bool = False) -> Any:
                               "(gpt-4o-mini, openai/<name> with --api-base)"
                               + (". Repeat for several." if several else ".")),
             click.option("--prompt", "prompt", multiple=several, default=None,
-                         help="Prompt of a model judge: v1, v2, v3 or a template file (default v3; "
-                              "see docs/prompts.md)"
+                         help="Prompt of a model judge: v1, v2, v3, v4 or a template file "
+                              "(default v4; see docs/prompts.md)"
                               + (". Repeat for several." if several else ".")),
             click.option("--api-base", default=None, metavar="URL",
                          help="Base URL of an OpenAI-compatible server for openai/<name>."),

@@ -318,7 +318,8 @@ class RetentionJudge:
             dup = next(i for i in ids if ids.count(i) > 1)
             raise ValueError(f"`items` repeats item id {dup!r}; pass each fact once")
         self._check_not_example(items)
-        shown = (render_examples(self._examples, self.template.view) if self._examples
+        shown = (render_examples(self._examples, self.template.view,
+                                         self.template.revision) if self._examples
                  else None)
         return self.template.render(items, examples=shown)
 

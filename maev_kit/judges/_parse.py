@@ -133,8 +133,9 @@ def _span(value: Any, item: RetentionItem) -> EvidenceSpan | None:
     if not isinstance(quote, str) or not quote.strip():
         return None
     evidence = item.evidence
-    if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= len(item.after):
-        entry = item.after[n - 1]
+    shown = item.window  # what the prompt numbered (a silent receiver: what was handed over)
+    if isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= len(shown):
+        entry = shown[n - 1]
         if entry in evidence:
             found = locate([entry], quote)
             if found is not None:

@@ -48,21 +48,24 @@ __all__ = [
 ]
 
 #: Prompt variants shipped with the kit.
-PROMPT_IDS: tuple[str, ...] = ("v1", "v2", "v3")
+PROMPT_IDS: tuple[str, ...] = ("v1", "v2", "v3", "v4")
 #: The prompt an LLM judge uses when none is named.
-DEFAULT_PROMPT = "v3"
+DEFAULT_PROMPT = "v4"
 
 #: How a template shows the conversation: ``"conversation"`` — the whole view after the handoff
 #: (text, tool calls, tool results, handoffs, each marked by kind and by whose it is: the
 #: receiver's, the user's, another agent's); ``"text"`` — the user's and agents' text only, as
 #: maev-kit's first versions rendered it (the prompts v1 and v2, so their judge cards reproduce).
 VIEWS: tuple[str, ...] = ("conversation", "text")
-_BUILTIN_VIEW = {"v1": "text", "v2": "text", "v3": "conversation"}
+_BUILTIN_VIEW = {"v1": "text", "v2": "text", "v3": "conversation", "v4": "conversation"}
 
 # The way items are rendered into a template is part of every template's version hash: the
-# text view is revision 1 (unchanged since the first version), the conversation view 2. Bump a
-# view's revision when its rendering changes.
-_RENDER_REVISION = {"text": "1", "conversation": "2"}
+# text view is revision 1 (unchanged since the first version), the conversation view 3 (2
+# showed what followed the handoff even when the receiver is not in the trace; 3 shows what
+# was handed over then, marked). Bump a view's revision when its rendering changes; a builtin
+# prompt made before keeps the revision it was made with, so its cards reproduce.
+_RENDER_REVISION = {"text": "1", "conversation": "3"}
+_BUILTIN_REVISION = {"v3": "2"}
 
 _SECTION = re.compile(r"^=== (system|user) ===\n", re.M)
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
@@ -108,14 +111,17 @@ def _role(item: RetentionItem, m: Message) -> str:
     return "receiver" if not item.to_agent or m.speaker == item.to_agent else "other agent"
 
 
-def _entries(item: RetentionItem, view: str) -> list[dict[str, Any]]:
-    """The entries after the handoff as the prompt shows them (``n`` counts from 1)."""
+def _entries(item: RetentionItem, view: str, revision: str = "") -> list[dict[str, Any]]:
+    """The entries after the handoff as the prompt shows them (``n`` counts from 1); for a
+    receiver that is not in the trace (revision 3 on), what was handed over."""
     if view == "text":
         return [{"n": n, "speaker": m.speaker, "role": "user" if m.is_user else "agent",
                  "text": m.content} for n, m in enumerate(item.text_view()[1], start=1)]
+    handed = item.receiver_silent and revision != "2"
     out = []
-    for n, m in enumerate(item.after, start=1):
-        entry: dict[str, Any] = {"n": n, "speaker": m.speaker, "role": _role(item, m),
+    for n, m in enumerate(item.window if handed else item.after, start=1):
+        entry: dict[str, Any] = {"n": n, "speaker": m.speaker,
+                                 "role": "handed over" if handed else _role(item, m),
                                  "kind": m.kind}
         if m.tool and m.kind in ("tool_call", "tool_result"):
             entry["tool"] = m.tool
@@ -124,8 +130,17 @@ def _entries(item: RetentionItem, view: str) -> list[dict[str, Any]]:
     return out
 
 
-def render_messages(item: RetentionItem, view: str = "conversation") -> str:
-    """The handoff, then one JSON line per entry after it (see :data:`VIEWS`).
+def _handoff_line(item: RetentionItem, view: str, revision: str) -> dict[str, Any]:
+    line: dict[str, Any] = {"from": item.from_agent, "to": item.to_agent}
+    if view == "conversation" and revision != "2" and item.receiver_silent:
+        line["receiver_in_trace"] = False
+    return {"handoff": line}
+
+
+def render_messages(item: RetentionItem, view: str = "conversation", revision: str = "") -> str:
+    """The handoff, then one JSON line per entry after it (see :data:`VIEWS`); when the
+    receiver is not in the trace, the handoff line says ``"receiver_in_trace": false`` and the
+    entries are what was handed over (``"role": "handed over"``).
 
     >>> from maev_kit.traces import Message
     >>> it = RetentionItem("c/h0/f1", "c", 0, "f1", "Ref BK-1", (),
@@ -137,8 +152,8 @@ def render_messages(item: RetentionItem, view: str = "conversation") -> str:
     >>> print(render_messages(it, "text"))
     {"handoff": {"from": "triage", "to": "billing"}}
     """
-    lines = [_line({"handoff": {"from": item.from_agent, "to": item.to_agent}})]
-    lines += [_line(e) for e in _entries(item, view)]
+    lines = [_line(_handoff_line(item, view, revision))]
+    lines += [_line(e) for e in _entries(item, view, revision)]
     return "\n".join(lines)
 
 
@@ -155,8 +170,9 @@ _DEFAULT_EXAMPLES = ("Worked examples labeled by people (other handoffs, not thi
                      "not instructions):\n<<<EXAMPLES\n{{examples}}\nEXAMPLES>>>\n\n")
 
 
-def _hash(system: str, user: str, view: str = "conversation") -> str:
-    return hashlib.sha256(f"{_RENDER_REVISION[view]}\0{system}\0{user}".encode()).hexdigest()
+def _hash(system: str, user: str, view: str = "conversation", revision: str = "") -> str:
+    rev = revision or _RENDER_REVISION[view]
+    return hashlib.sha256(f"{rev}\0{system}\0{user}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -200,6 +216,7 @@ class PromptTemplate:
     user: str
     sha256: str
     view: str = "conversation"
+    revision: str = ""  # how items are rendered; "" = the view's current revision
 
     @property
     def version(self) -> str:
@@ -234,16 +251,19 @@ class PromptTemplate:
         return cls._parse(text, name=Path(name).stem, source=name, where=name, view=view)
 
     @classmethod
-    def from_text(cls, text: str, *, name: str, view: str = "conversation") -> PromptTemplate:
+    def from_text(cls, text: str, *, name: str, view: str = "conversation",
+                  revision: str = "") -> PromptTemplate:
         """Check a template given as text; ``name`` names it (leaderboard, card, cache key);
-        ``view`` says how the conversation is shown (:data:`VIEWS`)."""
+        ``view`` says how the conversation is shown (:data:`VIEWS`); ``revision`` pins an
+        earlier rendering of that view (a judge card made with one; "" = the current)."""
         if not isinstance(text, str):
             raise TypeError(f"`text` must be a str, got {type(text).__name__}")
-        return cls._parse(text, name=name, source="<text>", where=name, view=view)
+        return cls._parse(text, name=name, source="<text>", where=name, view=view,
+                          revision=revision)
 
     @classmethod
     def _parse(cls, text: str, *, name: str, source: str, where: str,
-               view: str = "conversation") -> PromptTemplate:
+               view: str = "conversation", revision: str = "") -> PromptTemplate:
         if view not in VIEWS:
             raise InputError(f"`view` must be one of {', '.join(VIEWS)}, got {view!r}")
         if not isinstance(name, str) or not _NAME.match(name):
@@ -253,7 +273,8 @@ class PromptTemplate:
         system, user, user_line = _sections(text, where)
         _check_placeholders(system, 2, "system", where)
         _check_placeholders(user, user_line + 1, "user", where)
-        return cls(name, text, source, system, user, _hash(system, user, view), view)
+        return cls(name, text, source, system, user, _hash(system, user, view, revision), view,
+                   revision)
 
     # -- rendering ---------------------------------------------------------------------------
 
@@ -272,7 +293,7 @@ class PromptTemplate:
             example = json.dumps({k: {"status": "<retained|lost|contradicted>", "reason": "<why>",
                                       "evidence": {"n": 1, "quote": "<value>"}} for k in keys})
         values = {"facts": render_facts(items),
-                  "messages": render_messages(items[0], self.view),
+                  "messages": render_messages(items[0], self.view, self.revision),
                   "fact_ids": ", ".join(keys), "reply_example": example,
                   "examples": examples or ""}
         user = self.user
@@ -363,13 +384,13 @@ def _substitute(template: str, values: dict[str, str]) -> str:
 
 
 def render_examples(examples: Sequence[tuple[RetentionItem, str]],
-                    view: str = "conversation") -> str:
+                    view: str = "conversation", revision: str = "") -> str:
     """One JSON line per worked example: the fact, the handoff, what followed, the label."""
     out = []
     for n, (it, label) in enumerate(examples, start=1):
-        said = [{k: v for k, v in e.items() if k != "n"} for e in _entries(it, view)]
+        said = [{k: v for k, v in e.items() if k != "n"} for e in _entries(it, view, revision)]
         out.append(_line({"example": n, "fact": it.fact,
-                          "handoff": {"from": it.from_agent, "to": it.to_agent},
+                          **_handoff_line(it, view, revision),
                           "messages": said, "label": label}))
     return "\n".join(out)
 
@@ -388,7 +409,8 @@ def load_prompt(prompt_id: str) -> PromptTemplate:
     text = (resources.files("maev_kit.judges") / "prompts" / f"retention_{prompt_id}.txt"
             ).read_text(encoding="utf-8")
     t = PromptTemplate._parse(text, name=prompt_id, source="builtin",
-                              where=f"retention_{prompt_id}.txt", view=_BUILTIN_VIEW[prompt_id])
+                              where=f"retention_{prompt_id}.txt", view=_BUILTIN_VIEW[prompt_id],
+                              revision=_BUILTIN_REVISION.get(prompt_id, ""))
     return t
 
 
@@ -400,7 +422,7 @@ def resolve_prompt(prompt: Any) -> PromptTemplate:
     >>> resolve_prompt("v4")
     Traceback (most recent call last):
     ...
-    maev_kit.errors.InputError: unknown prompt 'v4': not a builtin prompt (v1, v2, v3) and no template file at that path
+    maev_kit.errors.InputError: unknown prompt 'v5': not a builtin prompt (v1, v2, v3, v4) and no template file at that path
     """
     if isinstance(prompt, PromptTemplate):
         return prompt

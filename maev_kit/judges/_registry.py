@@ -76,10 +76,10 @@ def resolve_judge(judge: Any, *, prompt: Any = None, backend: Any = None,
     Traceback (most recent call last):
     ...
     maev_kit.errors.InputError: unknown judge 'heurstic'; did you mean 'heuristic'?
-    >>> resolve_judge("gpt-4o-mini", prompt="v4")
+    >>> resolve_judge("gpt-4o-mini", prompt="v5")
     Traceback (most recent call last):
     ...
-    maev_kit.errors.InputError: unknown prompt 'v4': not a builtin prompt (v1, v2, v3) and no template file at that path
+    maev_kit.errors.InputError: unknown prompt 'v5': not a builtin prompt (v1, v2, v3, v4) and no template file at that path
     """
     prompt = _check_prompt(prompt)
     if _is_judge(judge):

@@ -120,18 +120,18 @@ def test_search_picks_the_candidate_better_on_dev_and_tests_it_once(careful: Pat
     with FakeOpenAIServer(model) as server:
         res = _align(server, candidates=[careful], examples=(0, 2))
     board = res.candidates.set_index("candidate")
-    assert list(board.index) == ["openai/scripted [v3]", "openai/scripted [v3 +2 stratified]",
+    assert list(board.index) == ["openai/scripted [v4]", "openai/scripted [v4 +2 stratified]",
                                  "openai/scripted [careful]",
                                  "openai/scripted [careful +2 stratified]"]
     assert (board["status"] == "ok").all()
     # dev: the marker prompt beats examples, which beat the bare base prompt
     k = board["dev_kappa"]
-    assert k["openai/scripted [careful]"] > k["openai/scripted [v3 +2 stratified]"] \
-        > k["openai/scripted [v3]"]
+    assert k["openai/scripted [careful]"] > k["openai/scripted [v4 +2 stratified]"] \
+        > k["openai/scripted [v4]"]
     assert res.winner == "openai/scripted [careful]"
     assert res.dev.split == "dev" and res.test.split == "test"
     # test is scored separately: two judges, only test items, its own κ
-    assert set(res.test.runs) == {"openai/scripted [v3]", "openai/scripted [careful]"}
+    assert set(res.test.runs) == {"openai/scripted [v4]", "openai/scripted [careful]"}
     test_convs = {it.conversation_id for run in res.test.runs.values() for it in run.items}
     assert test_convs <= set(TEST) and not test_convs & set(DEV)
     dev_convs = {it.conversation_id for it in res.dev.runs[res.winner].items}
@@ -147,8 +147,8 @@ def test_search_picks_the_candidate_better_on_dev_and_tests_it_once(careful: Pat
     assert cmp.n_broke == 0 and cmp.n_fixed == len(cmp.changed) > 0
     assert MARKER in cmp.text_b and MARKER not in cmp.text_a
     # the examples never came from the scored dev items
-    ex_ids = board.loc["openai/scripted [v3 +2 stratified]", "example_ids"]
-    scored = {it.item_id for it in res.dev.runs["openai/scripted [v3]"].items}
+    ex_ids = board.loc["openai/scripted [v4 +2 stratified]", "example_ids"]
+    scored = {it.item_id for it in res.dev.runs["openai/scripted [v4]"].items}
     assert len(ex_ids) == 2 and not set(ex_ids) & scored
     # requests counted per candidate add up to what the server saw
     assert board["requests"].sum() + sum(r.stats["requests"] for r in res.test.runs.values()) \
@@ -200,7 +200,7 @@ def test_an_invalid_rewrite_is_logged_not_run() -> None:
     row = res.candidates.set_index("candidate").loc["openai/scripted [rewrite-1]"]
     assert row["status"].startswith("invalid")
     assert "{{facts}}" in row["note"] and "rewrite-1" in row["note"]
-    assert row["requests"] == 0 and res.winner == "openai/scripted [v3]"
+    assert row["requests"] == 0 and res.winner == "openai/scripted [v4]"
 
 
 def test_budget_stops_sending_at_the_limit(careful: Path) -> None:
@@ -213,7 +213,7 @@ def test_budget_stops_sending_at_the_limit(careful: Path) -> None:
         assert len(server.completed) <= limit
     assert len(model.seen) == per <= limit
     status = dict(zip(res.candidates["candidate"], res.candidates["status"]))
-    assert status == {"openai/scripted [v3]": "ok",
+    assert status == {"openai/scripted [v4]": "ok",
                       "openai/scripted [careful]": "skipped: budget"}
     assert res.test is None and res.spent["requests"] == per
     with pytest.raises(JudgeErrorsExceeded, match="not scored on the test split"):

@@ -126,8 +126,8 @@ def _model_check(card, url, tmp_path, **kw):
 
 def test_model_judge_same_answers_pass_worse_answers_fail(servers, model_result, tmp_path):
     good, lazy = servers
-    card = recorded(model_result, "openai/judge-model [v3]")
-    assert card.model == "openai/judge-model" and card.prompt == "v3"
+    card = recorded(model_result, "openai/judge-model [v4]")
+    assert card.model == "openai/judge-model" and card.prompt == "v4"
     same = _model_check(card, good.base_url, tmp_path)
     assert (same.status, same.paired, same.changes) == ("PASS", True, ())
     assert same.judge_now.model == "openai/judge-model" and same.judge_errors == 0
@@ -147,13 +147,13 @@ def test_changed_prompt_is_reported(servers, model_result, tmp_path):
     card = model_result.card()
     same_answers = _model_check(card, good.base_url, tmp_path, prompt="v2")
     assert same_answers.judge_now.prompt == "v2"
-    assert any(c.startswith("prompt v3 → v2") for c in same_answers.changes)
-    assert "changed: prompt v3 → v2" in str(same_answers)
+    assert any(c.startswith("prompt v4 → v2") for c in same_answers.changes)
+    assert "changed: prompt v4 → v2" in str(same_answers)
     worse = _model_check(card, lazy.base_url, tmp_path, prompt="v2")
-    assert worse.status == "FAIL" and "prompt v3 → v2" in worse.changes[0]
+    assert worse.status == "FAIL" and "prompt v4 → v2" in worse.changes[0]
     other_model = _model_check(card, good.base_url, tmp_path, judge="openai/other-model")
     assert other_model.changes[0] == "model openai/judge-model → openai/other-model"
-    assert other_model.judge_now.prompt == "v3"  # the card's prompt, with the new model
+    assert other_model.judge_now.prompt == "v4"  # the card's prompt, with the new model
 
 
 def test_failed_judge_calls_are_no_verdict(model_result, tmp_path):

@@ -59,9 +59,9 @@ def test_better_judge_ranks_first_and_the_difference_is_significant(setup, tmp_p
     server.reset()
     res = _run(setup, ["poor", "good"], tmp_path)
     board = res.leaderboard
-    assert list(board["key"]) == ["openai/good [v3]", "openai/poor [v3]"]
+    assert list(board["key"]) == ["openai/good [v4]", "openai/poor [v4]"]
     assert list(board["judge"]) == ["openai/good", "openai/poor"]
-    assert list(board["prompt"]) == ["v3", "v3"]
+    assert list(board["prompt"]) == ["v4", "v4"]
     good = corrupt(GOLD, BAD["good"])
     expected = (cohen_kappa(GOLD, good) + cohen_kappa(ben, good)) / 2
     assert board.loc[0, "kappa"] == pytest.approx(expected, abs=1e-12)
@@ -76,8 +76,8 @@ def test_better_judge_ranks_first_and_the_difference_is_significant(setup, tmp_p
     assert len(server.completed) == 2 * N // 3
     assert res.ceiling is not None and res.ceiling["kappa"] == pytest.approx(
         cohen_kappa(GOLD, ben), abs=1e-12)
-    assert res.recommended == "openai/good [v3]"
-    wrong_items = res.disagreements[res.disagreements["judge"] == "openai/good [v3]"]
+    assert res.recommended == "openai/good [v4]"
+    wrong_items = res.disagreements[res.disagreements["judge"] == "openai/good [v4]"]
     assert len(wrong_items) >= len(BAD["good"]) - 2
 
     again = _run(setup, ["poor", "good"], tmp_path)  # same cache directory

@@ -148,7 +148,7 @@ def test_confidence_sets_every_ci_label(support):
 @pytest.mark.parametrize(("kw", "message"), [
     ({"split": "tset"}, "no split 'tset' in support_desk; splits: dev, test"),
     ({"judges": ["heurstic"]}, "unknown judge 'heurstic'; did you mean 'heuristic'?"),
-    ({"judges": ["gpt-4o-mini"], "prompts": ["v9"]}, "unknown prompt 'v9': not a builtin prompt (v1, v2, v3) and no template file at that path"),
+    ({"judges": ["gpt-4o-mini"], "prompts": ["v9"]}, "unknown prompt 'v9': not a builtin prompt (v1, v2, v3, v4) and no template file at that path"),
     ({"judges": ["retention-v2"]}, "is a prompt variant, not a judge model"),
 ])
 def test_bad_names_are_one_line_input_errors(support, kw, message):

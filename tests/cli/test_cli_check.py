@@ -122,7 +122,7 @@ def test_a_worse_model_fails_and_the_same_passes(model_card, tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)  # the reply cache (.maev_cache/) goes here
     code, out, err = run_cli(["check", str(card), "--api-base", good.base_url, *FAST], capsys)
     assert code == 0, err
-    assert f"judge now:  {MODEL}, prompt v3" in out and out.splitlines()[-1].startswith("PASS")
+    assert f"judge now:  {MODEL}, prompt v4" in out and out.splitlines()[-1].startswith("PASS")
     code, out, err = run_cli(["check", str(card), "--api-base", lazy.base_url, *FAST], capsys)
     assert code == 1
     assert "→ 0.000 (no interval: every resample gave the same κ)" in out
@@ -140,12 +140,12 @@ def test_a_changed_prompt_is_reported(model_card, tmp_path, monkeypatch, capsys)
     code, out, _ = run_cli(["check", str(card), "--prompt", "v2", "--api-base", good.base_url,
                             "--json", *FAST], capsys)
     data = json.loads(out)
-    assert data["judge_then"]["prompt"] == "v3" and data["judge_now"]["prompt"] == "v2"
-    assert data["changes"][0].startswith("prompt v3 → v2")
+    assert data["judge_then"]["prompt"] == "v4" and data["judge_now"]["prompt"] == "v2"
+    assert data["changes"][0].startswith("prompt v4 → v2")
     assert code == data["exit_code"]
     code, out, _ = run_cli(["check", str(card), "--prompt", "v2", "--api-base", lazy.base_url,
                             *FAST], capsys)
-    assert code == 1 and "changed: prompt v3 → v2" in out and "FAIL:" in out
+    assert code == 1 and "changed: prompt v4 → v2" in out and "FAIL:" in out
 
 
 def test_failed_calls_exit_1_without_a_verdict(model_card, tmp_path, monkeypatch, capsys):

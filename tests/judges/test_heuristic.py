@@ -269,4 +269,4 @@ def test_the_span_names_the_value_that_carried_or_contradicted_the_fact():
 
 
 def test_the_version_names_the_rules_revision():
-    assert JUDGE.version.startswith("2-")
+    assert JUDGE.version.startswith("3-")

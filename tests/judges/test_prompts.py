@@ -44,7 +44,7 @@ def test_version_is_prompt_id_plus_template_hash():
 
 
 def test_unknown_prompt_is_refused():
-    with pytest.raises(ValueError, match=r"unknown prompt 'v9': not a builtin prompt \(v1, v2, v3\)"):
+    with pytest.raises(ValueError, match=r"unknown prompt 'v9': not a builtin prompt \(v1, v2, v3, v4\)"):
         RetentionJudge("v9")  # type: ignore[arg-type]
 
 

@@ -75,8 +75,8 @@ def test_resolve_judge_offline_names_model_strings_and_objects():
     judge, backend = resolve_judge("tfidf-logreg")
     assert isinstance(judge, LearnedJudge) and backend is None
     judge, backend = resolve_judge("gpt-4o-mini", backend_params={"temperature": 0})
-    # the default prompt is v3: the conversation view (was v1, text only)
-    assert judge.name == "retention-v3" and isinstance(backend, LiteLLMBackend)
+    # the default prompt is v4: the conversation view, with what was handed over to a receiver not in the trace
+    assert judge.name == "retention-v4" and isinstance(backend, LiteLLMBackend)
     assert backend.model == "gpt-4o-mini" and backend.params == {"temperature": 0}
     judge, backend = resolve_judge("openai/heuristic", prompt="v2")  # a model, not a typo
     assert judge.name == "retention-v2" and backend.model == "openai/heuristic"
@@ -94,8 +94,8 @@ def test_resolve_judge_offline_names_model_strings_and_objects():
     ("Heuristik", {}, "did you mean 'heuristic'?"),
     ("tfidf", {}, "did you mean 'tfidf-logreg'?"),
     ("tfidf-logrg", {}, "did you mean 'tfidf-logreg'?"),
-    ("gpt-4o-mini", {"prompt": "v4"}, "unknown prompt 'v4': not a builtin prompt (v1, v2, v3) and no template file at that path"),
-    ("heuristic", {"prompt": "V9"}, "unknown prompt 'V9': not a builtin prompt (v1, v2, v3) and no template file at that path"),
+    ("gpt-4o-mini", {"prompt": "v5"}, "unknown prompt 'v5': not a builtin prompt (v1, v2, v3, v4) and no template file at that path"),
+    ("heuristic", {"prompt": "V9"}, "unknown prompt 'V9': not a builtin prompt (v1, v2, v3, v4) and no template file at that path"),
     ("retention-v1", {}, "is a prompt variant, not a judge model"),
     ("  ", {}, "the judge name is empty"),
     ("gpt-4o-mini", {"backend_params": {"timeout": 3}}, "the runner owns it"),

@@ -65,7 +65,7 @@ def test_a_bad_template_is_one_input_error_naming_file_and_line(tmp_path, text, 
 
 
 def test_unknown_prompt_and_missing_file(tmp_path):
-    with pytest.raises(InputError, match=r"unknown prompt 'v7': not a builtin prompt \(v1, v2, v3\)"):
+    with pytest.raises(InputError, match=r"unknown prompt 'v7': not a builtin prompt \(v1, v2, v3, v4\)"):
         RetentionJudge("v7")
     with pytest.raises(InputError, match="prompt template .*nope.txt: No such file"):
         PromptTemplate.from_file(tmp_path / "nope.txt")

@@ -100,3 +100,22 @@ def test_a_receiver_that_speaks_is_not_silent():
     trace.turns.append(AgentTurn("human_agent", "agent", "Hello, I see BK-771.", turn_index=3))
     items = build_retention_items([trace], [_exp("c5")])
     assert not any(it.receiver_silent for it in items)
+
+
+def test_the_llm_prompt_v4_shows_what_was_handed_over_and_v3_is_unchanged():
+    from maev_kit.judges import RetentionJudge
+
+    items = build_retention_items([_escalation("c6", summary=SUMMARY)], [_exp("c6")])
+    v4 = RetentionJudge("v4").build_messages(items)[1]["content"]
+    assert '"receiver_in_trace": false' in v4 and '"role": "handed over"' in v4
+    assert "BK-771 for 2 passengers" in v4
+    assert "get_reservation_details" not in v4.split("<<<MESSAGES")[1]
+    v3 = RetentionJudge("v3").build_messages(items)[1]["content"]
+    assert "receiver_in_trace" not in v3 and "handed over" not in v3
+    # a reply's evidence entry number points into what v4 showed: the tool call's summary
+    reply = ('{"F1": {"status": "retained", "reason": "in the summary", '
+             '"evidence": {"n": 1, "quote": "BK-771"}}, "F2": {"status": "retained", '
+             '"reason": "x", "evidence": null}, "F3": {"status": "lost", "reason": "x", '
+             '"evidence": null}}')
+    verdicts = RetentionJudge("v4").parse(reply, items)
+    assert verdicts[0].span is not None and verdicts[0].span.field == "arguments.summary"
