@@ -952,13 +952,65 @@ def _key_nouns(name: str) -> frozenset[str]:
     """The slot nouns of a tool argument or context key (``arguments.account_number`` →
     ``account``; ``context.bookingRef`` → ``booking``)."""
     key = name.split(".", 1)[1] if "." in name else ""
-    parts = re.split(r"[^A-Za-z]+|(?<=[a-z])(?=[A-Z])", key)
-    return _nouns(_canonical(p) for p in parts if p)
+    parts = [_canonical(p) for p in re.split(r"[^A-Za-z]+|(?<=[a-z])(?=[A-Z])", key) if p]
+    return _nouns(parts) | _qualifiers(parts)
+
+
+# Words that say which of several values of one kind a value is — the departure or the arrival
+# time, the check-in or the check-out date — one name per slot ("q:" keeps them apart from the
+# slot nouns above). Two such values never conflict: "check-in is at 15:00" says nothing about
+# a departure at 19:10. Phrases are stems joined by a space.
+_QUALIFIERS_SRC: dict[str, tuple[str, ...]] = {
+    "departure": ("depart", "departure", "leave", "outbound", "take off", "takeoff"),
+    "arrival": ("arrive", "arrival", "land", "inbound"),
+    "checkin": ("check in", "check-in", "checkin"),
+    "checkout": ("check out", "check-out", "checkout"),
+    "pickup": ("pick up", "pick-up", "pickup", "collection", "collect"),
+    "dropoff": ("drop off", "drop-off", "dropoff"),
+    "return": ("return",),
+    "birth": ("birth", "born", "dob", "birthday"),
+    "expiry": ("expire", "expiry", "expiration"),
+    "start": ("start", "begin"),
+}
+_QUALIFIER = {w: f"q:{name}" for name, ws in _QUALIFIERS_SRC.items() for w in ws}
+_QUALIFIER_WORDS = 4  # how far before a value its qualifier may stand (2 after it)
+
+
+def _qualifiers(stems: Sequence[str]) -> frozenset[str]:
+    """The slot qualifiers in a run of stems (``["check", "in", "is", "at"]`` → ``q:checkin``).
+
+    >>> sorted(_qualifiers(["your", "flight", "depart", "at"]))
+    ['q:departure']
+    """
+    found = {_QUALIFIER[w] for w in stems if w in _QUALIFIER}
+    found.update(_QUALIFIER[f"{a} {b}"] for a, b in zip(stems, stems[1:])
+                 if f"{a} {b}" in _QUALIFIER)
+    return frozenset(found)
+
+
+def _qualifiers_at(an: _Analysis, slot: _Slot) -> frozenset[str]:
+    """The qualifiers that say which value ``slot`` is: in the four words before it in its
+    sentence, else in the two after it."""
+    words = an.words
+    i = next((k for k, w in enumerate(words) if w.start >= slot.start), len(words))
+    end = slot.start + len(slot.text)
+    sentence = words[i].sentence if i < len(words) else (words[-1].sentence if words else 0)
+    before = [w.stem for w in words[max(0, i - _QUALIFIER_WORDS):i] if w.sentence == sentence]
+    found = _qualifiers(before)
+    if not found:
+        after = [w.stem for w in words[i:] if w.start >= end and w.sentence == sentence][:2]
+        found = _qualifiers(after)
+    return found
 
 
 def _label_at(an: _Analysis, slot: _Slot) -> frozenset[str]:
     """What names the value at ``slot``: the nearest slot noun before it in its sentence (up to
-    five words), else right after it (up to three words); empty when none does."""
+    five words), else right after it (up to three words), and its qualifiers
+    (:func:`_qualifiers_at`); empty when nothing does."""
+    return _noun_at(an, slot) | _qualifiers_at(an, slot)
+
+
+def _noun_at(an: _Analysis, slot: _Slot) -> frozenset[str]:
     words = an.words
     i = next((k for k, w in enumerate(words) if w.start >= slot.start), len(words))
     end = slot.start + len(slot.text)
@@ -976,8 +1028,23 @@ def _label_at(an: _Analysis, slot: _Slot) -> frozenset[str]:
 
 
 def _same_slot(fact_nouns: frozenset[str], label: frozenset[str]) -> bool:
-    """Could a value named ``label`` be the fact's (nothing names them as different things)?"""
-    return not fact_nouns or not label or not fact_nouns.isdisjoint(label)
+    """Could a value named ``label`` be the fact's (nothing names them as different things)?
+
+    Slot nouns: either side unnamed, or a noun in common. Qualifiers (``q:departure``): a
+    value qualified as one slot is the fact's only when the fact names that slot too — a
+    check-in time is no evidence about a fact that names no slot or another one.
+
+    >>> _same_slot(frozenset({"q:departure"}), frozenset({"q:checkin"}))
+    False
+    >>> _same_slot(frozenset(), frozenset({"q:checkin"})), _same_slot(frozenset({"q:departure"}), frozenset())
+    (False, True)
+    """
+    fq = frozenset(n for n in fact_nouns if n.startswith("q:"))
+    lq = frozenset(n for n in label if n.startswith("q:"))
+    if lq and fq.isdisjoint(lq):
+        return False
+    fn, ln = fact_nouns - fq, label - lq
+    return not fn or not ln or not fn.isdisjoint(ln)
 
 
 @dataclass(frozen=True)
@@ -1163,13 +1230,22 @@ class _Receiver:
         return self.said.an
 
 
+def _fact_nouns(item: RetentionItem, fact: _Analysis) -> frozenset[str]:
+    """What the fact is about: the slot nouns and qualifiers of its words and of its ``slot``
+    (``"departure time"``)."""
+    stems = [w.stem for w in fact.words]
+    if item.slot:
+        stems += [w.stem for w in _analyze(item.slot).words]
+    return _nouns(stems) | _qualifiers(stems)
+
+
 def _receiver(item: RetentionItem) -> _Receiver:
     """Analyse the fact and split the receiver's evidence into text, acts and tool results."""
     fact = _analyze(item.fact)
     mine, users, restated = _split_evidence(item, fact)
     world = tuple(_Part("world", _analyze(m.content), ((0, m, 0),), "output")
                   for m in mine if m.kind == "tool_result")
-    fact_nouns = _nouns(w.stem for w in fact.words)
+    fact_nouns = _fact_nouns(item, fact)
     return _Receiver(
         fact=fact,
         said=_said([m for m in mine if m.kind not in _EVIDENCE_KINDS[1:]]),
@@ -1514,7 +1590,7 @@ def _disclaimed(r: _Receiver, text_found: int, ev: list[str]) -> float:
     don't see an account attached", "whatever address is on the account") and its text states
     none of the fact's values."""
     text = r.text
-    value_nouns = frozenset().union(*(_label_at(r.fact, s) for s in r.hard))
+    value_nouns = frozenset().union(*(_noun_at(r.fact, s) for s in r.hard))
     if not value_nouns or text_found:
         return 0.0
     cues = sorted({*text.negation_positions, *(
