@@ -76,7 +76,9 @@ class KeyFact:
     """A fact stated before handoff ``handoff_index`` that the receiving agents should keep.
 
     ``slot`` (optional) names what the fact's value is about (``"departure time"``): a judge
-    compares the value only with values for that slot.
+    compares the value only with values for that slot. ``changed_at`` (optional) is the turn at
+    which the user changed the fact's value themselves: this listing, under the id of the fact
+    it supersedes, is judged from its handoff on instead of the earlier text.
     """
 
     __pydantic_config__ = _FORBID
@@ -86,6 +88,7 @@ class KeyFact:
     text: str
     derived: bool = False
     slot: str | None = None
+    changed_at: int | None = None
 
 
 @dataclass
@@ -397,7 +400,9 @@ def expectations_to_dict(e: ConversationExpectations) -> dict[str, Any]:
                      for h in e.handoffs],
         "key_facts": [{"fact_id": f.fact_id, "handoff_index": f.handoff_index, "text": f.text}
                       | ({"derived": True} if f.derived else {})
-                      | ({"slot": f.slot} if f.slot else {}) for f in e.key_facts],
+                      | ({"slot": f.slot} if f.slot else {})
+                      | ({"changed_at": f.changed_at} if f.changed_at is not None else {})
+                      for f in e.key_facts],
         "routing": [{"user_input": r.user_input, "correct_agent": r.correct_agent,
                      "acceptable_agents": list(r.acceptable_agents)}
                     | ({"category": r.category} if r.category is not None else {})

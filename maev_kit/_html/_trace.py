@@ -771,12 +771,15 @@ def _handoff_event_html(view: _TraceView, pos: int) -> str:
         if miss else ""
     anchor = view.ids[pos]
     idattr = f' id="{_e(anchor)}"' if anchor else ""
+    absent = "" if any(t.agent_id == m.tool for t in getattr(view.trace, "turns", ())) else (
+        " " + _chip("receiver not in this trace: retention judges what was handed over",
+                    "#6e7781"))
     return (f'<div class="{cls}"{idattr} data-handoff="{hi}" data-kind="handoff" '
             f'data-turn="{int(m.turn_index)}" data-part="{int(m.part)}">'
             f'<span class="arrow">⇢ handoff {hi}: '
             f'{_agents_arrow(m.speaker, m.tool or "", view.colors)}</span>'
             f' <span class="badge">reason: {_e(reason)} · mode: {_e(mode)} · '
-            f"#{_e(m.turn_index)}</span>{loop}{missing}"
+            f"#{_e(m.turn_index)}</span>{loop}{missing}{absent}"
             f'{"<div>" + fact_chips + "</div>" if fact_chips else ""}{ctx}'
             f"{_warnings_html(view.warns.get(pos, []))}</div>")
 
@@ -998,6 +1001,23 @@ def _item_after_html(view: _ItemView) -> str:
     return legend + after_html
 
 
+#: What the Labeler and the report say above an item whose receiver is not in the trace.
+SILENT_RECEIVER_NOTE = ("the receiver is not in this trace; judge what was handed over: "
+                        "retained = it carries the fact, lost = it leaves it out, "
+                        "contradicted = it hands over a different value")
+
+
+def _item_handed_over_html(view: _ItemView) -> str:
+    """For a receiver that is not in the trace: the note, then what was handed over (the
+    handing-over message and tool call, drawn as evidence; the handoff's context is drawn with
+    the marker above) and, dimmed, whatever followed."""
+    handed = "".join(view.draw(i, "evidence") for i in range(view.n_before)
+                     if _entry_key(view.entries[i]) in view.evidence)
+    rest = "".join(view.draw(i, "context") for i in range(view.first_after, len(view.entries)))
+    return (f'<div class="legend silent">{_e(SILENT_RECEIVER_NOTE)}</div>{handed}'
+            + (f'<div class="legend">after the handoff (context)</div>{rest}' if rest else ""))
+
+
 def _verdict_html(verdict: Any) -> str:
     """The judge's verdict on an item: its label (or error) in a chip titled with the judge,
     and its rationale; "" without a verdict."""
@@ -1050,7 +1070,8 @@ def item_html(item: Any, *, label: str | None = None, verdict: Any = None,
             f'<div class="fact">{_e(item.fact)}</div>'
             f"<details><summary>before the handoff ({view.n_before} messages)</summary>"
             f"{before_html}</details>{_item_handoff_html(view, item.handoff_index)}"
-            f"{_item_after_html(view)}{_verdict_html(verdict)}</div>")
+            f"{_item_handed_over_html(view) if getattr(item, 'receiver_silent', False) else _item_after_html(view)}"
+            f"{_verdict_html(verdict)}</div>")
 
 
 # ``MultiAgentTrace._repr_html_`` draws with this view: the model asks, never imports it.

@@ -41,7 +41,8 @@ AGGREGATED = ("composite", "handoff_quality", "information_retention", "routing_
 LEDGER_COLUMNS = ("item_id", "conversation_id", "handoff_index", "hop", "from_agent",
                   "to_agent", "fact_id", "fact_key", "fact", "fact_source", "label",
                   "rationale", "evidence", "evidence_at", "evidence_turn", "evidence_part",
-                  "evidence_field", "evidence_start", "evidence_end", "error", "error_cause")
+                  "evidence_field", "evidence_start", "evidence_end", "error", "error_cause",
+                  "changed_at")
 _PAIRS = ("from_agent", "to_agent", "handoffs", "facts", "retained", "lost", "contradicted",
           "judge_errors", "retention_rate", "context_complete")
 _LABELS = ("retained", "lost", "contradicted")
@@ -314,12 +315,13 @@ def ledger_frame(items: Sequence[RetentionItem], run: JudgeRun | None,
                      sp.describe() if sp else None, sp.turn_index if sp else None,
                      sp.part if sp else None, sp.field if sp else None,
                      sp.start if sp else None, sp.end if sp else None, v.error,
-                     (v.cause or "other") if v.error else None))
+                     (v.cause or "other") if v.error else None, it.changed_at))
     return ledger_dtypes(pd.DataFrame(rows, columns=list(LEDGER_COLUMNS)))
 
 
 #: The ledger's integer columns that may be missing (nullable ``Int64``).
-_LEDGER_NULLABLE_INTS = ("evidence_turn", "evidence_part", "evidence_start", "evidence_end")
+_LEDGER_NULLABLE_INTS = ("evidence_turn", "evidence_part", "evidence_start", "evidence_end",
+                         "changed_at")
 
 
 def ledger_dtypes(frame: pd.DataFrame) -> pd.DataFrame:

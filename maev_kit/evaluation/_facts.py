@@ -78,7 +78,7 @@ def select_facts(traces: Sequence[MultiAgentTrace],
         fact file's problem located ``file:line › field``.
     """
     from maev_kit.expectations import ConversationExpectations
-    from maev_kit.facts import propose_facts
+    from maev_kit.facts import propose_facts, supersede_user_changes
     from maev_kit.facts._labeled_set import resolve_facts
 
     keep: dict[str, ConversationExpectations] = {}  # conversations scored on expectations
@@ -107,6 +107,10 @@ def select_facts(traces: Sequence[MultiAgentTrace],
             keep = {e.conversation_id: e for e in src.expectations if e.key_facts}
         proposed = list(src.facts)
     out, sources = merge_facts(traces, expectations, keep, proposed)
+    if proposed:  # proposed facts follow the user's own changes; written ones are as written
+        out = {**out, **supersede_user_changes(
+            [t for t in traces if t.conversation_id not in keep],
+            {cid: e for cid, e in out.items() if cid not in keep})}
     return KeyFacts(out, sources, mode, len(traces), notes)
 
 

@@ -137,7 +137,9 @@ class EvaluationResult:
         evidence_field / evidence_start / evidence_end (where the receiving agent kept or
         changed the value: its entry of the conversation view, the text or tool argument and
         the characters; missing when the judge named none),
-        error, error_cause (one of :data:`maev_kit.errors.ERROR_CAUSES` when ``error`` is set).
+        error, error_cause (one of :data:`maev_kit.errors.ERROR_CAUSES` when ``error`` is set),
+        changed_at (the user's turn where the user changed the fact's value themselves: from
+        there on the fact, superseded, is judged against the new value; missing otherwise).
     loops : list of dict
         Circular handoffs found, one dict per loop with conversation_id.
     violations : list of dict

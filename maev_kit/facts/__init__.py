@@ -24,6 +24,7 @@ from maev_kit.facts._propose import (
     merge_facts,
     propose_facts,
 )
+from maev_kit.facts._supersede import supersede_user_changes
 
 __all__ = [
     "FACT_KINDS",
@@ -48,6 +49,7 @@ __all__ = [
     "propose_facts",
     "save_facts",
     "save_facts_as_expectations",
+    "supersede_user_changes",
 ]
 
 _REVIEW_NAMES = frozenset({"DecisionFileError", "ExpectationsExport", "ExpectationsFileError",

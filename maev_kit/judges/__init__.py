@@ -19,7 +19,7 @@ another split as worked examples (:meth:`RetentionJudge.bind_examples`). See doc
 """
 
 from maev_kit.judges._answer import answer_retention_prompt
-from maev_kit.judges._heuristic import HeuristicJudge
+from maev_kit.judges._heuristic import HeuristicJudge, changed_value
 from maev_kit.judges._learned import LearnedJudge, NotFittedError, TrainingOverlapError
 from maev_kit.judges._llm import ExampleOverlapError, RetentionJudge
 from maev_kit.judges._parse import parse_retention_reply
@@ -44,6 +44,7 @@ __all__ = [
     "TrainingOverlapError",
     "Verdict",
     "answer_retention_prompt",
+    "changed_value",
     "escape_fence",
     "get_judge",
     "parse_retention_reply",

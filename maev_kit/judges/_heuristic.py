@@ -1760,6 +1760,46 @@ _HANDED_OVER = {"retained": "it carries the fact", "lost": "it does not carry th
                 "contradicted": "it carries a different value"}
 
 
+# A user changing a value themselves: a change verb, "actually", "instead", "make it"…
+_USER_CHANGE = re.compile(r"\b(?:actually|instead|rather|make it|chang\w*|switch\w*|mov\w*|"
+                          r"updat\w*|reschedul\w*|correct\w*|push\w*|prefer\w*|"
+                          r"replac\w*)\b", re.I)
+
+
+def changed_value(fact: str, message: str, *, slot: str = "") -> tuple[str, str] | None:
+    """``(old, new)`` — the fact's value and the one that replaces it, as written — when a
+    user's ``message`` changes the fact's value for the same slot ("actually, make the departure
+    20:30", "switch me to flight HAT045"); None when it does not (no change word in the
+    sentence, a value of another slot or kind, or the new value rejected: "not 20:30").
+
+    >>> changed_value("Departure time is 19:10", "Actually, can we move the departure to 20:30?")
+    ('19:10', '20:30')
+    >>> changed_value("Departure time is 19:10", "Please change the check-in to 15:00") is None
+    True
+    >>> changed_value("Departure time is 19:10", "Departure 20:30 works too?") is None
+    True
+    """
+    fa, an = _analyze(fact), _analyze(message)
+    stems = [w.stem for w in fa.words] + [w.stem for w in _analyze(slot).words]
+    nouns = _nouns(stems) | _qualifiers(stems)
+    for t in an.slots:
+        a, b = an.sentences[min(_sentence_of(an, t.start), len(an.sentences) - 1)]
+        sentence = an.text[a:b]
+        if (not t.hard or not _USER_CHANGE.search(sentence)
+                or _REJECT_CUE.search(an.text[max(0, t.start - 30):t.start])
+                or not _same_slot(nouns, _label_at(an, t))):
+            continue
+        for s in fa.slots:
+            if s.hard and _comparable(s, t) and not _same(s, t) and not any(
+                    _same(s, u) and u.start > t.start for u in an.slots):
+                return s.text, t.text
+    return None
+
+
+def _sentence_of(an: _Analysis, start: int) -> int:
+    return next((k for k, (a, b) in enumerate(an.sentences) if a <= start < b), 0)
+
+
 def _role_name(part: _Part) -> str:
     return {"act": "a tool call", "handoff": "the context handed on",
             "world": "a tool result"}.get(part.role, "the text")

@@ -169,6 +169,9 @@ def _ledger_section(ev: Any, traces: Mapping[str, Any], shown: dict[str, _Shown 
         return _evidence_cell(r, shown[cid])
 
     rows = [{**r, "evidence_at": cell(r)} if "evidence_at" in r else r for r in recs]
+    rows = [{**r, "fact": f"{r.get('fact')} (the user changed it at turn "
+                          f"{int(r['changed_at'])}; the earlier value is superseded)"}
+            if not h.is_missing(r.get("changed_at")) else r for r in rows]
     cols = ["item_id", "hop", "from_agent", "to_agent", "fact", "fact_source", "label",
             "rationale", "evidence", "evidence_at", "error", "error_cause"]
     bad = [r for r in rows if r.get("label") != "retained"]

@@ -55,6 +55,9 @@ class RetentionItem:
     question is "does what was handed over carry this fact?" and :attr:`evidence` is the
     payload. A silent handoff with nothing handed over gets no item at all (see
     :func:`unjudged_handoffs`).
+
+    ``changed_at`` is the turn at which the user changed the fact's value themselves (the
+    fact was superseded there, and ``fact`` holds the new value); None otherwise.
     """
 
     item_id: str
@@ -74,6 +77,7 @@ class RetentionItem:
     slot: str = ""
     receiver_silent: bool = False
     payload: tuple[Message, ...] = ()
+    changed_at: int | None = None
 
     def __post_init__(self) -> None:
         if not self.fact_key:
@@ -121,6 +125,8 @@ class RetentionItem:
             d["fact_key"] = self.fact_key
         if self.slot:
             d["slot"] = self.slot
+        if self.changed_at is not None:
+            d["changed_at"] = self.changed_at
         if self.receiver_silent:
             d["receiver_silent"] = True
             d["payload"] = [m.to_dict() for m in self.payload]
@@ -345,7 +351,7 @@ def _trace_items(trace: MultiAgentTrace, facts: list[KeyFact], window: int | Non
             item_id(trace.conversation_id, hi, f.fact_id), trace.conversation_id, hi,
             f.fact_id, f.text, hop.before, hop.after, h.from_agent, h.to_agent, f.derived,
             key, rank[hi], hop.before_text, hop.after_text, f.slot or "", hop.silent,
-            hop.payload))
+            hop.payload, f.changed_at))
     return items
 
 

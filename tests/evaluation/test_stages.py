@@ -135,7 +135,7 @@ def test_aggregate_stage(inputs):
     assert isinstance(result, EvaluationResult)
     assert list(result.per_conversation.columns) == list(scores[0].to_row())
     assert result.summary().loc["composite", "n"] == 2
-    assert list(result.ledger.columns)[-2:] == ["error", "error_cause"]
+    assert list(result.ledger.columns)[-3:] == ["error", "error_cause", "changed_at"]
     assert result.judge_errors.total == 2 and result.judge_errors.failed == 0
 
 

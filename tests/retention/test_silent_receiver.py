@@ -119,3 +119,20 @@ def test_the_llm_prompt_v4_shows_what_was_handed_over_and_v3_is_unchanged():
              '"evidence": null}}')
     verdicts = RetentionJudge("v4").parse(reply, items)
     assert verdicts[0].span is not None and verdicts[0].span.field == "arguments.summary"
+
+
+def test_the_views_say_the_receiver_is_not_in_the_trace():
+    from maev_kit._html._trace import SILENT_RECEIVER_NOTE, item_html, trace_html
+
+    trace = _escalation("c7", summary=SUMMARY)
+    items = build_retention_items([trace], [_exp("c7")])
+    html = item_html(items[0])
+    assert SILENT_RECEIVER_NOTE in html
+    handed = html.split(SILENT_RECEIVER_NOTE)[1]
+    assert "transfer_to_human_agents" in handed and "get_reservation_details" not in handed
+    assert "receiver not in this trace" in trace_html(trace)
+    speaking = _escalation("c8", summary=SUMMARY)
+    speaking.turns.append(AgentTurn("human_agent", "agent", "Hi, BK-771 here.", turn_index=3))
+    assert "receiver not in this trace" not in trace_html(speaking)
+    assert SILENT_RECEIVER_NOTE not in item_html(build_retention_items([speaking],
+                                                                       [_exp("c8")])[0])
