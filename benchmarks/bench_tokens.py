@@ -54,7 +54,7 @@ from maev_kit.judges._prompts import render_facts, render_messages
 from maev_kit.runner._run import _group, _JudgeTask
 
 REPO = Path(__file__).resolve().parent.parent
-PROMPTS = ("v1", "v2", "v3")
+PROMPTS = ("v1", "v2", "v3", "v4")
 REPLIES = ("reference", "pretty", "echo")
 _REFERENCE_KINDS = ("reference", "gold")
 

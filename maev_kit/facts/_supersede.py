@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from maev_kit.expectations import ConversationExpectations, KeyFact
-from maev_kit.judges import changed_value
-from maev_kit.retention import hop_order
-from maev_kit.traces import MultiAgentTrace
+if TYPE_CHECKING:  # pydantic-backed: imported where used (``import maev_kit.facts`` stays light)
+    from maev_kit.expectations import ConversationExpectations, KeyFact
+    from maev_kit.traces import MultiAgentTrace
 
 __all__ = ["supersede_user_changes"]
 
@@ -24,6 +24,7 @@ def supersede_user_changes(traces: Sequence[MultiAgentTrace],
     An agent that replaces a value the user never changed is still a contradiction.
 
     >>> from maev_kit import AgentTurn, Handoff, MultiAgentTrace
+    >>> from maev_kit.expectations import ConversationExpectations, KeyFact
     >>> t = MultiAgentTrace("c", user_messages=[
     ...     "Departure is at 19:10.", "Actually, please move my departure to 20:30."],
     ...     turns=[AgentTurn("a", "", "ok", turn_index=1), AgentTurn("b", "", "ok", turn_index=3)],
@@ -56,6 +57,10 @@ def _norm(text: str) -> str:
 
 def _changes(trace: MultiAgentTrace, facts: Sequence[KeyFact]) -> list[KeyFact]:
     """The listings that record the user's changes of ``facts`` (each change once)."""
+    from maev_kit.expectations import KeyFact
+    from maev_kit.judges import changed_value
+    from maev_kit.retention import hop_order
+
     order = hop_order(trace)
     at = {hi: trace.handoffs[hi].turn_index for hi in order}
     said = [(m.turn_index, m.content) for m in trace.messages(tools=False) if m.is_user]
