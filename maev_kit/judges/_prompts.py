@@ -419,7 +419,7 @@ def resolve_prompt(prompt: Any) -> PromptTemplate:
 
     >>> resolve_prompt("V2").name
     'v2'
-    >>> resolve_prompt("v4")
+    >>> resolve_prompt("v5")
     Traceback (most recent call last):
     ...
     maev_kit.errors.InputError: unknown prompt 'v5': not a builtin prompt (v1, v2, v3, v4) and no template file at that path

@@ -59,15 +59,16 @@ PUBLIC = {
         "routing_confusion", "score_handoff_accuracy", "score_routing", "weight_sensitivity",
     ],
     "maev_kit.retention": [
-        "LABELS", "EvidenceSpan", "RetentionItem", "build_retention_items", "context_values",
-        "derive_facts", "fact_hops", "hop_order", "is_free_text", "item_id", "locate",
+        "LABELS", "EvidenceSpan", "RetentionItem", "UnjudgedHandoff", "build_retention_items",
+        "context_values", "derive_facts", "fact_hops", "handover_payload", "hop_order",
+        "is_free_text", "item_id", "locate", "unjudged_handoffs",
     ],
     "maev_kit.judges": [
         "ExampleOverlapError", "HeuristicJudge", "JUDGE_NAMES", "Judge", "LLMJudge",
         "LearnedJudge", "NotFittedError", "OFFLINE_JUDGES", "OfflineJudge", "PROMPT_IDS",
         "PromptTemplate", "RetentionJudge", "TrainingOverlapError", "Verdict",
-        "answer_retention_prompt", "escape_fence", "get_judge", "parse_retention_reply",
-        "resolve_judge",
+        "answer_retention_prompt", "changed_value", "escape_fence", "get_judge",
+        "parse_retention_reply", "resolve_judge",
     ],
     "maev_kit.runner": [
         "BatchPendingError", "CachedReply", "DEFAULT_CACHE_DIR", "JudgeCache", "JudgeRun",
@@ -99,7 +100,7 @@ PUBLIC = {
         "FactReviewWarning", "FactUnderReview", "HandoffUnderReview", "ProposedFact",
         "ReviewDecision", "create_labeled_set", "fact_id_for", "facts_to_expectations",
         "first_statements", "load_facts", "merge_facts", "propose_facts", "save_facts",
-        "save_facts_as_expectations",
+        "save_facts_as_expectations", "supersede_user_changes",
     ],
     "maev_kit.labels": [
         "ADJUDICATED_SOURCE", "LABEL_VALUES", "PLAN_FILE", "SAMPLE_FILE",
