@@ -28,12 +28,15 @@ AGENT_KINDS = STRONG_KINDS | frozenset({"time", "quantity"})
 
 @dataclass(frozen=True)
 class Span:
-    """One extracted fact: ``kind``, ``text`` (a readable sentence), ``value`` (exact span)."""
+    """One extracted fact: ``kind``, ``text`` (a readable sentence naming the slot), ``value``
+    (exact span), ``slot`` (what the value is about: ``"departure time"``; None when no word
+    names it)."""
 
     kind: str
     text: str
     value: str
     start: int
+    slot: str | None = None
 
 
 # ---- building blocks ---------------------------------------------------------------------
@@ -45,7 +48,7 @@ _NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve
                  "fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|"
                  "fifty|a dozen|a couple of|a pair of")
 _TIME = (r"\d{1,2}(?:[:.][0-5]\d)?\s?(?:[ap]\.m\.|[ap]m)(?![\w])"
-         r"|(?:[01]?\d|2[0-3]):[0-5]\d(?![\d:])")
+         r"|(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\+\d)?)?(?![\d:])")
 _DAY_OF_MONTH = r"\d{1,2}(?:st|nd|rd|th)?"
 _DATE = (
     rf"\d{{4}}-[01]\d-[0-3]\d"                                      # 2025-03-14
@@ -307,7 +310,11 @@ def _id_label(value: str) -> str:
     return "reference"
 
 
-def _text(kind: str, value: str, label: str | None = None) -> str:
+def _text(kind: str, value: str, label: str | None = None, slot: str | None = None) -> str:
+    """The fact's sentence: the slot when one names the value (``Departure time is 19:10``),
+    else the kind's word (``Time is 19:10``); a count names itself (``3 checked bags``)."""
+    if slot and kind not in ("quantity", "place"):
+        return f"{_cap(slot)} is {value}"
     if kind == "identifier":
         return f"{_cap(label or _id_label(value))} is {value}"
     if kind == "other":
@@ -346,7 +353,7 @@ def extract(message: str, *, strong_only: bool = False,
         if allowed is not None and kind not in allowed:
             return
         found.append((prio, start, start + len(value),
-                      Span(kind, _text(kind, value, label), value, start)))
+                      Span(kind, _text(kind, value, label), value, start, label)))
 
     if not message:
         return []
@@ -400,7 +407,7 @@ def extract(message: str, *, strong_only: bool = False,
         if any(start < e and s < end for s, e in taken):
             continue
         taken.append((start, end))
-        spans.append(span)
+        spans.append(_with_slot(message, span))
     spans.sort(key=lambda s: s.start)
     return spans
 
@@ -458,7 +465,8 @@ def _extract_weak(message: str, low: str, digits: bool, add, found: list) -> Non
         if a and b and m.group("a").startswith(a) and m.group("b") == b:
             value = message[m.start("a"):m.start("b") + len(b)]
             found.append((44, m.start("a"), m.start("a") + len(value),
-                          Span("place", f"Route is from {value}", value, m.start("a"))))
+                          Span("place", f"Route is from {value}", value, m.start("a"),
+                               "route")))
     for m in _FROM.finditer(message) if has_from else ():
         place = _proper_words(m.group("value"), max_words=4)
         if place:
@@ -468,3 +476,136 @@ def _extract_weak(message: str, low: str, digits: bool, add, found: list) -> Non
         if _proper_words(plan_words.split()[0], max_words=1):
             value = re.sub(r"\s(?:plan|tier|subscription|membership|package)$", "", plan_words)
             add("other", 35, m.start("value"), value, "plan")
+
+
+# ---- slots: what a value is about ------------------------------------------------------------
+
+# Words near a value that name its slot, per kind, most specific first; matched in the clause
+# before the value (and a few words after it), the nearest cue winning.
+_SLOT_CUES: dict[str, list[tuple[str, str]]] = {
+    "time": [(r"check[- ]?in", "check-in time"), (r"check[- ]?out", "check-out time"),
+             (r"boarding|board", "boarding time"),
+             (r"depart\w*|leav\w*|take[- ]?off|outbound|outgoing", "departure time"),
+             (r"arriv\w*|lands?|landing", "arrival time"),
+             (r"pick[- ]?up", "pickup time"), (r"deliver\w*", "delivery time"),
+             (r"appointment|visit|technician|meeting|call\s?back", "appointment time"),
+             (r"reservation|table|dinner|lunch", "reservation time")],
+    "date": [(r"birth\w*|dob|born", "date of birth"),
+             (r"check[- ]?in", "check-in date"), (r"check[- ]?out", "check-out date"),
+             (r"return\w*|coming back|inbound", "return date"),
+             (r"depart\w*|outbound|outgoing|leav\w*|fly\w*|flight|travel\w*", "travel date"),
+             (r"charg\w*|billed|invoice\w*|statement", "charge date"),
+             (r"appointment|visit|technician", "appointment date"),
+             (r"deadline|due", "due date"), (r"renew\w*|expir\w*", "expiry date")],
+    "money": [(r"refund\w*", "refund amount"),
+              (r"(?:price|fare|cost)\s+difference|difference", "price difference"),
+              (r"fees?|penalty|surcharge", "fee"), (r"balance", "balance"),
+              (r"total", "total"), (r"charg\w*|billed|debited", "charge amount"),
+              (r"certificate|voucher|gift card|compensation|credit", "credit amount"),
+              (r"insurance", "insurance price"),
+              (r"price|fare|costs?|rate", "price"), (r"budget", "budget"),
+              (r"paid|pay\w*", "payment amount")],
+}
+_SLOT_RE = {kind: [(re.compile(rf"\b(?:{cue})\b", re.IGNORECASE), slot) for cue, slot in cues]
+            for kind, cues in _SLOT_CUES.items()}
+_UNIT_SLOT = {  # a count's unit → its slot ("3 checked bags" → "bag count")
+    "bag": "bag count", "suitcase": "bag count", "luggage": "bag count",
+    "people": "passenger count", "person": "passenger count", "passenger": "passenger count",
+    "of us": "passenger count", "adult": "passenger count", "children": "child count",
+    "kid": "child count", "infant": "infant count", "guest": "guest count",
+    "seat": "seat count", "licence": "license count", "license": "license count",
+    "user": "user count", "room": "room count", "night": "night count", "ticket": "ticket count",
+    "device": "device count", "item": "item count", "order": "order count",
+    "day": "duration", "week": "duration", "month": "duration", "year": "duration",
+    "hour": "duration", "minute": "duration",
+}
+_CLAUSE_END = re.compile(r"[.!?;]\s|\n|\s(?:and|but|while|whereas)\s")
+# "Economy price: $130", "Departure - 06:00": a label just before the value
+_LABEL_BEFORE = re.compile(r"(?P<label>[A-Za-z][A-Za-z' -]{1,40}?)\s*(?:\*\*)?\s*[:=]\s*(?:\*\*)?"
+                           r"\s*\Z")
+_KIND_NOUN = {"time": "time", "date": "date", "money": "amount"}
+_LABEL_STOP = frozenset({"is", "was", "the", "a", "an", "my", "your", "our", "at", "on", "for",
+                         "of", "and", "or", "to", "from", "new", "current", "it", "this"})
+
+
+def _slot_from_cues(kind: str, before: str, after: str) -> str | None:
+    """The most specific cue (first in :data:`_SLOT_CUES`) in the clause ``before`` the value,
+    else in the words ``after`` it."""
+    for text in (before, after):
+        for pattern, slot in _SLOT_RE.get(kind, ()):
+            if pattern.search(text):
+                return slot
+    return None
+
+
+def _label_slot(kind: str, before: str) -> str | None:
+    """The label written just before a value (``Economy price: $130`` → ``economy price``)."""
+    m = _LABEL_BEFORE.search(before[-48:])
+    if m is None:
+        return None
+    words = [w for w in m.group("label").casefold().replace("-", " ").split()
+             if w not in _LABEL_STOP][-3:]
+    if not words:
+        return None
+    label = " ".join(words)
+    noun = _KIND_NOUN.get(kind)
+    if noun and not any(w in label for w in (noun, "price", "fee", "total", "cost", "fare",
+                                             "refund", "balance", "charge", "birth", "due")):
+        label = f"{label} {noun}"
+    return label
+
+
+def slot_for(message: str, kind: str, value: str, start: int,
+             label: str | None = None) -> str | None:
+    """What the value at ``message[start:]`` is about, from the words around it.
+
+    >>> slot_for("Flight UA 915 departs at 19:10.", "time", "19:10", 25)
+    'departure time'
+    >>> slot_for("Check-in is from 15:00 at the hotel.", "time", "15:00", 17)
+    'check-in time'
+    >>> slot_for("We have 3 checked bags", "quantity", "3 checked bags", 8)
+    'bag count'
+    >>> slot_for("It is 19:10 now", "time", "19:10", 6) is None
+    True
+    """
+    if kind == "quantity":
+        low = value.casefold()
+        for unit, slot in _UNIT_SLOT.items():
+            if re.search(rf"\b{unit}", low):
+                return slot
+        return None
+    if kind == "identifier":
+        if label and label not in ("reference", "id", "code"):
+            return label
+        guess = _id_label(value)
+        if guess not in ("reference", "code"):
+            return guess
+        label = None
+    elif kind in ("email", "phone", "name"):
+        return {"email": "email", "phone": "phone number", "name": "name"}[kind]
+    elif kind in ("other", "place"):
+        return label
+    head = message[max(0, start - 80):start]
+    cut = list(_CLAUSE_END.finditer(head))
+    before = head[cut[-1].end():] if cut else head
+    tail = message[start + len(value):start + len(value) + 30]
+    after = re.split(r"[,.;:!?\n(]", tail, maxsplit=1)[0]
+    if kind in _SLOT_RE:
+        slot = _slot_from_cues(kind, before, after)
+        if slot:
+            return slot
+    got = _label_slot(kind, before)
+    if kind == "identifier" and got and not re.search(r"\b(?:id|number|code|reference|no)\b",
+                                                      got):
+        got = f"{got} id"
+    return got
+
+
+def _with_slot(message: str, span: Span) -> Span:
+    """``span`` with its slot (``Span.slot`` holds the label until here) and a text naming it."""
+    label = span.slot
+    slot = slot_for(message, span.kind, span.value, span.start, label)
+    if span.kind == "place" and label == "route":
+        return span
+    return Span(span.kind, _text(span.kind, span.value, label, slot), span.value, span.start,
+                slot)
