@@ -108,8 +108,14 @@ _OF_US = re.compile(r"\b(?:\d+|" + _NUMBER_WORDS.replace("a dozen|", "") + r")\s
 _AIRLINES = ("AA|AC|AF|AY|AZ|B6|BA|BR|CX|CZ|DL|DY|EI|EK|ET|EW|EY|F9|FR|HU|IB|JL|KE|KL|LH|LO|"
              "LX|MH|MU|NH|NK|NZ|OZ|QF|QR|SK|SN|SQ|SU|TK|TP|U2|UA|VS|VY|W6|WN")
 _TRAINS = "ICE|TGV|AVE|RJX?|Eurostar|Thalys|Frecciarossa|Italo|Amtrak|Acela"
-_NOT_A_NUMBER_AFTER = (r"(?![\w-]|\.\d|\s(?:times?|hours?|minutes?|days?|weeks?|months?|years?|"
-                       r"people|passengers?|persons?|of|or)\b)")
+_NOT_A_NUMBER_AFTER = (r"(?![\w-]|\.\d|\s?%|\s(?:times?|hours?|minutes?|days?|weeks?|months?|"
+                       r"years?|people|passengers?|persons?|of|or)\b)")
+# A number alone after "flight"/"train" followed by a word is a count, not a flight number
+# ("flight 10 options", "train 80 rows"), unless the word goes on about a trip.
+_COUNT_AFTER = re.compile(r"\s+(?!(?:to|from|at|on|is|was|has|had|departs?|departing|leaves|"
+                          r"leaving|arrives?|arriving|lands?|landing|and|or|in|for|with|which|"
+                          r"that|will|today|tomorrow|tonight|got|gets|was|were|has|been|"
+                          r"delayed|cancell?ed|boards?|boarding)\b)[a-z]")
 _TRIP = re.compile(
     r"\b(?P<kw>(?i:flight|flt|train))(?:\s+(?i:no\.?|number|num|#))?\s*#?\s*"
     rf"(?P<value>(?:[A-Z]{{2,3}}|[A-Z]\d|\d[A-Z])\s?\d{{1,5}}[A-Z]?|\d{{1,4}}[A-Z]|\d{{2,5}})"
@@ -244,6 +250,36 @@ _PLAN_GATE = (False, ("annual", "monthly", "yearly", "plan", "tier", "subscripti
                       "membership", "package"))
 
 
+# Parts of a snake_case or CONSTANT_CASE word that make it a field, table, split or file name
+# rather than a value ("order_id_2", "USER_ID", "train_2"); a code with an error word stays.
+_SCHEMA_PARTS = frozenset("""
+id ids key keys name names date time type field fields col column columns table tables row rows
+train test val valid validation dev split splits data dataset datasets file files tmp temp run
+runs step steps epoch epochs batch model models version user users order orders item items
+count total amount value values status created updated at idx index num max min avg sum
+""".split())
+_ERROR_PARTS = frozenset({"error", "err", "fail", "failed", "failure", "denied", "invalid",
+                          "timeout", "exception", "refused", "unauthorized", "forbidden",
+                          "expired", "exceeded", "unavailable", "bad", "cert", "not", "found",
+                          "ssl", "tls", "http", "errno"})
+_FILE_AFTER = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,5}\b")
+
+
+def _schema_word(value: str, message: str, end: int) -> bool:
+    """Whether an identifier-shaped ``value`` is a file name (``data_2024.csv``) or a schema
+    word (a field, table or split name: ``order_id_2``, ``USER_ID``, ``train_2``)."""
+    if _FILE_AFTER.match(message, end):
+        return True
+    if "_" not in value:
+        return False
+    parts = [p for p in value.casefold().split("_") if p]
+    if any(p in _ERROR_PARTS for p in parts):
+        return False
+    if value.isupper() and not any(c.isdigit() for c in value):
+        return True  # CONSTANT_CASE without a digit or an error word: a field or setting
+    return any(p in _SCHEMA_PARTS for p in parts)
+
+
 def _passes(gate: _Gate, low: str, digits: bool) -> bool:
     """Whether a message may match. ``gate = (digit, words)``: ``digit`` True — it needs a
     digit and one of ``words`` (casefolded; None: no word needed); False — one of ``words``;
@@ -367,6 +403,8 @@ def extract(message: str, *, strong_only: bool = False,
         kw = m.group("kw").casefold()
         if kw in ("id", "model", "version") and not any(ch.isdigit() for ch in value):
             continue
+        if value.isdigit() and len(value) <= 4 and _COUNT_AFTER.match(message, c.end()):
+            continue  # "flight 10 options", "order 3 items": a count
         add("identifier", 100, c.start(), value, _ID_LABELS[kw])
     for m in _CARD.finditer(message) if digits and ("end" in low or "last" in low) else ():
         add("identifier", 100, m.start("value"), m.group("value"), "card ending")
@@ -379,6 +417,8 @@ def extract(message: str, *, strong_only: bool = False,
         else:
             value, start = m.group("value"), m.start("value")
             train = m.group("kw").casefold() == "train"
+            if value.isdigit() and _COUNT_AFTER.match(message, m.end("value")):
+                continue  # "flight 10 options": a count
         add("identifier", 100, start, value, "train number" if train else "flight number")
     if allowed is None:
         _extract_weak(message, low, digits, add, found)
@@ -397,6 +437,8 @@ def extract(message: str, *, strong_only: bool = False,
         for m in pattern.finditer(message):
             value = m.group()
             if kind == "phone" and sum(c.isdigit() for c in value) < 8:
+                continue
+            if kind == "identifier" and _schema_word(value, message, m.end()):
                 continue
             add(kind, prio, m.start(), value)
 
