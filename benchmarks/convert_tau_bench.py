@@ -23,7 +23,7 @@ The conversion:
   ``human_agent`` (mode ``transfer``, reason ``escalation``) at the turn after the call, with
   ``context_passed`` = the call's arguments (``{"summary": ...}``); the call stays in the turn's
   ``tool_calls`` too. A trajectory without a transfer gets no handoff (``--last-turn-hop`` adds
-  one to ``human_agent`` after the last agent turn, with no context, for measuring);
+  one to ``human_agent`` after the last agent turn, with an empty context, for measuring);
 - ``metadata`` keeps the task id, trial, reward, the user id and the task's gold ``actions``
   (what the task's author expected the agent to do), for benchmarks; never the instruction.
 """
@@ -111,7 +111,7 @@ def convert(record: dict, domain: str, *, last_turn_hop: bool = False) -> dict:
                 index += 1
     if last_turn_hop and not handoffs and turns:
         handoffs.append({"from_agent": agent, "to_agent": "human_agent", "reason": None,
-                         "context_passed": None, "turn_index": index, "mode": "transfer"})
+                         "context_passed": {}, "turn_index": index, "mode": "transfer"})
     task = (record.get("info") or {}).get("task") or {}
     return {"schema_version": 1,
             "conversation_id": f"tau-{domain}-{record['task_id']}-t{record.get('trial', 0)}",

@@ -202,6 +202,7 @@ _PATTERNS: list[tuple[str, int, _Gate | None, re.Pattern[str]]] = [
         rf"(?:\d+(?:\.\d+)?(?:\s?(?:-|–|to)\s?\d+(?:\.\d+)?)?|{_NUMBER_WORDS})\s(?:[a-z]+\s)?"
         r"(?:bags?|suitcases?|luggage|people|persons?|passengers?|guests?|adults?|children|"
         r"kids?|infants?|seats?|licen[cs]es?|users?|rooms?|nights?|days?|weeks?|months?|"
+        r"baggages?|luggages|"
         r"years?|hours?|minutes?|items?|tickets?|devices?|laptops?|phones?|lines?|accounts?|"
         r"units?|boxes|packages?|pieces?|orders?|copies|employees|members|beds?|tables?|"
         r"floors?|pets?|dogs?|cats?|GB|TB|MB|kg|lbs?|km|miles?|meters?|metres?|mbps|Mbps|"
@@ -349,7 +350,7 @@ def _id_label(value: str) -> str:
 def _text(kind: str, value: str, label: str | None = None, slot: str | None = None) -> str:
     """The fact's sentence: the slot when one names the value (``Departure time is 19:10``),
     else the kind's word (``Time is 19:10``); a count names itself (``3 checked bags``)."""
-    if slot and kind not in ("quantity", "place"):
+    if slot and kind != "quantity" and (kind != "place" or slot != "route"):
         return f"{_cap(slot)} is {value}"
     if kind == "identifier":
         return f"{_cap(label or _id_label(value))} is {value}"
@@ -454,6 +455,26 @@ def extract(message: str, *, strong_only: bool = False,
     return spans
 
 
+# An airport code after a word of travel: "from JFK to SFO", "fly into IAH", "via ORD".
+_AIRPORT = re.compile(r"\b(?P<kw>(?i:from|to|into|via|out of|at|airport))\s+"
+                      r"(?P<value>[A-Z]{3})(?![\w-])")
+_NOT_AIRPORT = frozenset({"THE", "AND", "USA", "API", "CEO", "FAQ", "ETA", "PDF", "URL", "SMS",
+                          "VIP", "DOB", "EST", "PST", "UTC", "GMT", "CET", "AWS", "GCP", "SSO",
+                          "VPN", "DNS", "SSL", "TLS", "CSV", "PIN", "ATM", "YES", "NOT", "ALL"})
+
+
+def _extract_airports(message: str, add) -> None:
+    """Airport codes after from/to/into/via/at: places whose slot is the origin or the
+    destination."""
+    for m in _AIRPORT.finditer(message):
+        if m.group("value") in _NOT_AIRPORT:
+            continue
+        kw = m.group("kw").casefold()
+        label = ("origin" if kw in ("from", "out of") else
+                 "destination" if kw in ("to", "into") else "airport")
+        add("place", 31, m.start("value"), m.group("value"), label)
+
+
 def _extract_dates(message: str, low: str, digits: bool, add) -> None:
     """Dates, times and counts in words: a month alone, "half past three", "four of us"."""
     for m in _OF_US.finditer(message) if "of us" in low else ():
@@ -478,6 +499,8 @@ def _extract_weak(message: str, low: str, digits: bool, add, found: list) -> Non
     for m in _MODEL.finditer(message) if digits else ():
         add("identifier", 45, m.start(), m.group(), "model")
     _extract_dates(message, low, digits, add)
+    if not message.islower():
+        _extract_airports(message, add)
     quotes = any(q in message for q in _QUOTES) and _passes(_QUOTED_GATE, low, digits)
     for m in _QUOTED.finditer(message) if quotes else ():
         g = "dq" if m.group("dq") is not None else "sq"
