@@ -206,6 +206,7 @@ def _propose_offline(trace: MultiAgentTrace, notes: list[FactNote], *,
     if timeline.outputs:
         said, listed = _with_relied_values(said, timeline)
     used = _Uses(timeline, user_said) if listed else None
+    arg_slots = _arg_slots(timeline.args)
 
     cache: dict[int, list[Any]] = {}
     out: list[ProposedFact] = []
@@ -236,6 +237,9 @@ def _propose_offline(trace: MultiAgentTrace, notes: list[FactNote], *,
                 if (used is not None and speaker is not None and speaker is not _RELIED
                         and _only_listed(s.value, turn, listed, used, h.turn_index)):
                     continue  # an agent reading out a result list: no use of the value
+                if s.slot is None and key in arg_slots and s.kind != "quantity":
+                    s = _named(s, arg_slots[key])  # a value a tool got under a named key
+                    norm_text = _normalise(s.text)
                 seen.add(key)
                 found += 1
                 out.append(ProposedFact(cid, hi, _fact_id(hi, norm_text), s.text, s.value,
@@ -470,6 +474,23 @@ def _with_relied_values(said: list, timeline: _Timeline) -> tuple[list, list[tup
         return said, listed_texts
     # stable: at one turn a relied-on tool value comes before the words that restate it
     return sorted([*extra, *said], key=lambda s: (s[0], s[1] is not _RELIED)), listed_texts
+
+
+def _arg_slots(args: list[tuple[int, int, Any]]) -> dict[str, str]:
+    """Normalised value → the slot of the tool argument it was passed under (the first)."""
+    out: dict[str, str] = {}
+    for _, _, arguments in args:
+        for path, text, _ in _leaves(arguments):
+            slot = key_slot(path)
+            if slot and len(text) <= 80:
+                out.setdefault(_normalise(text), slot)
+    return out
+
+
+def _named(span: Any, slot: str) -> Any:
+    from maev_kit.facts._offline import Span, _text
+
+    return Span(span.kind, _text(span.kind, span.value, slot=slot), span.value, span.start, slot)
 
 
 def _slotted(span: Any, arguments: Any) -> Any:
