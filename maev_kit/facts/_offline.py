@@ -396,17 +396,8 @@ def extract(message: str, *, strong_only: bool = False,
         return []
     digits = _DIGIT.search(message) is not None
     low = message.casefold()
-    for c in _ID_CANDIDATE.finditer(message) if digits or message != low else ():
-        m = _KEYWORD_BEFORE.search(message, max(0, c.start() - 40), c.start())
-        if m is None:
-            continue
-        value = c.group()
-        kw = m.group("kw").casefold()
-        if kw in ("id", "model", "version") and not any(ch.isdigit() for ch in value):
-            continue
-        if value.isdigit() and len(value) <= 4 and _COUNT_AFTER.match(message, c.end()):
-            continue  # "flight 10 options", "order 3 items": a count
-        add("identifier", 100, c.start(), value, _ID_LABELS[kw])
+    if digits or message != low:
+        _extract_keyword_ids(message, add)
     for m in _CARD.finditer(message) if digits and ("end" in low or "last" in low) else ():
         add("identifier", 100, m.start("value"), m.group("value"), "card ending")
     trip = digits and ("flight" in low or "flt" in low or "train" in low
@@ -473,6 +464,22 @@ def _extract_airports(message: str, add) -> None:
         label = ("origin" if kw in ("from", "out of") else
                  "destination" if kw in ("to", "into") else "airport")
         add("place", 31, m.start("value"), m.group("value"), label)
+
+
+def _extract_keyword_ids(message: str, add) -> None:
+    """Identifiers a keyword names ("my account number is ACCT-4471", "order #88213"); a short
+    number a noun follows is a count ("flight 10 options", "order 3 items")."""
+    for c in _ID_CANDIDATE.finditer(message):
+        m = _KEYWORD_BEFORE.search(message, max(0, c.start() - 40), c.start())
+        if m is None:
+            continue
+        value = c.group()
+        kw = m.group("kw").casefold()
+        if kw in ("id", "model", "version") and not any(ch.isdigit() for ch in value):
+            continue
+        if value.isdigit() and len(value) <= 4 and _COUNT_AFTER.match(message, c.end()):
+            continue
+        add("identifier", 100, c.start(), value, _ID_LABELS[kw])
 
 
 def _extract_dates(message: str, low: str, digits: bool, add) -> None:
@@ -656,9 +663,9 @@ def slot_for(message: str, kind: str, value: str, start: int,
     tail = message[start + len(value):start + len(value) + 30]
     after = re.split(r"[,.;:!?\n(]", tail, maxsplit=1)[0]
     if kind in _SLOT_RE:
-        slot = _slot_from_cues(kind, before, after)
-        if slot:
-            return slot
+        cue = _slot_from_cues(kind, before, after)
+        if cue:
+            return cue
     got = _label_slot(kind, before)
     if kind == "identifier" and got and not re.search(r"\b(?:id|number|code|reference|no)\b",
                                                       got):

@@ -464,10 +464,10 @@ def _with_relied_values(said: list, timeline: _Timeline) -> tuple[list, list[tup
                     break
             else:
                 if listed:
-                    t = next((t for t, norm in users if t > turn
-                              and _relied_on(span.value, norm)), None)
-                    if t is not None:
-                        by_turn.setdefault(t, []).append(span)
+                    picked = next((u for u, norm in users if u > turn
+                                   and _relied_on(span.value, norm)), None)
+                    if picked is not None:
+                        by_turn.setdefault(picked, []).append(span)
         for t, got in by_turn.items():
             extra.append((t, _RELIED, "", got, turn))
     if not extra:
