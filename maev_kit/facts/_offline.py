@@ -28,12 +28,15 @@ AGENT_KINDS = STRONG_KINDS | frozenset({"time", "quantity"})
 
 @dataclass(frozen=True)
 class Span:
-    """One extracted fact: ``kind``, ``text`` (a readable sentence), ``value`` (exact span)."""
+    """One extracted fact: ``kind``, ``text`` (a readable sentence naming the slot), ``value``
+    (exact span), ``slot`` (what the value is about: ``"departure time"``; None when no word
+    names it)."""
 
     kind: str
     text: str
     value: str
     start: int
+    slot: str | None = None
 
 
 # ---- building blocks ---------------------------------------------------------------------
@@ -45,7 +48,7 @@ _NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve
                  "fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|"
                  "fifty|a dozen|a couple of|a pair of")
 _TIME = (r"\d{1,2}(?:[:.][0-5]\d)?\s?(?:[ap]\.m\.|[ap]m)(?![\w])"
-         r"|(?:[01]?\d|2[0-3]):[0-5]\d(?![\d:])")
+         r"|(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\+\d)?)?(?![\d:])")
 _DAY_OF_MONTH = r"\d{1,2}(?:st|nd|rd|th)?"
 _DATE = (
     rf"\d{{4}}-[01]\d-[0-3]\d"                                      # 2025-03-14
@@ -105,8 +108,14 @@ _OF_US = re.compile(r"\b(?:\d+|" + _NUMBER_WORDS.replace("a dozen|", "") + r")\s
 _AIRLINES = ("AA|AC|AF|AY|AZ|B6|BA|BR|CX|CZ|DL|DY|EI|EK|ET|EW|EY|F9|FR|HU|IB|JL|KE|KL|LH|LO|"
              "LX|MH|MU|NH|NK|NZ|OZ|QF|QR|SK|SN|SQ|SU|TK|TP|U2|UA|VS|VY|W6|WN")
 _TRAINS = "ICE|TGV|AVE|RJX?|Eurostar|Thalys|Frecciarossa|Italo|Amtrak|Acela"
-_NOT_A_NUMBER_AFTER = (r"(?![\w-]|\.\d|\s(?:times?|hours?|minutes?|days?|weeks?|months?|years?|"
-                       r"people|passengers?|persons?|of|or)\b)")
+_NOT_A_NUMBER_AFTER = (r"(?![\w-]|\.\d|\s?%|\s(?:times?|hours?|minutes?|days?|weeks?|months?|"
+                       r"years?|people|passengers?|persons?|of|or)\b)")
+# A number alone after "flight"/"train" followed by a word is a count, not a flight number
+# ("flight 10 options", "train 80 rows"), unless the word goes on about a trip.
+_COUNT_AFTER = re.compile(r"\s+(?!(?:to|from|at|on|is|was|has|had|departs?|departing|leaves|"
+                          r"leaving|arrives?|arriving|lands?|landing|and|or|in|for|with|which|"
+                          r"that|will|today|tomorrow|tonight|got|gets|was|were|has|been|"
+                          r"delayed|cancell?ed|boards?|boarding)\b)[a-z]")
 _TRIP = re.compile(
     r"\b(?P<kw>(?i:flight|flt|train))(?:\s+(?i:no\.?|number|num|#))?\s*#?\s*"
     rf"(?P<value>(?:[A-Z]{{2,3}}|[A-Z]\d|\d[A-Z])\s?\d{{1,5}}[A-Z]?|\d{{1,4}}[A-Z]|\d{{2,5}})"
@@ -193,6 +202,7 @@ _PATTERNS: list[tuple[str, int, _Gate | None, re.Pattern[str]]] = [
         rf"(?:\d+(?:\.\d+)?(?:\s?(?:-|–|to)\s?\d+(?:\.\d+)?)?|{_NUMBER_WORDS})\s(?:[a-z]+\s)?"
         r"(?:bags?|suitcases?|luggage|people|persons?|passengers?|guests?|adults?|children|"
         r"kids?|infants?|seats?|licen[cs]es?|users?|rooms?|nights?|days?|weeks?|months?|"
+        r"baggages?|luggages|"
         r"years?|hours?|minutes?|items?|tickets?|devices?|laptops?|phones?|lines?|accounts?|"
         r"units?|boxes|packages?|pieces?|orders?|copies|employees|members|beds?|tables?|"
         r"floors?|pets?|dogs?|cats?|GB|TB|MB|kg|lbs?|km|miles?|meters?|metres?|mbps|Mbps|"
@@ -239,6 +249,36 @@ _DEVICE_GATE = (False, tuple({w.split()[0].casefold() for w in _DEVICES.split("|
 _OS_GATE = (True, ("os", "android", "windows", "ubuntu", "debian", "fedora"))
 _PLAN_GATE = (False, ("annual", "monthly", "yearly", "plan", "tier", "subscription",
                       "membership", "package"))
+
+
+# Parts of a snake_case or CONSTANT_CASE word that make it a field, table, split or file name
+# rather than a value ("order_id_2", "USER_ID", "train_2"); a code with an error word stays.
+_SCHEMA_PARTS = frozenset("""
+id ids key keys name names date time type field fields col column columns table tables row rows
+train test val valid validation dev split splits data dataset datasets file files tmp temp run
+runs step steps epoch epochs batch model models version user users order orders item items
+count total amount value values status created updated at idx index num max min avg sum
+""".split())
+_ERROR_PARTS = frozenset({"error", "err", "fail", "failed", "failure", "denied", "invalid",
+                          "timeout", "exception", "refused", "unauthorized", "forbidden",
+                          "expired", "exceeded", "unavailable", "bad", "cert", "not", "found",
+                          "ssl", "tls", "http", "errno"})
+_FILE_AFTER = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,5}\b")
+
+
+def _schema_word(value: str, message: str, end: int) -> bool:
+    """Whether an identifier-shaped ``value`` is a file name (``data_2024.csv``) or a schema
+    word (a field, table or split name: ``order_id_2``, ``USER_ID``, ``train_2``)."""
+    if _FILE_AFTER.match(message, end):
+        return True
+    if "_" not in value:
+        return False
+    parts = [p for p in value.casefold().split("_") if p]
+    if any(p in _ERROR_PARTS for p in parts):
+        return False
+    if value.isupper() and not any(c.isdigit() for c in value):
+        return True  # CONSTANT_CASE without a digit or an error word: a field or setting
+    return any(p in _SCHEMA_PARTS for p in parts)
 
 
 def _passes(gate: _Gate, low: str, digits: bool) -> bool:
@@ -307,7 +347,11 @@ def _id_label(value: str) -> str:
     return "reference"
 
 
-def _text(kind: str, value: str, label: str | None = None) -> str:
+def _text(kind: str, value: str, label: str | None = None, slot: str | None = None) -> str:
+    """The fact's sentence: the slot when one names the value (``Departure time is 19:10``),
+    else the kind's word (``Time is 19:10``); a count names itself (``3 checked bags``)."""
+    if slot and kind != "quantity" and (kind != "place" or slot != "route"):
+        return f"{_cap(slot)} is {value}"
     if kind == "identifier":
         return f"{_cap(label or _id_label(value))} is {value}"
     if kind == "other":
@@ -346,21 +390,14 @@ def extract(message: str, *, strong_only: bool = False,
         if allowed is not None and kind not in allowed:
             return
         found.append((prio, start, start + len(value),
-                      Span(kind, _text(kind, value, label), value, start)))
+                      Span(kind, _text(kind, value, label), value, start, label)))
 
     if not message:
         return []
     digits = _DIGIT.search(message) is not None
     low = message.casefold()
-    for c in _ID_CANDIDATE.finditer(message) if digits or message != low else ():
-        m = _KEYWORD_BEFORE.search(message, max(0, c.start() - 40), c.start())
-        if m is None:
-            continue
-        value = c.group()
-        kw = m.group("kw").casefold()
-        if kw in ("id", "model", "version") and not any(ch.isdigit() for ch in value):
-            continue
-        add("identifier", 100, c.start(), value, _ID_LABELS[kw])
+    if digits or message != low:
+        _extract_keyword_ids(message, add)
     for m in _CARD.finditer(message) if digits and ("end" in low or "last" in low) else ():
         add("identifier", 100, m.start("value"), m.group("value"), "card ending")
     trip = digits and ("flight" in low or "flt" in low or "train" in low
@@ -372,6 +409,8 @@ def extract(message: str, *, strong_only: bool = False,
         else:
             value, start = m.group("value"), m.start("value")
             train = m.group("kw").casefold() == "train"
+            if value.isdigit() and _COUNT_AFTER.match(message, m.end("value")):
+                continue  # "flight 10 options": a count
         add("identifier", 100, start, value, "train number" if train else "flight number")
     if allowed is None:
         _extract_weak(message, low, digits, add, found)
@@ -391,6 +430,8 @@ def extract(message: str, *, strong_only: bool = False,
             value = m.group()
             if kind == "phone" and sum(c.isdigit() for c in value) < 8:
                 continue
+            if kind == "identifier" and _schema_word(value, message, m.end()):
+                continue
             add(kind, prio, m.start(), value)
 
     found.sort(key=lambda f: (-f[0], -(f[2] - f[1]), f[1]))
@@ -400,9 +441,45 @@ def extract(message: str, *, strong_only: bool = False,
         if any(start < e and s < end for s, e in taken):
             continue
         taken.append((start, end))
-        spans.append(span)
+        spans.append(_with_slot(message, span))
     spans.sort(key=lambda s: s.start)
     return spans
+
+
+# An airport code after a word of travel: "from JFK to SFO", "fly into IAH", "via ORD".
+_AIRPORT = re.compile(r"\b(?P<kw>(?i:from|to|into|via|out of|at|airport))\s+"
+                      r"(?P<value>[A-Z]{3})(?![\w-])")
+_NOT_AIRPORT = frozenset({"THE", "AND", "USA", "API", "CEO", "FAQ", "ETA", "PDF", "URL", "SMS",
+                          "VIP", "DOB", "EST", "PST", "UTC", "GMT", "CET", "AWS", "GCP", "SSO",
+                          "VPN", "DNS", "SSL", "TLS", "CSV", "PIN", "ATM", "YES", "NOT", "ALL"})
+
+
+def _extract_airports(message: str, add) -> None:
+    """Airport codes after from/to/into/via/at: places whose slot is the origin or the
+    destination."""
+    for m in _AIRPORT.finditer(message):
+        if m.group("value") in _NOT_AIRPORT:
+            continue
+        kw = m.group("kw").casefold()
+        label = ("origin" if kw in ("from", "out of") else
+                 "destination" if kw in ("to", "into") else "airport")
+        add("place", 31, m.start("value"), m.group("value"), label)
+
+
+def _extract_keyword_ids(message: str, add) -> None:
+    """Identifiers a keyword names ("my account number is ACCT-4471", "order #88213"); a short
+    number a noun follows is a count ("flight 10 options", "order 3 items")."""
+    for c in _ID_CANDIDATE.finditer(message):
+        m = _KEYWORD_BEFORE.search(message, max(0, c.start() - 40), c.start())
+        if m is None:
+            continue
+        value = c.group()
+        kw = m.group("kw").casefold()
+        if kw in ("id", "model", "version") and not any(ch.isdigit() for ch in value):
+            continue
+        if value.isdigit() and len(value) <= 4 and _COUNT_AFTER.match(message, c.end()):
+            continue
+        add("identifier", 100, c.start(), value, _ID_LABELS[kw])
 
 
 def _extract_dates(message: str, low: str, digits: bool, add) -> None:
@@ -429,6 +506,8 @@ def _extract_weak(message: str, low: str, digits: bool, add, found: list) -> Non
     for m in _MODEL.finditer(message) if digits else ():
         add("identifier", 45, m.start(), m.group(), "model")
     _extract_dates(message, low, digits, add)
+    if not message.islower():
+        _extract_airports(message, add)
     quotes = any(q in message for q in _QUOTES) and _passes(_QUOTED_GATE, low, digits)
     for m in _QUOTED.finditer(message) if quotes else ():
         g = "dq" if m.group("dq") is not None else "sq"
@@ -458,7 +537,8 @@ def _extract_weak(message: str, low: str, digits: bool, add, found: list) -> Non
         if a and b and m.group("a").startswith(a) and m.group("b") == b:
             value = message[m.start("a"):m.start("b") + len(b)]
             found.append((44, m.start("a"), m.start("a") + len(value),
-                          Span("place", f"Route is from {value}", value, m.start("a"))))
+                          Span("place", f"Route is from {value}", value, m.start("a"),
+                               "route")))
     for m in _FROM.finditer(message) if has_from else ():
         place = _proper_words(m.group("value"), max_words=4)
         if place:
@@ -468,3 +548,136 @@ def _extract_weak(message: str, low: str, digits: bool, add, found: list) -> Non
         if _proper_words(plan_words.split()[0], max_words=1):
             value = re.sub(r"\s(?:plan|tier|subscription|membership|package)$", "", plan_words)
             add("other", 35, m.start("value"), value, "plan")
+
+
+# ---- slots: what a value is about ------------------------------------------------------------
+
+# Words near a value that name its slot, per kind, most specific first; matched in the clause
+# before the value (and a few words after it), the nearest cue winning.
+_SLOT_CUES: dict[str, list[tuple[str, str]]] = {
+    "time": [(r"check[- ]?in", "check-in time"), (r"check[- ]?out", "check-out time"),
+             (r"boarding|board", "boarding time"),
+             (r"depart\w*|leav\w*|take[- ]?off|outbound|outgoing", "departure time"),
+             (r"arriv\w*|lands?|landing", "arrival time"),
+             (r"pick[- ]?up", "pickup time"), (r"deliver\w*", "delivery time"),
+             (r"appointment|visit|technician|meeting|call\s?back", "appointment time"),
+             (r"reservation|table|dinner|lunch", "reservation time")],
+    "date": [(r"birth\w*|dob|born", "date of birth"),
+             (r"check[- ]?in", "check-in date"), (r"check[- ]?out", "check-out date"),
+             (r"return\w*|coming back|inbound", "return date"),
+             (r"depart\w*|outbound|outgoing|leav\w*|fly\w*|flight|travel\w*", "travel date"),
+             (r"charg\w*|billed|invoice\w*|statement", "charge date"),
+             (r"appointment|visit|technician", "appointment date"),
+             (r"deadline|due", "due date"), (r"renew\w*|expir\w*", "expiry date")],
+    "money": [(r"refund\w*", "refund amount"),
+              (r"(?:price|fare|cost)\s+difference|difference", "price difference"),
+              (r"fees?|penalty|surcharge", "fee"), (r"balance", "balance"),
+              (r"total", "total"), (r"charg\w*|billed|debited", "charge amount"),
+              (r"certificate|voucher|gift card|compensation|credit", "credit amount"),
+              (r"insurance", "insurance price"),
+              (r"price|fare|costs?|rate", "price"), (r"budget", "budget"),
+              (r"paid|pay\w*", "payment amount")],
+}
+_SLOT_RE = {kind: [(re.compile(rf"\b(?:{cue})\b", re.IGNORECASE), slot) for cue, slot in cues]
+            for kind, cues in _SLOT_CUES.items()}
+_UNIT_SLOT = {  # a count's unit → its slot ("3 checked bags" → "bag count")
+    "bag": "bag count", "suitcase": "bag count", "luggage": "bag count",
+    "people": "passenger count", "person": "passenger count", "passenger": "passenger count",
+    "of us": "passenger count", "adult": "passenger count", "children": "child count",
+    "kid": "child count", "infant": "infant count", "guest": "guest count",
+    "seat": "seat count", "licence": "license count", "license": "license count",
+    "user": "user count", "room": "room count", "night": "night count", "ticket": "ticket count",
+    "device": "device count", "item": "item count", "order": "order count",
+    "day": "duration", "week": "duration", "month": "duration", "year": "duration",
+    "hour": "duration", "minute": "duration",
+}
+_CLAUSE_END = re.compile(r"[.!?;]\s|\n|\s(?:and|but|while|whereas)\s")
+# "Economy price: $130", "Departure - 06:00": a label just before the value
+_LABEL_BEFORE = re.compile(r"(?P<label>[A-Za-z][A-Za-z' -]{1,40}?)\s*(?:\*\*)?\s*[:=]\s*(?:\*\*)?"
+                           r"\s*\Z")
+_KIND_NOUN = {"time": "time", "date": "date", "money": "amount"}
+_LABEL_STOP = frozenset({"is", "was", "the", "a", "an", "my", "your", "our", "at", "on", "for",
+                         "of", "and", "or", "to", "from", "new", "current", "it", "this"})
+
+
+def _slot_from_cues(kind: str, before: str, after: str) -> str | None:
+    """The most specific cue (first in :data:`_SLOT_CUES`) in the clause ``before`` the value,
+    else in the words ``after`` it."""
+    for text in (before, after):
+        for pattern, slot in _SLOT_RE.get(kind, ()):
+            if pattern.search(text):
+                return slot
+    return None
+
+
+def _label_slot(kind: str, before: str) -> str | None:
+    """The label written just before a value (``Economy price: $130`` → ``economy price``)."""
+    m = _LABEL_BEFORE.search(before[-48:])
+    if m is None:
+        return None
+    words = [w for w in m.group("label").casefold().replace("-", " ").split()
+             if w not in _LABEL_STOP][-3:]
+    if not words:
+        return None
+    label = " ".join(words)
+    noun = _KIND_NOUN.get(kind)
+    if noun and not any(w in label for w in (noun, "price", "fee", "total", "cost", "fare",
+                                             "refund", "balance", "charge", "birth", "due")):
+        label = f"{label} {noun}"
+    return label
+
+
+def slot_for(message: str, kind: str, value: str, start: int,
+             label: str | None = None) -> str | None:
+    """What the value at ``message[start:]`` is about, from the words around it.
+
+    >>> slot_for("Flight UA 915 departs at 19:10.", "time", "19:10", 25)
+    'departure time'
+    >>> slot_for("Check-in is from 15:00 at the hotel.", "time", "15:00", 17)
+    'check-in time'
+    >>> slot_for("We have 3 checked bags", "quantity", "3 checked bags", 8)
+    'bag count'
+    >>> slot_for("It is 19:10 now", "time", "19:10", 6) is None
+    True
+    """
+    if kind == "quantity":
+        low = value.casefold()
+        for unit, slot in _UNIT_SLOT.items():
+            if re.search(rf"\b{unit}", low):
+                return slot
+        return None
+    if kind == "identifier":
+        if label and label not in ("reference", "id", "code"):
+            return label
+        guess = _id_label(value)
+        if guess not in ("reference", "code"):
+            return guess
+        label = None
+    elif kind in ("email", "phone", "name"):
+        return {"email": "email", "phone": "phone number", "name": "name"}[kind]
+    elif kind in ("other", "place"):
+        return label
+    head = message[max(0, start - 80):start]
+    cut = list(_CLAUSE_END.finditer(head))
+    before = head[cut[-1].end():] if cut else head
+    tail = message[start + len(value):start + len(value) + 30]
+    after = re.split(r"[,.;:!?\n(]", tail, maxsplit=1)[0]
+    if kind in _SLOT_RE:
+        cue = _slot_from_cues(kind, before, after)
+        if cue:
+            return cue
+    got = _label_slot(kind, before)
+    if kind == "identifier" and got and not re.search(r"\b(?:id|number|code|reference|no)\b",
+                                                      got):
+        got = f"{got} id"
+    return got
+
+
+def _with_slot(message: str, span: Span) -> Span:
+    """``span`` with its slot (``Span.slot`` holds the label until here) and a text naming it."""
+    label = span.slot
+    slot = slot_for(message, span.kind, span.value, span.start, label)
+    if span.kind == "place" and label == "route":
+        return span
+    return Span(span.kind, _text(span.kind, span.value, label, slot), span.value, span.start,
+                slot)

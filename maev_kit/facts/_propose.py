@@ -132,6 +132,7 @@ class _Timeline:
     outputs: list[tuple[int, str, int, Any]]
     uses: dict[str, list[tuple[int, int, str]]]
     tool_only: bool
+    args: list[tuple[int, int, Any]]  # every agent's tool-call arguments: (turn, call, args)
 
 
 def _read_timeline(trace: MultiAgentTrace) -> _Timeline:
@@ -144,6 +145,7 @@ def _read_timeline(trace: MultiAgentTrace) -> _Timeline:
     tool_only = bool(trace.turns)
     outputs: list[tuple[int, str, int, Any]] = []
     uses: dict[str, list[tuple[int, int, str]]] = {}
+    args: list[tuple[int, int, Any]] = []
     last_agent: str | None = None
     for e in trace.timeline():
         if isinstance(e, UserMessage):
@@ -165,6 +167,7 @@ def _read_timeline(trace: MultiAgentTrace) -> _Timeline:
                 if call.get("arguments"):
                     uses.setdefault(e.agent_id, []).append(
                         (e.turn_index, ci, _as_text(call["arguments"])))
+                    args.append((e.turn_index, ci, call["arguments"]))
             if e.message.strip():
                 tool_only = False
                 if not e.message.lstrip().startswith(("{", "[")):  # a tool result, not words
@@ -173,7 +176,7 @@ def _read_timeline(trace: MultiAgentTrace) -> _Timeline:
                         (e.turn_index, len(e.tool_calls or ()), e.message))
                 else:
                     outputs.append((e.turn_index, e.agent_id, -1, e.message))
-    return _Timeline(said, outputs, uses, tool_only)
+    return _Timeline(said, outputs, uses, tool_only, args)
 
 
 def _voices(trace: MultiAgentTrace, h: Handoff) -> set[str]:
@@ -199,8 +202,11 @@ def _propose_offline(trace: MultiAgentTrace, notes: list[FactNote], *,
                else "no user text")
         notes.append(FactNote(cid, None, f"{why}: no offline fact proposed"))
         return []
+    listed: list[tuple[int, str]] = []
     if timeline.outputs:
-        said = _with_relied_values(said, timeline.outputs, timeline.uses)
+        said, listed = _with_relied_values(said, timeline)
+    used = _Uses(timeline, user_said) if listed else None
+    arg_slots = _arg_slots(timeline.args)
 
     cache: dict[int, list[Any]] = {}
     out: list[ProposedFact] = []
@@ -228,10 +234,16 @@ def _propose_offline(trace: MultiAgentTrace, notes: list[FactNote], *,
             for s, key, norm_text in spans:
                 if key in seen or (not carry_over and key in seen_in_conversation):
                     continue
+                if (used is not None and speaker is not None and speaker is not _RELIED
+                        and _only_listed(s.value, turn, listed, used, h.turn_index)):
+                    continue  # an agent reading out a result list: no use of the value
+                if s.slot is None and key in arg_slots and s.kind != "quantity":
+                    s = _named(s, arg_slots[key])  # a value a tool got under a named key
+                    norm_text = _normalise(s.text)
                 seen.add(key)
                 found += 1
                 out.append(ProposedFact(cid, hi, _fact_id(hi, norm_text), s.text, s.value,
-                                        s.kind, source, "offline"))
+                                        s.kind, source, "offline", slot=s.slot))
         seen_in_conversation |= seen
         if not found and (carry_over or not seen_in_conversation):
             # (without carry-over a handoff with nothing new still judges the earlier facts)
@@ -263,8 +275,12 @@ def _as_text(value: Any) -> str:
         return str(value)
 
 
-def _leaves(value: Any, key: str = "", depth: int = 0) -> Iterable[tuple[str, str]]:
-    """(key, text) for each scalar of a tool output; JSON held in a string is read too."""
+def _leaves(value: Any, path: tuple[str, ...] = (), depth: int = 0, listed: bool = False
+            ) -> Iterable[tuple[tuple[str, ...], str, bool]]:
+    """(key path, text, listed) for each scalar of a tool output; JSON held in a string is
+    read too. ``listed``: the scalar is one of a result list — the output is a list of several
+    entries, or the scalar sits in a list of several scalars (``"reservations": ["A", "B"]``)
+    or in one of several records keyed by id (``"payment_methods": {"card_1": {…}, …}``)."""
     if depth > 8:
         return
     if isinstance(value, str):
@@ -275,41 +291,100 @@ def _leaves(value: Any, key: str = "", depth: int = 0) -> Iterable[tuple[str, st
             except ValueError:
                 parsed = None
             if isinstance(parsed, (dict, list)):
-                yield from _leaves(parsed, key, depth + 1)
+                yield from _leaves(parsed, path, depth + 1, listed)
                 return
         if text:
-            yield key, value
+            yield path, value, listed
     elif isinstance(value, dict):
+        keyed = len(value) > 1 and all(isinstance(v, dict) for v in value.values()) and all(
+            any(c.isdigit() for c in str(k)) for k in value)
         for k, v in value.items():
-            yield from _leaves(v, str(k), depth + 1)
+            yield from _leaves(v, (*path, str(k)), depth + 1, listed or keyed)
     elif isinstance(value, (list, tuple)):
+        several = len(value) > 1 and (depth == 0 or not all(isinstance(v, dict) for v in value))
         for v in value:
-            yield from _leaves(v, key, depth + 1)
+            yield from _leaves(v, path, depth + 1, listed or several)
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        yield key, str(value)
+        yield path, str(value), listed
 
 
-def _tool_spans(output: Any) -> list[Any]:
-    """The fact-like values of one tool output: what the offline rules find in each scalar
-    (read after its key, so ``{"booking_reference": "QXBPTF"}`` reads as "booking reference:
-    QXBPTF"), and amounts under an amount key (``{"amount": "49.00"}``)."""
+_GENERIC_KEYS = frozenset({"id", "date", "time", "price", "amount", "name", "number", "code",
+                           "value", "type", "status", "total", "count", "key"})
+_NAMING_KEY = re.compile(r"\b(?:id|number|code|reference|no)\b")
+_KEY_ALIASES = {"dob": "date of birth", "pnr": "booking reference", "qty": "quantity",
+                "dest": "destination", "tel": "phone number", "msisdn": "phone number"}
+_TZ_WORDS = frozenset({"est", "utc", "gmt", "local", "pst", "cet", "iso", "scheduled"})
+
+
+def _words(key: str) -> list[str]:
+    key = re.sub(r"([a-z])([A-Z])", r"\1 \2", key)
+    return re.sub(r"[_\-.]+", " ", key).casefold().split()
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def key_slot(path: Sequence[str]) -> str | None:
+    """The slot a value under a key path fills: ``("reservation_id",)`` → ``"reservation id"``;
+    a generic key takes the nearest named parent (``("flights", "date")`` → ``"flight date"``;
+    keys holding a digit are ids, not names).
+
+    >>> key_slot(("reservation_id",)), key_slot(("flights", "date"))
+    ('reservation id', 'flight date')
+    >>> key_slot(("payment_methods", "credit_card_7", "id")), key_slot(()) is None
+    ('payment method id', True)
+    """
+    named = [k for k in path if k and not any(c.isdigit() for c in k)]
+    if not named:
+        return None
+    words = [w for w in _words(named[-1]) if w not in _TZ_WORDS]
+    if not words:
+        return None
+    if " ".join(words) in _KEY_ALIASES:
+        return _KEY_ALIASES[" ".join(words)]
+    if len(words) == 1 and words[0] in _GENERIC_KEYS and len(named) > 1:
+        parent = [_singular(w) for w in _words(named[-2]) if w not in _TZ_WORDS]
+        words = [*parent, *words]
+    return " ".join(words)
+
+
+def _tool_spans(output: Any) -> list[tuple[Any, bool]]:
+    """The fact-like values of one tool output, each with whether it is one of a result list
+    (see :func:`_leaves`): what the offline rules find in each scalar (read after its key, so
+    ``{"booking_reference": "QXBPTF"}`` reads as "booking reference: QXBPTF"), and amounts
+    under an amount key (``{"amount": "49.00"}``). Each value's slot is its key's."""
     from maev_kit.facts._offline import Span, _text
 
     spans = []
-    for key, text in _leaves(output):
-        words = re.sub(r"[_\-.]+", " ", re.sub(r"([a-z])([A-Z])", r"\1 \2", key)).strip()
+    for path, text, listed in _leaves(output):
+        key = path[-1] if path else ""
+        words = " ".join(_words(key))
         prefix = f"{words}: " if words else ""
-        k = "_".join(words.casefold().split())
+        k = "_".join(words.split())
+        slot = key_slot(path)
         if _AMOUNT_KEY.search(k) and _NUMBER.fullmatch(text.strip()):
             value = text.strip()
-            spans.append(Span("money", _text("money", value), value, 0))
+            spans.append((Span("money", _text("money", value, slot=slot), value, 0, slot),
+                          listed))
             continue
         got = [s for s in extract(prefix + text) if s.start >= len(prefix)]
         if _NAME_KEY.search(k) and not got and 1 <= len(text.split()) <= 4 \
                 and all(w[:1].isupper() for w in text.split()):
-            spans.append(Span("name", _text("name", text.strip()), text.strip(), 0))
+            value = text.strip()
+            spans.append((Span("name", _text("name", value, slot=slot), value, 0, slot),
+                          listed))
             continue
-        spans.extend(s for s in got if s.kind in _TOOL_KINDS)
+        for s in got:
+            if s.kind in _TOOL_KINDS:
+                if slot and s.kind != "quantity" and (s.kind != "identifier" or not s.slot or
+                                                      _NAMING_KEY.search(slot)):
+                    s = Span(s.kind, _text(s.kind, s.value, slot=slot), s.value, s.start, slot)
+                spans.append((s, listed))
     return spans
 
 
@@ -321,32 +396,111 @@ def _relied_on(value: str, normalised_text: str) -> bool:
     return pattern.search(normalised_text) is not None
 
 
-def _with_relied_values(said: list, outputs: list, uses: dict) -> list:
+def _arg_slot(value: str, arguments: Any) -> str | None:
+    """The slot of the argument ``value`` was passed under (``reservation_id`` → "reservation
+    id"), or None."""
+    key = _normalise(value)
+    for path, text, _ in _leaves(arguments):
+        if _normalise(text) == key:
+            return key_slot(path)
+    return None
+
+
+class _Uses:
+    """Where values were used, for the result-list rule: the user's words and every tool
+    call's arguments, normalised once."""
+
+    def __init__(self, timeline: _Timeline, user_said: list[_Said]) -> None:
+        self.entries = sorted([(t, _normalise(text)) for t, _, text, _, _ in user_said]
+                              + [(t, _normalise(_as_text(a))) for t, _, a in timeline.args])
+
+    def used(self, value: str, after: int, until: int) -> bool:
+        return any(after < t <= until and _relied_on(value, norm)
+                   for t, norm in self.entries)
+
+
+def _only_listed(value: str, turn: int, listed: list[tuple[int, str]], uses: _Uses,
+                 until: int) -> bool:
+    """Whether an agent's ``value`` at ``turn`` comes from a tool's result list (an earlier
+    output) and nobody used it after that output, up to the handoff at ``until``: the user
+    did not pick it, no tool got it."""
+    for out_turn, text in listed:
+        if out_turn <= turn and _relied_on(value, text):
+            if not uses.used(value, out_turn, until):
+                return True
+    return False
+
+
+def _with_relied_values(said: list, timeline: _Timeline) -> tuple[list, list[tuple[int, str]]]:
     """``said`` with the tool-output values their agent relied on: a value of a tool's output
     that reappears in the same agent's words or tool-call arguments after the call (same turn
-    or later; before the handoff, as the entry is placed at the turn of that reuse)."""
+    or later; before the handoff, as the entry is placed at the turn of that reuse). A value
+    from a result list counts only when a later tool call got it or the user said it: an
+    agent reading the list out is no use. Also the result lists' values, normalised, per
+    output turn (for :func:`_only_listed`)."""
     extra = []
+    listed_texts: list[tuple[int, str]] = []
     normalised: dict[int, str] = {}  # id of a use's text → its normalised form
-    for turn, agent, ci, output in outputs:
-        later = sorted((t, i, text) for t, i, text in uses.get(agent, ())
+    users = [(t, _normalise(text)) for t, sp, text, _, _ in said if sp is None]
+    args = {(t, i): a for t, i, a in timeline.args}
+    for turn, agent, ci, output in timeline.outputs:
+        spans = _tool_spans(output)
+        listed_text = " | ".join(_normalise(text) for _, text, listed in _leaves(output)
+                                 if listed)
+        if listed_text:
+            listed_texts.append((turn, listed_text))
+        later = sorted((t, i, text) for t, i, text in timeline.uses.get(agent, ())
                        if t > turn or (t == turn and i > ci))
-        if not later:
-            continue
         by_turn: dict[int, list[Any]] = {}
-        for span in _tool_spans(output):
-            for t, _, text in later:
+        for span, listed in spans:
+            for t, i, text in later:
+                if listed and (t, i) not in args:
+                    continue  # words about a listed value: not a use
                 norm = normalised.get(id(text))
                 if norm is None:
                     norm = normalised[id(text)] = _normalise(text)
                 if _relied_on(span.value, norm):
-                    by_turn.setdefault(t, []).append(span)
+                    by_turn.setdefault(t, []).append(_slotted(span, args.get((t, i))))
                     break
-        for t, spans in by_turn.items():
-            extra.append((t, _RELIED, "", spans, turn))
+            else:
+                if listed:
+                    picked = next((u for u, norm in users if u > turn
+                                   and _relied_on(span.value, norm)), None)
+                    if picked is not None:
+                        by_turn.setdefault(picked, []).append(span)
+        for t, got in by_turn.items():
+            extra.append((t, _RELIED, "", got, turn))
     if not extra:
-        return said
+        return said, listed_texts
     # stable: at one turn a relied-on tool value comes before the words that restate it
-    return sorted([*extra, *said], key=lambda s: (s[0], s[1] is not _RELIED))
+    return sorted([*extra, *said], key=lambda s: (s[0], s[1] is not _RELIED)), listed_texts
+
+
+def _arg_slots(args: list[tuple[int, int, Any]]) -> dict[str, str]:
+    """Normalised value → the slot of the tool argument it was passed under (the first)."""
+    out: dict[str, str] = {}
+    for _, _, arguments in args:
+        for path, text, _ in _leaves(arguments):
+            slot = key_slot(path)
+            if slot and len(text) <= 80:
+                out.setdefault(_normalise(text), slot)
+    return out
+
+
+def _named(span: Any, slot: str) -> Any:
+    from maev_kit.facts._offline import Span, _text
+
+    return Span(span.kind, _text(span.kind, span.value, slot=slot), span.value, span.start, slot)
+
+
+def _slotted(span: Any, arguments: Any) -> Any:
+    """``span`` with the slot of the tool argument it was passed under, when it was."""
+    from maev_kit.facts._offline import Span, _text
+
+    slot = _arg_slot(span.value, arguments) if arguments is not None else None
+    if not slot or slot == span.slot or span.kind == "quantity":
+        return span
+    return Span(span.kind, _text(span.kind, span.value, slot=slot), span.value, span.start, slot)
 
 
 # ---- llm ----------------------------------------------------------------------------------

@@ -158,7 +158,7 @@ def test_auto_on_a_trace_file_uses_context_then_offline_handoff_by_handoff(tmp_p
     # the account number (stated once, at h0) is judged here too
     assert rows[("c1", 1)] == {"context", "offline"}
     c1h1 = r.ledger[(r.ledger["conversation_id"] == "c1") & (r.ledger["handoff_index"] == 1)]
-    assert sorted(c1h1["fact"]) == ["Amount is $49.99", "account_number is ACCT-4471"]
+    assert sorted(c1h1["fact"]) == ["Charge amount is $49.99", "account_number is ACCT-4471"]
     assert rows[("c2", 0)] == {"offline"}
     c1h0 = r.ledger[(r.ledger["conversation_id"] == "c1") & (r.ledger["handoff_index"] == 0)]
     assert list(c1h0["fact_id"]) == ["ctx:account_number"]

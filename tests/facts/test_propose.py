@@ -111,7 +111,7 @@ def test_methods_merge_and_deduplicate_by_value():
     facts = propose_facts(two_handoffs(), method=["context", "offline"])
     h0 = [(f.value, f.proposer, f.fact_id) for f in facts if f.handoff_index == 0]
     assert h0 == [("ACCT-4471", "context+offline", "ctx:account_number"),
-                  ("$49.99", "offline", fact_id_for(0, "Amount is $49.99"))]
+                  ("$49.99", "offline", fact_id_for(0, "Charge amount is $49.99"))]
     assert facts.notes == []  # h1's empty context is no news: offline filled it
 
 

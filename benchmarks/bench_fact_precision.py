@@ -1,0 +1,194 @@
+"""The offline fact proposer on converted tau-bench conversations: recall of the key values
+stated before a handoff, precision, and the share of proposed values that occur only in tool
+results.
+
+Run from the repository root (the traces from ``benchmarks/convert_tau_bench.py``)::
+
+    python benchmarks/convert_tau_bench.py airline.json --out tau_airline.jsonl --last-turn-hop
+    python benchmarks/bench_fact_precision.py tau_airline.jsonl
+    python benchmarks/bench_fact_precision.py tests/data/tau_bench_airline_subset.jsonl --misses
+
+The reference is an **automatic proxy**, not a person's list: each tau-bench task names the
+*gold actions* its author expected the agent to take (``metadata.gold_actions``: tool names and
+keyword arguments). For one conversation and its first handoff (the ``transfer_to_human_agents``
+call; with ``--last-turn-hop`` conversations without a transfer get a handoff after their last
+turn, reported apart):
+
+- **gold values**: the scalar keyword-argument values of the gold actions — ids, flight
+  numbers, dates, amounts, counts, names — left out: booleans, and lower-case words with no
+  digit (``economy``, ``one_way``, ``no``: enumerations with no value shape, which the offline
+  rules do not claim to find; how many are left out is printed);
+- **recall (user)** = gold values the *user* states before the handoff (in their own messages,
+  matched as whole words after normalising) that the proposer found / those values;
+- **recall (any)** = gold values stated or used by anyone before the handoff (user text, agent
+  text, tool-call arguments) found / those values;
+- **precision (proxy)** = distinct proposed values that match a gold value, a value the agent
+  handed over (the transfer's ``summary``), or a value of the user's messages / distinct proposed
+  values. Values an agent stated or relied on that the task's gold actions do not name (a price
+  difference it computed) count as wrong, so this is a lower bound; a value of the user's words
+  counts as right whatever slot the fact gives it, so it says nothing about slots;
+- **tool-result-only share** = distinct proposed values that, before the handoff, occur only in
+  tool outputs (not in the user's or the agent's words, not in any tool call's arguments) /
+  distinct proposed values.
+
+Matching is ``bench_fact_recall.match`` (normalised, whole words, one inside the other).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import maev_kit
+from maev_kit.facts import propose_facts
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_fact_recall import _within, match, norm  # noqa: E402
+
+
+def _scalars(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _scalars(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _scalars(v)]
+    if isinstance(value, bool) or value is None:
+        return []
+    return [str(value)]
+
+
+def gold_values(trace) -> tuple[list[str], int]:
+    """The gold actions' scalar values with a value shape, and how many were left out."""
+    kept, left = [], 0
+    for action in trace.metadata.get("gold_actions") or []:
+        if action.get("name") == "transfer_to_human_agents":
+            continue
+        for v in _scalars(action.get("kwargs") or {}):
+            if not any(c.isdigit() for c in v) and v == v.lower():
+                left += 1
+                continue
+            if norm(v) and norm(v) not in {norm(k) for k in kept}:
+                kept.append(v)
+    return kept, left
+
+
+def _before(trace, until: int) -> dict[str, list[str]]:
+    """Texts before the handoff at ``until``, by where they are: user, agent words, tool
+    arguments, tool outputs, the handoff's context."""
+    from maev_kit.traces import AgentTurn, UserMessage
+
+    out: dict[str, list[str]] = {"user": [], "agent": [], "args": [], "outputs": []}
+    for e in trace.timeline():
+        if e.turn_index > until:
+            break
+        if isinstance(e, UserMessage):
+            out["user"].append(e.content)
+        elif isinstance(e, AgentTurn):
+            out["agent"].append(e.message)
+            for call in e.tool_calls or []:
+                out["args"].append(json.dumps(call.get("arguments"), default=str))
+                if call.get("output") is not None:
+                    out["outputs"].append(json.dumps(call["output"], default=str))
+    return out
+
+
+def _in(value: str, texts: list[str]) -> bool:
+    v = norm(value)
+    return any(_within(v, norm(t)) for t in texts)
+
+
+def measure(traces, proposer=propose_facts) -> dict:
+    """Counts over ``traces`` (each with one handoff; see the module docstring)."""
+    c = {"conversations": 0, "gold_user": 0, "found_user": 0, "gold_any": 0, "found_any": 0,
+         "proposed": 0, "supported": 0, "tool_only": 0, "left_out": 0, "misses": [],
+         "unsupported": [], "tool_only_values": []}
+    facts: dict[str, list[str]] = {}
+    for f in proposer(traces):
+        if f.value:
+            facts.setdefault(f.conversation_id, []).append(f.value)
+    for t in traces:
+        if not t.handoffs:
+            continue
+        c["conversations"] += 1
+        until = min(h.turn_index for h in t.handoffs)
+        texts = _before(t, until)
+        gold, left = gold_values(t)
+        c["left_out"] += left
+        props = list(dict.fromkeys(v for v in facts.get(t.conversation_id, []) if norm(v)))
+        found = [g for g in gold if any(match(g, p) for p in props)]
+        for g in gold:
+            said_by_user = _in(g, texts["user"])
+            used = said_by_user or _in(g, texts["agent"]) or _in(g, texts["args"])
+            c["gold_user"] += said_by_user
+            c["gold_any"] += used
+            c["found_user"] += said_by_user and g in found
+            c["found_any"] += used and g in found
+            if used and g not in found:
+                c["misses"].append((t.conversation_id, g, "user" if said_by_user else "agent"))
+        summary = [str(v) for h in t.handoffs for v in (h.context_passed or {}).values()]
+        for p in props:
+            c["proposed"] += 1
+            ok = (any(match(g, p) for g in gold) or _in(p, summary) or _in(p, texts["user"]))
+            c["supported"] += ok
+            if not ok:
+                c["unsupported"].append((t.conversation_id, p))
+            if _in(p, texts["outputs"]) and not any(_in(p, texts[k])
+                                                    for k in ("user", "agent", "args")):
+                c["tool_only"] += 1
+                c["tool_only_values"].append((t.conversation_id, p))
+    return c
+
+
+def _r(a: int, b: int) -> str:
+    return f"{a / b:.2f}" if b else "n/a"
+
+
+def row(name: str, c: dict) -> str:
+    return (f"| {name} | {c['conversations']} | {c['gold_user']} | "
+            f"{_r(c['found_user'], c['gold_user'])} | {c['gold_any']} | "
+            f"{_r(c['found_any'], c['gold_any'])} | {c['proposed']} | "
+            f"{_r(c['supported'], c['proposed'])} | {_r(c['tool_only'], c['proposed'])} |")
+
+
+HEAD = ("| set | conversations | gold values the user states | recall (user) | gold values "
+        "stated or used | recall (any) | proposed values | precision (proxy) | tool-result-only "
+        "share |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("traces", help="a trace JSONL written by convert_tau_bench.py")
+    ap.add_argument("--misses", action="store_true",
+                    help="list the gold values missed and the proposed values no proxy supports")
+    args = ap.parse_args()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traces = maev_kit.load_traces(args.traces)
+    transfer = [t for t in traces if any(h.context_passed for h in t.handoffs)]
+    last = [t for t in traces if t.handoffs and t not in transfer]
+    print(HEAD)
+    results = []
+    for name, group in (("with a transfer (handoff = the transfer)", transfer),
+                        ("without (handoff after the last turn)", last)):
+        if group:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                c = measure(group)
+            results.append((name, c))
+            print(row(name, c))
+    for name, c in results:
+        print(f"\n{name}: {c['left_out']} gold values without a value shape left out")
+        if args.misses:
+            for cid, v, who in c["misses"]:
+                print(f"  missed ({who}) {cid}: {v}")
+            for cid, v in c["unsupported"]:
+                print(f"  unsupported  {cid}: {v}")
+            for cid, v in c["tool_only_values"]:
+                print(f"  tool-only    {cid}: {v}")
+
+
+if __name__ == "__main__":
+    main()

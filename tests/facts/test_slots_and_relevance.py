@@ -1,0 +1,121 @@
+"""Facts carry a slot and only facts that matter are proposed (#33 C): slots from the words
+around a value or a tool key, result lists nobody used, counts, schema words, and the
+proposer's recall / tool-result-only share on a converted tau-bench subset."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+from maev_kit import AgentTurn, Handoff, MultiAgentTrace, load_traces
+from maev_kit.facts import propose_facts
+from maev_kit.facts._offline import extract
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _trace(user, turns, cid="c1"):
+    last = max([t.turn_index for t in turns] + [len(user)])
+    return MultiAgentTrace(cid, user_messages=user, turns=turns,
+                           handoffs=[Handoff("agent", "human", None, turn_index=last + 1)])
+
+
+def test_two_times_in_one_conversation_get_different_slots():
+    t = _trace(["My flight UA 915 departs at 19:10 and the hotel check-in is at 15:00."], [
+        AgentTurn("agent", "agent", "Let me pass you on.", turn_index=1)])
+    got = {f.value: (f.slot, f.text) for f in propose_facts(t)}
+    assert got["19:10"] == ("departure time", "Departure time is 19:10")
+    assert got["15:00"] == ("check-in time", "Check-in time is 15:00")
+    assert got["UA 915"][0] == "flight number"
+
+
+def test_a_time_nothing_names_has_no_slot_and_a_count_its_unit():
+    spans = {s.value: s for s in extract("It is 19:10 now; we have 3 checked bags.")}
+    assert spans["19:10"].slot is None and spans["19:10"].text == "Time is 19:10"
+    assert spans["3 checked bags"].slot == "bag count"
+
+
+def test_a_result_list_id_never_used_is_not_proposed_but_one_passed_to_a_tool_is():
+    listing = {"user_id": "mia_1", "reservations": ["AB1CD2", "ZZ9YY8", "QQ7RR6"]}
+    t = _trace(["Hi, my user id is mia_1, please cancel my trip."], [
+        AgentTurn("agent", "agent", "", [{"name": "get_user_details",
+                                          "arguments": {"user_id": "mia_1"},
+                                          "output": listing}], turn_index=1),
+        AgentTurn("agent", "agent", "You have AB1CD2, ZZ9YY8 and QQ7RR6.", turn_index=2),
+        AgentTurn("agent", "agent", "", [{"name": "get_reservation_details",
+                                          "arguments": {"reservation_id": "ZZ9YY8"},
+                                          "output": {"reservation_id": "ZZ9YY8"}}],
+                  turn_index=3)])
+    got = {f.value: f for f in propose_facts(t)}
+    assert "ZZ9YY8" in got and got["ZZ9YY8"].slot == "reservation id"
+    assert got["ZZ9YY8"].text == "Reservation id is ZZ9YY8"
+    assert "AB1CD2" not in got and "QQ7RR6" not in got  # only listed (and read out)
+
+
+def test_options_read_out_from_a_search_are_dropped_unless_the_user_picks_one():
+    results = [{"flight_number": "HAT072", "scheduled_departure_time_est": "09:00:00",
+                "prices": {"economy": 130}},
+               {"flight_number": "HAT180", "scheduled_departure_time_est": "07:00:00",
+                "prices": {"economy": 164}}]
+    t = _trace(["I need a flight from JFK to SFO on May 19.", "HAT180 please."], [
+        AgentTurn("agent", "agent", "", [{"name": "search_direct_flight",
+                                          "arguments": {"origin": "JFK"}, "output": results}],
+                  turn_index=1),
+        AgentTurn("agent", "agent", "Options: HAT072 departs 09:00 for $130; HAT180 departs "
+                  "07:00 for $164.", turn_index=2)])
+    t.user_messages[1].turn_index = 3
+    values = {f.value for f in propose_facts(t)}
+    assert {"HAT180", "JFK", "SFO", "May 19"} <= values
+    assert not values & {"HAT072", "09:00", "$130"}
+
+
+def test_a_count_is_not_read_as_a_flight_number():
+    assert [s.text for s in extract("I found flight 10 options for you")] == []
+    assert [s.text for s in extract("There are 10 flights today")] == []
+    assert [s.text for s in extract("my flight 915 departs at 9")] == ["Flight number is 915"]
+
+
+def test_schema_field_split_and_file_names_are_not_identifiers():
+    for text in ("columns USER_ID, ORDER_DATE and TOTAL_AMOUNT",
+                 "the field order_id_2 and the split train_2",
+                 "load data_2024.csv and train 80% / test 20%"):
+        assert extract(text) == [], text
+    assert [s.value for s in extract("I am omar_rossi_1241")] == ["omar_rossi_1241"]
+    assert [s.value for s in extract("it fails with SSL_ERROR_BAD_CERT_DOMAIN")] == [
+        "SSL_ERROR_BAD_CERT_DOMAIN"]
+
+
+def test_a_tool_value_passed_to_a_later_tool_is_proposed_with_the_argument_slot():
+    t = _trace(["Please upgrade my booking."], [
+        AgentTurn("agent", "agent", "", [{"name": "get_user_details", "arguments": {},
+                                          "output": {"payment_methods": {
+                                              "credit_card_74": {"id": "credit_card_74"},
+                                              "gift_card_81": {"id": "gift_card_81"}}}}],
+                  turn_index=1),
+        AgentTurn("agent", "agent", "", [{"name": "update_reservation",
+                                          "arguments": {"payment_id": "credit_card_74"},
+                                          "output": "ok"}], turn_index=2)])
+    got = {f.value: f for f in propose_facts(t)}
+    assert got["credit_card_74"].slot == "payment id"
+    assert got["credit_card_74"].source_turn_index == 1
+    assert "gift_card_81" not in got
+
+
+def test_recall_and_tool_result_share_on_the_tau_bench_subset():
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from bench_fact_precision import measure
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traces = load_traces(REPO / "tests" / "data" / "tau_bench_airline_subset.jsonl")
+        transfer = [t for t in traces if any(h.context_passed for h in t.handoffs)]
+        c = measure(transfer)
+    assert len(transfer) == 5 and c["gold_user"] >= 5
+    assert c["found_user"] / c["gold_user"] >= 0.9
+    assert c["found_any"] / c["gold_any"] >= 0.9
+    assert c["tool_only"] / c["proposed"] <= 0.05
+    # the gold-action proxy counts case values the task's actions do not name as wrong (a
+    # lower bound; see docs/facts.md): guard it against falling, not the 0.9 target
+    assert c["supported"] / c["proposed"] >= 0.6
+    assert all(f.slot for f in propose_facts(transfer) if f.kind in ("identifier", "date"))
