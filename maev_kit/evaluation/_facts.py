@@ -116,10 +116,18 @@ def select_facts(traces: Sequence[MultiAgentTrace],
 
 def _auto_facts(rest: Sequence[MultiAgentTrace]) -> tuple[list[Any], list[Any]]:
     """``"auto"`` for the conversations whose expectations have no key fact: one fact per
-    ``context_passed`` value, else the offline proposer's; and the proposer's notes."""
+    ``context_passed`` value, else the offline proposer's (also at a handoff whose receiver
+    never speaks in the trace: it is judged on what it handed over); and the proposer's
+    notes."""
     from maev_kit.facts import first_statements, propose_facts
 
-    ctx = propose_facts(rest, method="context")
+    # a handoff to a receiver that never speaks in the trace is judged on what it handed over
+    # (its context among it): facts taken from that context would be judged against themselves,
+    # so the offline proposer's facts (what was said before it) are judged there instead
+    silent = {(t.conversation_id, i) for t in rest for i, h in enumerate(t.handoffs)
+              if not any(turn.agent_id == h.to_agent for turn in t.turns)}
+    ctx = [f for f in propose_facts(rest, method="context")
+           if (f.conversation_id, f.handoff_index) not in silent]
     filled = {(f.conversation_id, f.handoff_index) for f in ctx}
     # the offline proposer for the handoffs without context: a trace whose every handoff
     # has some is left out (the proposer works trace by trace, and all it would propose
