@@ -521,15 +521,32 @@ def _plain_word(w: str, start: int, text: str, slots: list[_Slot], add_word: Any
                 re.search(r"\d\s*(?:st|nd|rd|th)?\s*(?:of\s+)?$", text[:start]):
             slots.append(_Slot("month", "month", _MONTHS[low], w, start))
             return
+    before = text[:start].rstrip()
+    if len(w) == 3 and w.isalpha() and w.isupper() and _PLACE_CUE.search(before):
+        slots.append(_Slot("ident", "place-code", w, w, start))  # "from PHX", "Origin is SEA"
+        return
+    prev = _NAMED.search(before)
+    named = (w[0].isupper() and not w.isupper() and prev is not None
+             and prev.group(0).strip().lower() not in _STOP)
     gm = _group_member(w)
-    if gm is not None:
+    if gm is not None and not named:
         slots.append(_Slot("category", gm[0], gm[1], w, start, hard=False))
         return
     if w[0].isupper() and low not in _STOP and low not in _NEGATIONS and len(w) > 1 \
-            and not w.isupper() and start > 0:
-        before = text[:start].rstrip()
-        if before and before[-1] not in ".!?:\n\"'(":
-            slots.append(_Slot("proper", "proper", low, w, start, hard=False))
+            and not w.isupper() and (named or (
+                before[-1:] not in ".!?:\n\"'(" if before else False)
+                or _NAME_NEXT.match(text, start + len(w)) is not None):
+        slots.append(_Slot("proper", "proper", low, w, start, hard=False))
+
+
+# A three-letter code after a place word is a place code (an airport, a station).
+_PLACE_CUE = re.compile(r"\b(?:from|to|via|origin|destination|airport|depart\w*|arriv\w*)"
+                        r"(?:\s+(?:is|at|of|the|was))*[\s:]*$", re.I)
+# A capitalised word after a name's label or after another capitalised word is a name ("Last
+# name is Brown", "Mei Brown"), not a colour; one that starts a sentence is a name when another
+# capitalised word follows ("Mei Brown, a Gold member").
+_NAMED = re.compile(r"(?:\bname(?:\s+is|:)?|\b[A-Z][a-z]+)\s*$")
+_NAME_NEXT = re.compile(r"\s+[A-Z][a-z]+\b")
 
 
 _DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
@@ -827,6 +844,9 @@ def _same(a: _Slot, b: _Slot) -> bool:
     if a.kind == "money" and b.kind in _NUMERIC:
         # "$19.99" restated as "the 19.99" (a bare number, not "19.99 kg")
         return abs(a.value[1] - b.value) < 1e-9 and not _counts(b)
+    if a.kind in _NUMERIC and b.kind == "money":
+        # "Flight price is 100" stated as "$100"
+        return abs(a.value - b.value[1]) < 1e-9 and not _counts(a)
     if a.kind == "ident" and b.kind in _NUMERIC:
         # "ACCT-6795" referred to as "6795", or as "the one ending in 95"
         groups = re.findall(r"\d+", a.text)
@@ -1223,6 +1243,7 @@ class _Receiver:
     soft: tuple[_Slot, ...]    # its proper nouns and closed word classes
     order: dict[int, int]      # id(entry) -> its position in item.window
     n_evidence: int
+    silent: bool = False       # the receiver is not in the trace: judged on what was handed over
 
     @property
     def text(self) -> _Analysis:
@@ -1256,7 +1277,7 @@ def _receiver(item: RetentionItem) -> _Receiver:
         hard=tuple(s for s in fact.slots if s.hard),
         soft=tuple(s for s in fact.slots if not s.hard),
         order={id(m): k for k, m in enumerate(item.window)},
-        n_evidence=len(item.evidence))
+        n_evidence=len(item.evidence), silent=item.receiver_silent)
 
 
 # Slot analysis: where the receiver's entries hold each of the fact's values, or another one
@@ -1275,9 +1296,12 @@ class _SlotFinds:
 def _conflicting(r: _Receiver, s: _Slot, t: _Slot, label: frozenset[str]) -> bool:
     """Is ``t`` (named ``label``) another value for the thing fact slot ``s`` holds: comparable,
     different, neither the fact's nor one the conversation already had, not named otherwise?"""
+    # what was handed over to a receiver outside the trace is a summary of many values: another
+    # value there conflicts only when it is named as the fact's own thing
     return (_comparable(s, t) and not _same(s, t)
             and (t.kind, str(t.value)) not in r.fact_values
-            and (t.kind, str(t.value)) not in r.known and _same_slot(r.fact_nouns, label))
+            and (t.kind, str(t.value)) not in r.known and _same_slot(r.fact_nouns, label)
+            and (not r.silent or not r.fact_nouns.isdisjoint(label)))
 
 
 def _find_slot(r: _Receiver, s: _Slot) -> _SlotFinds:
@@ -1657,7 +1681,8 @@ def _decide(r: _Receiver, f: _Findings, ev: list[str]) -> _Decision:
     if not r.n_evidence:
         ev.append("no agent message after the handoff")
         return "lost", "no agent message after the handoff", None
-    if t.conflict_hard or t.rejected or t.adopted_conflict:
+    if (t.conflict_hard or t.rejected or t.adopted_conflict) and not (
+            r.silent and t.found_hard()):  # a summary that carries the value carries the fact
         return "contradicted", "the receiver states or acts on a different value", t.conflict_span
     match_span = t.first_match[1] if t.first_match else None
     if r.hard:
