@@ -185,15 +185,18 @@ def read_trace_source(path: str | os.PathLike[str], format: str = "auto") -> Tra
         with no conversation; :class:`~maev_kit.errors.TraceValidationError` listing every
         problem of a trace JSONL file.
     """
-    from maev_kit.traces.importers import is_trace_jsonl, load_any
+    from maev_kit.traces.importers import detect_file, load_any, read_detected
 
     p = Path(path)
-    traces, issues = load_any(p, format)
-    if format == "auto" and is_trace_jsonl(p):
-        fmt = "maev"
-    else:
-        fmt = str(traces[0].metadata.get("source_format", format))
-    return TraceSource(traces, p.name, fmt, [str(i) for i in issues])
+    if format != "auto":
+        traces, issues = load_any(p, format)  # checks the format's name
+        return TraceSource(traces, p.name, format, [str(i) for i in issues])
+    try:
+        found = detect_file(p)
+        traces, issues = read_detected(found)
+    except RecursionError:
+        raise InputError(f"{p.name}: the JSON nests too deeply to read") from None
+    return TraceSource(traces, p.name, found.format, [str(i) for i in issues])
 
 
 # ---- the facts ----------------------------------------------------------------------------

@@ -333,10 +333,10 @@ def test_a_failed_write_leaves_no_half_written_set(trace_file, tmp_path, monkeyp
 @pytest.mark.parametrize(("traces", "out", "expected"), [
     ("missing.jsonl", "o", "missing.jsonl: file not found"),
     ("adir", "o", "adir: is a folder"),
-    ("empty.jsonl", "o", "empty.jsonl: the file is empty"),
+    ("empty.jsonl", "o", "empty.jsonl: file is empty"),
     ("prod_traces.jsonl", "afile/o", "afile is a file, not a folder"),
     ("prod_traces.jsonl", "afile", "afile: is a file"),
-    ("unknown.json", "o", "cannot detect the format"),
+    ("unknown.json", "o", "unknown.json: not a trace file maev-kit can read"),
     ("broken.jsonl", "o", "broken.jsonl:1 › conversation_id: field required"),
 ])
 def test_bad_input_is_one_line_exit_2(trace_file, tmp_path, monkeypatch, capsys, traces, out,
