@@ -40,7 +40,7 @@ def import_command(format: str, path: Path, output: Path, speaker_change_handoff
     autogen, crewai, chat. Prints a summary line, then every item the import could not map.
     An OUTPUT file is replaced only when it is a trace file (the command then says so).
     """
-    from maev_kit.traces import save_traces
+    from maev_kit.traces import load_traces, save_traces
     from maev_kit.traces.importers import FORMATS, import_traces
 
     if format != "auto" and format not in FORMATS:
@@ -68,6 +68,7 @@ def import_command(format: str, path: Path, output: Path, speaker_change_handoff
     if not traces:
         raise InputError(f"{path.name}: the export holds no conversation to import")
     save_traces(traces, output)
+    traces = load_traces(output)  # the counts are of what is on disk
     fmt = traces[0].metadata.get("source_format", format)
     n_agents = len({a for t in traces for a in t.agents_involved()})
     n_handoffs = sum(len(t.handoffs) for t in traces)

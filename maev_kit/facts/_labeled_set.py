@@ -282,6 +282,12 @@ def resolve_facts(facts: Any, traces: Sequence[MultiAgentTrace]) -> FactSource:
         reviewed = sum(f.reviewed for f in facts)
         return FactSource(facts, f"given as a list ({reviewed} of {len(facts)} reviewed by a "
                                  "person)")
+    if isinstance(facts, str) and facts == "auto":
+        from maev_kit.facts._auto import AUTO, auto_facts
+
+        proposed, notes = auto_facts(traces)
+        return FactSource(proposed, f"proposed by {AUTO}, not reviewed by anyone yet",
+                          notes=notes)
     methods: list[str] | None = None
     if isinstance(facts, str) and (facts in METHODS or "," in facts):
         methods = [m.strip() for m in facts.split(",") if m.strip()]
@@ -298,12 +304,14 @@ def resolve_facts(facts: Any, traces: Sequence[MultiAgentTrace]) -> FactSource:
             return _facts_from_file(p, traces)
         import difflib
 
-        close = difflib.get_close_matches(str(facts), METHODS, n=1)
+        close = difflib.get_close_matches(str(facts), ("auto", *METHODS), n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise InputError(f"facts {str(facts)!r}: neither a proposer nor an existing file; "
-                         f"{hint}use one of {', '.join(METHODS)} or a facts/expectations file")
-    raise InputError(f"`facts` must be a proposer name ({', '.join(METHODS)}), a list of them, "
-                     f"a list of ProposedFact or a file path, got {type(facts).__name__}")
+                         f"{hint}use auto, one of {', '.join(METHODS)} or a facts/expectations "
+                         "file")
+    raise InputError(f"`facts` must be 'auto', a proposer name ({', '.join(METHODS)}), a list "
+                     f"of them, a list of ProposedFact or a file path, got "
+                     f"{type(facts).__name__}")
 
 
 def _expectations(source: FactSource) -> list[ConversationExpectations]:
@@ -677,7 +685,7 @@ def _hand_made(path: Path) -> bool:
     return False
 
 
-def create_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *, facts: Any = "offline",
+def create_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *, facts: Any = "auto",
                name: str | None = None, description: str = "", dev_fraction: float = 0.5,
                seed: int = 0, overwrite: bool = False, format: str = "auto",
                prefix_ids: bool = False, labels: str | os.PathLike[str] | None = None
@@ -787,7 +795,7 @@ def _make_tmp_folder(out: Path) -> Path:
 
 
 def create_labeled_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *,
-                       facts: Any = "offline", name: str | None = None, description: str = "",
+                       facts: Any = "auto", name: str | None = None, description: str = "",
                        dev_fraction: float = 0.5, seed: int = 0,
                        overwrite: bool = False) -> LabeledSet:
     """Write a labeled-set folder from traces and their key facts; return it loaded.
@@ -797,7 +805,9 @@ def create_labeled_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *,
     traces_or_path : path to a trace JSONL file or to any framework export the importers read
         (format detected), or a list of traces.
     out_dir : the folder to create. It must be missing or empty, unless ``overwrite``.
-    facts : {"offline", "context"}, a list of proposer names, a list of
+    facts : ``"auto"`` (the default, as for ``evaluate``: the ``context_passed`` values where a
+        handoff passes context, else the offline proposer's), a proposer (``"offline"``,
+        ``"context"``), a list of proposer names, a list of
         :class:`~maev_kit.facts.ProposedFact`, or a path to a facts JSONL file (as written by
         :func:`~maev_kit.facts.save_facts`) or to an ``expectations.jsonl``.
     name : the set's name (default: the folder's name).
