@@ -301,7 +301,7 @@ def test_autogen_spans_with_message_payloads_give_text(load_sample):
 def test_public_names_are_pinned():
     import maev_kit.traces.importers as importers
 
-    assert sorted(importers.__all__) == ["FORMATS", "ImportIssue", "ImportResult",
+    assert sorted(importers.__all__) == ["Detected", "FORMATS", "ImportIssue", "ImportResult",
                                          "TraceImportError", "detect_file", "detect_format",
                                          "import_traces", "load_any"]
     assert importers.FORMATS == ("openai-agents", "otel", "openinference", "langgraph",

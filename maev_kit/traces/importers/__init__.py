@@ -30,6 +30,7 @@ from maev_kit.traces.importers._chat import import_chat
 from maev_kit.traces.importers._common import ImportIssue, ImportResult, TraceImportError
 from maev_kit.traces.importers._crewai import import_crewai
 from maev_kit.traces.importers._detect import (
+    FORMATS,
     Detected,
     check_not_empty,
     detect_file,
@@ -45,6 +46,7 @@ from maev_kit.traces.importers._otel import import_otel
 
 __all__ = [
     "FORMATS",
+    "Detected",
     "ImportIssue",
     "ImportResult",
     "TraceImportError",
@@ -64,8 +66,7 @@ _IMPORTERS: dict[str, Callable[..., ImportResult]] = {
     "chat": import_chat,
 }
 
-#: The format names :func:`import_traces` accepts (besides ``"auto"``).
-FORMATS: tuple[str, ...] = tuple(_IMPORTERS)
+assert tuple(_IMPORTERS) == FORMATS  # :data:`FORMATS`: the names import_traces accepts
 
 
 def import_traces(path: str | os.PathLike[str] | dict[str, Any] | list[Any],

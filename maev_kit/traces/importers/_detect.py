@@ -28,6 +28,11 @@ _LC_TYPES = {"human", "ai", "tool", "system", "HumanMessage", "AIMessage", "Tool
 _CREW_EVENTS = {"crew_kickoff_started", "agent_execution_started", "tool_usage_started",
                 "task_started", "agent_execution_completed"}
 
+#: The importers' names, as ``import_traces(format=...)`` takes them (a new importer: its name
+#: here and its function in ``importers._IMPORTERS``).
+FORMATS: tuple[str, ...] = ("openai-agents", "otel", "openinference", "langgraph", "autogen",
+                            "crewai", "chat")
+
 #: Every shape of trace file the kit reads, as the message for a file of no known shape
 #: names them (see docs/importers.md and docs/formats.md).
 SHAPES: tuple[str, ...] = (
@@ -96,8 +101,6 @@ def unknown_shape_error(name: str, data: Any) -> InputError:
     >>> print(unknown_shape_error("x.json", {"hello": "world"}))  # doctest: +ELLIPSIS
     x.json: not a trace file maev-kit can read (it holds an object with the key hello). It reads: maev trace JSONL ...; to force an importer, name it (`maev import FORMAT`, `--format`, `format=`): openai-agents, otel, openinference, langgraph, autogen, crewai, chat
     """
-    from maev_kit.traces.importers import FORMATS
-
     first = data[0] if isinstance(data, list) and data else data
     if isinstance(first, dict):
         keys = ", ".join(sorted(str(k) for k in first)[:8]) + (", …" if len(first) > 8 else "")
