@@ -18,7 +18,8 @@ AUTO = "auto (context_passed where a handoff passes context, else the offline pr
 def auto_facts(rest: Sequence[MultiAgentTrace]) -> tuple[list[ProposedFact], list[FactNote]]:
     """The ``"auto"`` facts of conversations with no key fact of their own: handoff by handoff,
     one fact per ``context_passed`` value when the handoff passes context, else the offline
-    proposer's; and the proposer's notes (where nothing was proposed).
+    proposer's (also at a handoff whose receiver never speaks in the trace: it is judged on
+    what it handed over); and the proposer's notes (where nothing was proposed).
 
     >>> from maev_kit.traces import AgentTurn, Handoff, MultiAgentTrace
     >>> t = MultiAgentTrace("c1", [AgentTurn("triage", "router", "Passing you on.", 1),
@@ -28,7 +29,13 @@ def auto_facts(rest: Sequence[MultiAgentTrace]) -> tuple[list[ProposedFact], lis
     >>> [(f.proposer, f.value) for f in facts]
     [('context', 'ACCT-1')]
     """
-    ctx = propose_facts(rest, method="context")
+    # a handoff to a receiver that never speaks in the trace is judged on what it handed over
+    # (its context among it): facts taken from that context would be judged against themselves,
+    # so the offline proposer's facts (what was said before it) are judged there instead
+    silent = {(t.conversation_id, i) for t in rest for i, h in enumerate(t.handoffs)
+              if not any(turn.agent_id == h.to_agent for turn in t.turns)}
+    ctx = [f for f in propose_facts(rest, method="context")
+           if (f.conversation_id, f.handoff_index) not in silent]
     filled = {(f.conversation_id, f.handoff_index) for f in ctx}
     # the offline proposer for the handoffs without context: a trace whose every handoff
     # has some is left out (the proposer works trace by trace, and all it would propose
