@@ -230,12 +230,33 @@ def validate_path(path: str | os.PathLike[str]) -> tuple[ValidationReport, Label
         report.errors.append(Problem(str(path), None, "", "no such file or folder"))
         return report, None
     if p.is_file():
-        traces, errs, warns = validate_trace_file(p, name=str(path))
-        report.errors += errs
-        report.warnings += warns
-        report.counts["traces"] = len(traces)
-        return report, (traces if report.ok else None)
+        return _validate_file(p, str(path), report)
     return _validate_folder(p, str(path), report)
+
+
+def _validate_file(p: Path, shown: str, report: ValidationReport
+                   ) -> tuple[ValidationReport, list[MultiAgentTrace] | None]:
+    """Validate the trace file ``p`` (named ``shown``) into ``report``: what it is, the
+    importers' detection decides (as for every command that reads traces); a maev trace file's
+    problems are listed by line, an export's import problem is one."""
+    from maev_kit.traces.importers import detect_file, read_detected
+
+    traces: list[MultiAgentTrace] = []
+    try:
+        found = detect_file(p, name=shown)
+        if found.format == "maev":
+            traces, errs, warns = validate_trace_file(p, name=shown)
+            report.errors += errs
+            report.warnings += warns
+        else:
+            traces, issues = read_detected(found)
+            report.warnings += [Problem(shown, None, "", str(i), "warning") for i in issues]
+    except RecursionError:
+        report.errors.append(Problem(shown, None, "", "JSON nesting too deep to read"))
+    except InputError as e:
+        report.errors.append(Problem(shown, None, "", str(e).removeprefix(f"{shown}: ")))
+    report.counts["traces"] = len(traces)
+    return report, (traces if report.ok else None)
 
 
 def _validate_folder(p: Path, shown: str, report: ValidationReport

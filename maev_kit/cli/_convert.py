@@ -26,7 +26,7 @@ def convert_command(src: str, dst: str, fmt: str, force: bool) -> None:
     """Convert traces IN to OUT: JSONL <-> Parquet (by OUT's suffix), or a framework export to
     either. An OUT file is replaced only when it is a trace file (the command then says so)."""
     from maev_kit._files import check_output
-    from maev_kit.traces import save_traces
+    from maev_kit.traces import load_traces, save_traces
 
     if not dst.endswith((".jsonl", ".parquet")):
         raise InputError(f"{dst}: OUT must end in .jsonl or .parquet")
@@ -40,6 +40,13 @@ def convert_command(src: str, dst: str, fmt: str, force: bool) -> None:
         click.echo(f"warning: … and {len(warns) - 10} more", err=True)
     Path(dst).parent.mkdir(parents=True, exist_ok=True)
     save_traces(traces, dst)
-    click.echo(f"{len(traces)} traces written to {dst}")
+    import warnings
+
+    with warnings.catch_warnings():  # the findings were shown above
+        warnings.simplefilter("ignore")
+        written = load_traces(dst)  # the counts are of what is on disk
+    n_h = sum(len(t.handoffs) for t in written)
+    click.echo(f"{len(written)} trace{'s' if len(written) != 1 else ''} ({n_h} handoff"
+               f"{'s' if n_h != 1 else ''}) written to {dst}")
     if replacing:
         click.echo(f"replaced: {dst} (the trace file there before)")

@@ -20,8 +20,9 @@ __all__ = ["import_command"]
 @click.option("-o", "--output", "output", required=True,
               type=click.Path(dir_okay=False, path_type=Path),
               help="Trace JSONL file to write.")
-@click.option("--speaker-change-handoffs", is_flag=True, default=False,
-              help="chat format: record each change of speaker as a handoff.")
+@click.option("--speaker-change-handoffs/--no-speaker-change-handoffs", default=None,
+              help="chat format: record each change of speaking agent that no transfer tool "
+                   "call announced as a handoff (the default), or only the transfer calls.")
 @click.option("--user-name", default=None,
               help="chat format: the name that marks the user's messages (default 'user').")
 @click.option("--handoff-type", "handoff_types", multiple=True, metavar="TYPE",
@@ -31,7 +32,7 @@ __all__ = ["import_command"]
 @click.option("--force", is_flag=True, default=False,
               help="Replace an OUTPUT file that is not a trace file (never labels, review "
                    "decisions, expectations or a judge card).")
-def import_command(format: str, path: Path, output: Path, speaker_change_handoffs: bool,
+def import_command(format: str, path: Path, output: Path, speaker_change_handoffs: bool | None,
                    user_name: str | None, handoff_types: tuple[str, ...], force: bool) -> None:
     """Import a framework export at PATH into maev trace JSONL.
 
@@ -39,7 +40,7 @@ def import_command(format: str, path: Path, output: Path, speaker_change_handoff
     autogen, crewai, chat. Prints a summary line, then every item the import could not map.
     An OUTPUT file is replaced only when it is a trace file (the command then says so).
     """
-    from maev_kit.traces import save_traces
+    from maev_kit.traces import load_traces, save_traces
     from maev_kit.traces.importers import FORMATS, import_traces
 
     if format != "auto" and format not in FORMATS:
@@ -56,8 +57,8 @@ def import_command(format: str, path: Path, output: Path, speaker_change_handoff
     options: dict[str, object] = {}
     if handoff_types:
         options["handoff_type"] = list(handoff_types)
-    if speaker_change_handoffs:
-        options["speaker_change_handoffs"] = True
+    if speaker_change_handoffs is not None:
+        options["speaker_change_handoffs"] = speaker_change_handoffs
     if user_name is not None:
         options["user_name"] = user_name
     try:
@@ -67,6 +68,7 @@ def import_command(format: str, path: Path, output: Path, speaker_change_handoff
     if not traces:
         raise InputError(f"{path.name}: the export holds no conversation to import")
     save_traces(traces, output)
+    traces = load_traces(output)  # the counts are of what is on disk
     fmt = traces[0].metadata.get("source_format", format)
     n_agents = len({a for t in traces for a in t.agents_involved()})
     n_handoffs = sum(len(t.handoffs) for t in traces)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import click
 
@@ -16,9 +19,12 @@ _SHOWN_WARNINGS = 20
 @click.argument("traces", metavar="TRACES...", nargs=-1, required=True)
 @click.option("--out", "out", required=True, metavar="DIR",
               help="The labeled-set folder to create (missing or empty, unless --force).")
-@click.option("--facts", "facts", default="offline", show_default=True,
-              metavar="offline|context|A,B|FILE",
-              help="Proposer(s) of the key facts, or a facts / expectations JSONL file.")
+@click.option("--facts", "facts", default="auto", show_default=True,
+              metavar="auto|offline|context|A,B|FILE",
+              help="Key facts: 'auto' (the context_passed values where a handoff passes "
+                   "context, else the offline proposer's; as maev score), a proposer "
+                   "(offline, context; several joined by commas), or a facts / expectations "
+                   "JSONL file.")
 @click.option("--name", default=None, help="The set's name (default: the folder's name).")
 @click.option("--dev-fraction", "dev_fraction", type=click.FloatRange(0.0, 1.0), default=0.5,
               show_default=True, help="Share of conversations in the dev split; the rest "
@@ -45,7 +51,7 @@ def init_set_command(traces: tuple[str, ...], out: str, facts: str, name: str | 
     """Create a labeled-set folder from TRACES: one or more trace JSONL files, framework
     exports or folders of them (conversation ids must not clash, see --prefix-ids).
 
-    Proposes key facts for every handoff (offline rules by default), splits the
+    Proposes key facts for every handoff ('auto' by default, as maev score), splits the
     conversations into dev and test, and writes manifest.json, traces.jsonl,
     expectations.jsonl, facts.jsonl, an empty labels.jsonl and a README.md, ready for
     label → calibrate → score → report.
@@ -61,20 +67,16 @@ def init_set_command(traces: tuple[str, ...], out: str, facts: str, name: str | 
     if len(src.warnings) > _SHOWN_WARNINGS:
         click.echo(f"warning: … and {len(src.warnings) - _SHOWN_WARNINGS} more", err=True)
 
-    n_conv = len(ls.traces)
-    n_h = sum(len(t.handoffs) for t in ls.traces)
+    disk = _Written.read(out, ls)
     fmt = ("trace JSONL" if src.format == "maev" else "several formats"
            if src.format == "mixed" else f"{src.format} export")
     unmapped = f"; {len(src.warnings)} unmapped" if src.format != "maev" else ""
-    click.echo(f"read {n_conv} conversation{_s(n_conv)} with {n_h} handoff{_s(n_h)} from "
-               f"{src.name} ({fmt}{unmapped})")
-    n_items = len(ls.items)
-    if fs.expectations is None:
-        kinds = Counter(f.kind for f in fs.facts)
-        by_kind = ", ".join(f"{k} {n}" for k, n in kinds.most_common())
-        click.echo(f"facts: {len(fs.facts)} {fs.how}" + (f" ({by_kind})" if by_kind else ""))
-    else:
-        click.echo(f"facts: {n_items} key fact{_s(n_items)} {fs.how}")
+    click.echo(f"read {_n(disk.conversations, 'conversation')} with "
+               f"{_n(disk.handoffs, 'handoff')} from {src.name} ({fmt}{unmapped})")
+    kinds = ", ".join(f"{k} {n}" for k, n in disk.kinds.most_common())
+    click.echo(f"facts: {_n(disk.key_facts, 'key fact')} {fs.how}"
+               + (f" ({kinds})" if kinds else "") + f"; {_n(disk.items, 'retention item')} "
+               "to label (a key fact is judged at its handoff and at each later one)")
     if fs.notes:
         n = len(fs.notes)
         click.echo(f"no fact proposed for {n} conversation{_s(n)} or handoff{_s(n)}:")
@@ -82,22 +84,23 @@ def init_set_command(traces: tuple[str, ...], out: str, facts: str, name: str | 
             click.echo(f"  {note}")
         if len(fs.notes) > SHOWN_NOTES:
             click.echo(f"  … and {len(fs.notes) - SHOWN_NOTES} more")
-    if not n_items:
+    if not disk.items:
         click.echo("warning: no key fact, so nothing to label or score for retention"
                    + (" (see why above)" if fs.notes else ""), err=True)
     splits = ls.manifest.splits
     click.echo(f"splits (seed {seed}): dev {len(splits['dev'])}, test {len(splits['test'])}"
                + (f" ({made.split_note})" if made.split_note else ""))
-    n_exp = len(ls.expectations)
+    carried = made.kept is not None and made.kept.labels_carried
     detail = {
-        "manifest.json": f"{len(ls.manifest.agents)} agent{_s(len(ls.manifest.agents))}",
-        "traces.jsonl": f"{n_conv} conversation{_s(n_conv)}",
-        "expectations.jsonl": f"{n_items} key fact{_s(n_items)} in {n_exp} conversation"
-                              f"{_s(n_exp)}",
-        "facts.jsonl": f"{len(fs.facts)} proposed fact{_s(len(fs.facts))}, for review",
-        "labels.jsonl": "empty: a person labels with the Labeler" if not made.kept
-        or not made.kept.labels_carried else f"{made.kept.labels_carried} label"
-                                             f"{_s(made.kept.labels_carried)} carried over",
+        "manifest.json": _n(len(ls.manifest.agents), "agent"),
+        "traces.jsonl": f"{_n(disk.conversations, 'conversation')}, "
+                        f"{_n(disk.handoffs, 'handoff')}",
+        "expectations.jsonl": f"{_n(disk.key_facts, 'key fact')} in "
+                              f"{_n(disk.fact_conversations, 'conversation')}: "
+                              f"{_n(disk.items, 'retention item')}",
+        "facts.jsonl": f"{_n(disk.proposed, 'proposed fact')}, for review",
+        "labels.jsonl": f"{_n(disk.labels, 'label')} carried over" if carried
+        else "empty: a person labels with the Labeler",
         "README.md": "where the data came from and what to do next",
     }
     click.echo(f"wrote {out.rstrip('/')}/")
@@ -119,3 +122,39 @@ def init_set_command(traces: tuple[str, ...], out: str, facts: str, name: str | 
 
 def _s(n: int) -> str:
     return "" if n == 1 else "s"
+
+
+def _n(n: int, word: str) -> str:
+    """``1 handoff``, ``3 handoffs``."""
+    return f"{n} {word}{_s(n)}"
+
+
+@dataclass(frozen=True)
+class _Written:
+    """What the set holds, read back from its files on disk (the counts the command
+    prints), never from what it meant to write."""
+
+    conversations: int
+    handoffs: int
+    key_facts: int  #: key facts in expectations.jsonl
+    fact_conversations: int  #: conversations with at least one key fact
+    items: int  #: retention items: a key fact at each handoff it is judged at
+    proposed: int  #: lines of facts.jsonl
+    kinds: Counter[str]  #: the proposed facts by kind
+    labels: int  #: lines of labels.jsonl
+
+    @classmethod
+    def read(cls, out: str, ls: Any) -> _Written:
+        """The counts of the set at ``out``, loaded from disk as ``ls``."""
+        from maev_kit.facts import load_facts
+
+        folder = Path(out)
+        proposed = load_facts(folder / "facts.jsonl") if (folder / "facts.jsonl").is_file() \
+            else []
+        labels = folder / "labels.jsonl"
+        n_labels = sum(1 for ln in labels.read_text(encoding="utf-8").splitlines()
+                       if ln.strip()) if labels.is_file() else 0
+        with_facts = [e for e in ls.expectations.values() if e.key_facts]
+        return cls(len(ls.traces), sum(len(t.handoffs) for t in ls.traces),
+                   sum(len(e.key_facts) for e in with_facts), len(with_facts), len(ls.items),
+                   len(proposed), Counter(f.kind for f in proposed), n_labels)

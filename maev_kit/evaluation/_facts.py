@@ -79,6 +79,7 @@ def select_facts(traces: Sequence[MultiAgentTrace],
     """
     from maev_kit.expectations import ConversationExpectations
     from maev_kit.facts import propose_facts, supersede_user_changes
+    from maev_kit.facts._auto import auto_facts
     from maev_kit.facts._labeled_set import resolve_facts
 
     keep: dict[str, ConversationExpectations] = {}  # conversations scored on expectations
@@ -90,7 +91,7 @@ def select_facts(traces: Sequence[MultiAgentTrace],
         keep = {t.conversation_id: expectations[t.conversation_id] for t in traces
                 if t.conversation_id in expectations
                 and expectations[t.conversation_id].key_facts}
-        proposed, notes = _auto_facts([t for t in traces if t.conversation_id not in keep])
+        proposed, notes = auto_facts([t for t in traces if t.conversation_id not in keep])
     elif methods is not None:
         mode = "+".join(methods)
         llm = ({k: v for k, v in (options or {}).items() if v is not None}
@@ -112,38 +113,6 @@ def select_facts(traces: Sequence[MultiAgentTrace],
             [t for t in traces if t.conversation_id not in keep],
             {cid: e for cid, e in out.items() if cid not in keep})}
     return KeyFacts(out, sources, mode, len(traces), notes)
-
-
-def _auto_facts(rest: Sequence[MultiAgentTrace]) -> tuple[list[Any], list[Any]]:
-    """``"auto"`` for the conversations whose expectations have no key fact: one fact per
-    ``context_passed`` value, else the offline proposer's (also at a handoff whose receiver
-    never speaks in the trace: it is judged on what it handed over); and the proposer's
-    notes."""
-    from maev_kit.facts import first_statements, propose_facts
-
-    # a handoff to a receiver that never speaks in the trace is judged on what it handed over
-    # (its context among it): facts taken from that context would be judged against themselves,
-    # so the offline proposer's facts (what was said before it) are judged there instead
-    silent = {(t.conversation_id, i) for t in rest for i, h in enumerate(t.handoffs)
-              if not any(turn.agent_id == h.to_agent for turn in t.turns)}
-    ctx = [f for f in propose_facts(rest, method="context")
-           if (f.conversation_id, f.handoff_index) not in silent]
-    filled = {(f.conversation_id, f.handoff_index) for f in ctx}
-    # the offline proposer for the handoffs without context: a trace whose every handoff
-    # has some is left out (the proposer works trace by trace, and all it would propose
-    # or note for it is dropped below)
-    # (with every value at each handoff, so a value said before a handoff the context
-    # filled is proposed at the next one without; then each fact once)
-    off = propose_facts([t for t in rest if not t.handoffs or any(
-        (t.conversation_id, i) not in filled for i in range(len(t.handoffs)))],
-        method="offline", carry_over=True)
-    proposed = first_statements([*ctx, *(f for f in off if (f.conversation_id,
-                                                            f.handoff_index) not in filled)],
-                                rest)
-    convs = {cid for cid, _ in filled}
-    notes = [n for n in off.notes if (n.conversation_id, n.handoff_index) not in filled
-             and not (n.handoff_index is None and n.conversation_id in convs)]
-    return proposed, notes
 
 
 def facts_by_source(items: Sequence[RetentionItem], sources: dict[str, str] | None

@@ -185,15 +185,18 @@ def read_trace_source(path: str | os.PathLike[str], format: str = "auto") -> Tra
         with no conversation; :class:`~maev_kit.errors.TraceValidationError` listing every
         problem of a trace JSONL file.
     """
-    from maev_kit.traces.importers import is_trace_jsonl, load_any
+    from maev_kit.traces.importers import detect_file, load_any, read_detected
 
     p = Path(path)
-    traces, issues = load_any(p, format)
-    if format == "auto" and is_trace_jsonl(p):
-        fmt = "maev"
-    else:
-        fmt = str(traces[0].metadata.get("source_format", format))
-    return TraceSource(traces, p.name, fmt, [str(i) for i in issues])
+    if format != "auto":
+        traces, issues = load_any(p, format)  # checks the format's name
+        return TraceSource(traces, p.name, format, [str(i) for i in issues])
+    try:
+        found = detect_file(p)
+        traces, issues = read_detected(found)
+    except RecursionError:
+        raise InputError(f"{p.name}: the JSON nests too deeply to read") from None
+    return TraceSource(traces, p.name, found.format, [str(i) for i in issues])
 
 
 # ---- the facts ----------------------------------------------------------------------------
@@ -279,6 +282,12 @@ def resolve_facts(facts: Any, traces: Sequence[MultiAgentTrace]) -> FactSource:
         reviewed = sum(f.reviewed for f in facts)
         return FactSource(facts, f"given as a list ({reviewed} of {len(facts)} reviewed by a "
                                  "person)")
+    if isinstance(facts, str) and facts == "auto":
+        from maev_kit.facts._auto import AUTO, auto_facts
+
+        proposed, notes = auto_facts(traces)
+        return FactSource(proposed, f"proposed by {AUTO}, not reviewed by anyone yet",
+                          notes=notes)
     methods: list[str] | None = None
     if isinstance(facts, str) and (facts in METHODS or "," in facts):
         methods = [m.strip() for m in facts.split(",") if m.strip()]
@@ -295,12 +304,14 @@ def resolve_facts(facts: Any, traces: Sequence[MultiAgentTrace]) -> FactSource:
             return _facts_from_file(p, traces)
         import difflib
 
-        close = difflib.get_close_matches(str(facts), METHODS, n=1)
+        close = difflib.get_close_matches(str(facts), ("auto", *METHODS), n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise InputError(f"facts {str(facts)!r}: neither a proposer nor an existing file; "
-                         f"{hint}use one of {', '.join(METHODS)} or a facts/expectations file")
-    raise InputError(f"`facts` must be a proposer name ({', '.join(METHODS)}), a list of them, "
-                     f"a list of ProposedFact or a file path, got {type(facts).__name__}")
+                         f"{hint}use auto, one of {', '.join(METHODS)} or a facts/expectations "
+                         "file")
+    raise InputError(f"`facts` must be 'auto', a proposer name ({', '.join(METHODS)}), a list "
+                     f"of them, a list of ProposedFact or a file path, got "
+                     f"{type(facts).__name__}")
 
 
 def _expectations(source: FactSource) -> list[ConversationExpectations]:
@@ -674,7 +685,7 @@ def _hand_made(path: Path) -> bool:
     return False
 
 
-def create_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *, facts: Any = "offline",
+def create_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *, facts: Any = "auto",
                name: str | None = None, description: str = "", dev_fraction: float = 0.5,
                seed: int = 0, overwrite: bool = False, format: str = "auto",
                prefix_ids: bool = False, labels: str | os.PathLike[str] | None = None
@@ -784,7 +795,7 @@ def _make_tmp_folder(out: Path) -> Path:
 
 
 def create_labeled_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *,
-                       facts: Any = "offline", name: str | None = None, description: str = "",
+                       facts: Any = "auto", name: str | None = None, description: str = "",
                        dev_fraction: float = 0.5, seed: int = 0,
                        overwrite: bool = False) -> LabeledSet:
     """Write a labeled-set folder from traces and their key facts; return it loaded.
@@ -794,7 +805,9 @@ def create_labeled_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *,
     traces_or_path : path to a trace JSONL file or to any framework export the importers read
         (format detected), or a list of traces.
     out_dir : the folder to create. It must be missing or empty, unless ``overwrite``.
-    facts : {"offline", "context"}, a list of proposer names, a list of
+    facts : ``"auto"`` (the default, as for ``evaluate``: the ``context_passed`` values where a
+        handoff passes context, else the offline proposer's), a proposer (``"offline"``,
+        ``"context"``), a list of proposer names, a list of
         :class:`~maev_kit.facts.ProposedFact`, or a path to a facts JSONL file (as written by
         :func:`~maev_kit.facts.save_facts`) or to an ``expectations.jsonl``.
     name : the set's name (default: the folder's name).

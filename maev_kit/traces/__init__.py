@@ -4,13 +4,13 @@ from maev_kit.traces._io import (
     SUPPORTED_SCHEMA_VERSIONS,
     check_trace,
     handoffs_to_frame,
-    load_traces,
     save_traces,
     trace_from_dict,
     trace_to_dict,
     traces_to_frame,
     validate_trace_file,
 )
+from maev_kit.traces._load import load_traces
 from maev_kit.traces._model import (
     AgentTurn,
     Handoff,

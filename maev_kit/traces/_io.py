@@ -4,16 +4,14 @@ from __future__ import annotations
 
 
 import os
-import warnings
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from maev_kit._gc import paused_gc
 from maev_kit._jsonl import display_name, iter_json_lines, pydantic_problems, write_jsonl
-from maev_kit.errors import Problem, TraceValidationError, TraceWarning
+from maev_kit.errors import Problem, TraceValidationError
 from maev_kit.traces._check import check_trace
 from maev_kit.traces._model import AgentTurn, Handoff, HandoffReason, MultiAgentTrace, UserMessage
 
@@ -24,7 +22,6 @@ __all__ = [
     "SUPPORTED_SCHEMA_VERSIONS",
     "check_trace",
     "handoffs_to_frame",
-    "load_traces",
     "save_traces",
     "trace_from_dict",
     "trace_to_dict",
@@ -194,37 +191,6 @@ def _validate_trace_file(path: str | os.PathLike[str], name: str
     if n_lines == 0:
         errors.append(Problem(name, None, "", "file is empty: expected one JSON trace per line"))
     return traces, errors, warns
-
-
-def load_traces(path: str | os.PathLike[str]) -> list[MultiAgentTrace]:
-    """Load a trace JSONL file (one conversation per line, docs/formats.md), or a
-    Parquet file when ``path`` ends in ``.parquet`` (one row per conversation).
-
-    All problems of the file are collected and raised together as one
-    :class:`~maev_kit.errors.TraceValidationError`; non-fatal findings are issued as one
-    :class:`~maev_kit.errors.TraceWarning`.
-
-    >>> import tempfile, os
-    >>> p = os.path.join(tempfile.mkdtemp(), "t.jsonl")
-    >>> save_traces([MultiAgentTrace("c-1")], p)
-    >>> [t.conversation_id for t in load_traces(p)]
-    ['c-1']
-    """
-    if str(path).endswith(".parquet"):  # columnar traces (docs/formats.md), needs pyarrow
-        from maev_kit.traces._parquet import load_parquet
-
-        return load_parquet(path)
-    if not Path(path).exists():
-        raise TraceValidationError([Problem(display_name(path), None, "", "file not found")])
-    traces, errors, warns = validate_trace_file(path)
-    if errors:
-        raise TraceValidationError(errors, warns)
-    if warns:
-        shown = "\n".join(f"  {w}" for w in warns[:10])
-        more = f"\n  … and {len(warns) - 10} more" if len(warns) > 10 else ""
-        warnings.warn(f"{len(warns)} warning(s) in {display_name(path)}:\n{shown}{more}",
-                      TraceWarning, stacklevel=2)
-    return traces
 
 
 def save_traces(traces: Iterable[MultiAgentTrace], path: str | os.PathLike[str]) -> None:

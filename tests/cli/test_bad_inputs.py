@@ -50,7 +50,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (w / "array.jsonl").write_text("[1, 2, 3]\n")
     (w / "missing_field.jsonl").write_text(json.dumps({"turns": []}) + "\n")
     (w / "two_problems.jsonl").write_text('{"turns": []}\nnot json\n')
-    (w / "long.jsonl").write_bytes(b'{"x": "' + b"a" * (16 * 1024 * 1024 + 10) + b'"}\n')
+    (w / "long.jsonl").write_bytes(b'{"conversation_id": "' + b"a" * (16 * 1024 * 1024 + 10)
+                                   + b'", "turns": []}\n')
     (w / "obj.json").write_text(json.dumps({"hello": "world"}))
     (w / "cards.jsonl").write_text(json.dumps(CARD) + "\n" + json.dumps(CARD) + "\n")
     (w / "card_list.json").write_text(json.dumps([CARD]))
@@ -84,7 +85,7 @@ def _checksums(*roots: Path) -> dict[str, str]:
 ROWS: list[tuple[list[str], str]] = [
     # validate
     (["validate", "deep.jsonl"], "deep.jsonl:1: JSON nesting too deep"),
-    (["validate", "binary.bin"], "binary.bin:1: not valid UTF-8"),
+    (["validate", "binary.bin"], "binary.bin: not UTF-8"),  # as import and score say
     (["validate", "no_such.jsonl"], "no_such.jsonl: no such file or folder"),
     (["validate", "empty.jsonl"], "empty.jsonl: file is empty"),
     (["validate", "array.jsonl"], "array.jsonl:1: expected a JSON object, got an array"),

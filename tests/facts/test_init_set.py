@@ -82,10 +82,12 @@ def test_from_trace_jsonl_writes_a_valid_set(trace_file, tmp_path, capsys):
                  "labels.jsonl", "README.md"):
         assert (out / name).is_file()
         assert f"  {name}  (" in text
-    proposal = propose_facts(TRACES)
+    from maev_kit.facts._auto import auto_facts
+
+    proposal, _ = auto_facts(TRACES)  # the default, as maev score's
     kinds = {f.kind for f in proposal}
     assert "read 9 conversations with 16 handoffs from prod_traces.jsonl" in text
-    assert f"facts: {len(proposal)} proposed by the offline proposer" in text
+    assert f"facts: {len(proposal)} key facts proposed by auto (context_passed" in text
     assert all(f"{k} {sum(f.kind == k for f in proposal)}" in text for k in kinds)
     assert "splits (seed 0): dev 4, test 5" in text
     assert "no fact proposed for 1 conversation" in text
@@ -120,7 +122,7 @@ def test_from_trace_jsonl_writes_a_valid_set(trace_file, tmp_path, capsys):
 
     readme = (out / "README.md").read_text()
     assert "`prod_traces.jsonl`" in readme and str(tmp_path) not in readme
-    assert "offline proposer, not reviewed" in readme
+    assert "else the offline proposer), not reviewed" in readme
     assert "no-handoff: no handoff" in readme  # the notes, in a file validation ignores
     assert "Labeler" in readme and "a person" in readme.lower()
     order = [readme.index(s) for s in ("Labeler(", "maev calibrate my_set",
@@ -333,10 +335,10 @@ def test_a_failed_write_leaves_no_half_written_set(trace_file, tmp_path, monkeyp
 @pytest.mark.parametrize(("traces", "out", "expected"), [
     ("missing.jsonl", "o", "missing.jsonl: file not found"),
     ("adir", "o", "adir: is a folder"),
-    ("empty.jsonl", "o", "empty.jsonl: the file is empty"),
+    ("empty.jsonl", "o", "empty.jsonl: file is empty"),
     ("prod_traces.jsonl", "afile/o", "afile is a file, not a folder"),
     ("prod_traces.jsonl", "afile", "afile: is a file"),
-    ("unknown.json", "o", "cannot detect the format"),
+    ("unknown.json", "o", "unknown.json: not a trace file maev-kit can read"),
     ("broken.jsonl", "o", "broken.jsonl:1 › conversation_id: field required"),
 ])
 def test_bad_input_is_one_line_exit_2(trace_file, tmp_path, monkeypatch, capsys, traces, out,

@@ -211,13 +211,14 @@ CHAT = [{"role": "user", "content": "My invoice is wrong and my API fails"},
 
 
 def test_chat_without_speaker_handoffs_reports_it():
-    traces, issues = import_traces(CHAT, format="chat")
+    traces, issues = import_traces(CHAT, format="chat", speaker_change_handoffs=False)
     assert traces[0].handoffs == []
     assert any("speaker_change_handoffs=True" in i.message for i in issues)
 
 
 def test_chat_speaker_changes_become_handoffs():
-    traces, _ = import_traces(CHAT, format="chat", speaker_change_handoffs=True)
+    traces, _ = import_traces(CHAT, format="chat")  # the default
+    assert traces == import_traces(CHAT, format="chat", speaker_change_handoffs=True).traces
     t = traces[0]
     assert [(h.from_agent, h.to_agent, h.mode, h.turn_index) for h in t.handoffs] == [
         ("triage", "billing", "transfer", 2), ("billing", "technical", "transfer", 4)]
@@ -300,9 +301,9 @@ def test_autogen_spans_with_message_payloads_give_text(load_sample):
 def test_public_names_are_pinned():
     import maev_kit.traces.importers as importers
 
-    assert sorted(importers.__all__) == ["FORMATS", "ImportIssue", "ImportResult",
-                                         "TraceImportError", "detect_format", "import_traces",
-                                         "load_any"]
+    assert sorted(importers.__all__) == ["Detected", "FORMATS", "ImportIssue", "ImportResult",
+                                         "TraceImportError", "detect_file", "detect_format",
+                                         "import_traces", "load_any"]
     assert importers.FORMATS == ("openai-agents", "otel", "openinference", "langgraph",
                                  "autogen", "crewai", "chat")
 
@@ -322,6 +323,8 @@ def test_cli_chat_options(tmp_path):
     assert "2 handoffs" in result.output.splitlines()[0]
     assert [(h.from_agent, h.to_agent) for h in load_traces(out)[0].handoffs] == [
         ("triage", "billing"), ("billing", "technical")]
-    # without the option the log names no handoff, and the CLI says how to get them
-    result = CliRunner().invoke(import_command, ["chat", str(src), "-o", str(out)])
+    # with --no-speaker-change-handoffs the log names no handoff, and the CLI says how to get
+    # them
+    result = CliRunner().invoke(import_command, ["chat", str(src), "-o", str(out),
+                                                 "--no-speaker-change-handoffs"])
     assert "0 handoffs" in result.output and "speaker_change_handoffs=True" in result.output

@@ -137,7 +137,7 @@ def test_auto_detection_error_says_so(load_sample):
 
 @pytest.mark.parametrize("text, match", [
     ("{not json", "not valid JSON"),
-    ("", "not valid JSON"),
+    ("", "bad.json: file is empty"),
     ('{"a": 1}\n{oops\n', "neither JSON nor JSON Lines: line 2"),
 ])
 def test_unreadable_files(tmp_path, text, match):
@@ -152,8 +152,13 @@ def test_missing_file_and_undetectable(tmp_path):
         import_traces(tmp_path / "nope.json")
     p = tmp_path / "x.json"
     p.write_text(json.dumps({"what": "ever"}))
-    with pytest.raises(InputError, match="cannot detect the format; pass `format`"):
+    with pytest.raises(InputError, match="not a trace file maev-kit can read .it holds an "
+                                         "object with the key what.. It reads: maev trace "
+                                         "JSONL") as info:
         import_traces(p)
+    assert "chat JSONL, one message per line" in str(info.value)
+    assert "openai-agents, otel, openinference, langgraph, autogen, crewai, chat" in str(
+        info.value)
 
 
 def test_unknown_format_and_option(load_sample):

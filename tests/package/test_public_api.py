@@ -43,8 +43,8 @@ PUBLIC = {
         "validate_trace_file",
     ],
     "maev_kit.traces.importers": [
-        "FORMATS", "ImportIssue", "ImportResult", "TraceImportError", "detect_format",
-        "import_traces", "load_any",
+        "FORMATS", "Detected", "ImportIssue", "ImportResult", "TraceImportError",
+        "detect_file", "detect_format", "import_traces", "load_any",
     ],
     "maev_kit.expectations": [
         "ConversationExpectations", "HandoffExpectation", "KeyFact", "RoutingTestCase",

@@ -7,6 +7,7 @@ could not map::
     traces, issues = import_traces("export.json")               # format detected
     traces, issues = import_traces("log.json", format="chat", speaker_change_handoffs=True)
     traces, issues = load_any("traces.jsonl")                   # a maev trace file, or any export
+    detect_file("log.jsonl").format                             # what a file is: 'maev', 'chat', …
 
 Importers are pure functions over the JSON: no framework package is needed. See
 ``docs/importers.md`` for what each format maps and loses.
@@ -28,7 +29,16 @@ from maev_kit.traces.importers._autogen import import_autogen
 from maev_kit.traces.importers._chat import import_chat
 from maev_kit.traces.importers._common import ImportIssue, ImportResult, TraceImportError
 from maev_kit.traces.importers._crewai import import_crewai
-from maev_kit.traces.importers._detect import detect_format
+from maev_kit.traces.importers._detect import (
+    FORMATS,
+    Detected,
+    check_not_empty,
+    detect_file,
+    detect_format,
+    is_trace_jsonl,
+    not_traces_error,
+    unknown_shape_error,
+)
 from maev_kit.traces.importers._langgraph import import_langgraph
 from maev_kit.traces.importers._openai_agents import import_openai_agents
 from maev_kit.traces.importers._openinference import import_openinference
@@ -36,9 +46,11 @@ from maev_kit.traces.importers._otel import import_otel
 
 __all__ = [
     "FORMATS",
+    "Detected",
     "ImportIssue",
     "ImportResult",
     "TraceImportError",
+    "detect_file",
     "detect_format",
     "import_traces",
     "load_any",
@@ -54,80 +66,7 @@ _IMPORTERS: dict[str, Callable[..., ImportResult]] = {
     "chat": import_chat,
 }
 
-#: The format names :func:`import_traces` accepts (besides ``"auto"``).
-FORMATS: tuple[str, ...] = tuple(_IMPORTERS)
-
-
-#: What to say when a file the user passed as traces is another kind of maev-kit file.
-_NOT_TRACES = {
-    "labels": ("a labels file (lines with item_id, annotator, label)",
-               "pass it as labels: `maev init-set TRACES --out SET --labels {name}` carries "
-               "them into a set, `maev agree {name}` compares annotators"),
-    "reviews": ("a fact-review decisions file (lines with fact_id, reviewer, decision)",
-                "it belongs in a labeled set as fact_reviews.jsonl"),
-    "expectations": ("an expectations file (key_facts / handoffs / routing per conversation)",
-                     "pass it as --expectations (maev score) or --facts (maev init-set)"),
-    "reviewed-facts": ("a facts file (proposed key facts)", "pass it as --facts"),
-    "facts": ("a facts file (proposed key facts)", "pass it as --facts"),
-    "card": ("a judge card", "pass it as --judge-card"),
-    "scores": ("a scores table written by `maev score --out`", "give the traces it was "
-               "scored from"),
-    "ledger": ("a retention ledger written by `maev score --ledger`",
-               "pass it as --judge-run (maev agree)"),
-    "calibration": ("a calibration table", "give a trace file or a framework export"),
-    "report": ("an HTML report", "give a trace file or a framework export"),
-}
-
-
-def not_traces_error(name: str, kind: str | None) -> InputError | None:
-    """The error for a file of another kind passed where traces are expected, else None.
-
-    >>> print(not_traces_error("labels.jsonl", "labels"))
-    labels.jsonl: this looks like a labels file (lines with item_id, annotator, label), not traces; pass it as labels: `maev init-set TRACES --out SET --labels labels.jsonl` carries them into a set, `maev agree labels.jsonl` compares annotators
-    """
-    if kind not in _NOT_TRACES:
-        return None
-    what, fix = _NOT_TRACES[kind]
-    return InputError(f"{name}: this looks like {what}, not traces; {fix.format(name=name)}")
-
-
-def _empty_error(name: str, data: Any) -> InputError | None:
-    """``no traces in FILE`` for an empty JSON list or object (or a list of empty ones)."""
-    if data in ([], {}) or (isinstance(data, list) and all(v in ([], {}) for v in data)):
-        shown = "an empty list" if isinstance(data, list) else "an empty object"
-        return InputError(f"no traces in {name}: it holds {shown}")
-    return None
-
-
-def _read(path: Path, name: str) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not content
-    except FileNotFoundError:
-        raise InputError(f"{name}: file not found") from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"{name}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise InputError(f"{name}: cannot read the file ({e.strerror})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as first:
-        lines = [ln for ln in text.splitlines() if ln.strip()]
-        if len(lines) < 2:
-            raise InputError(f"{name}: not valid JSON: {first.msg} at line {first.lineno} "
-                             f"column {first.colno}") from None
-        values = []
-        for i, ln in enumerate(text.splitlines(), 1):
-            if not ln.strip():
-                continue
-            try:
-                values.append(json.loads(ln))
-            except json.JSONDecodeError as e:
-                raise InputError(f"{name}: neither JSON nor JSON Lines: line {i}: {e.msg} "
-                                 f"at column {e.colno}") from None
-        if all(isinstance(v, dict) and "resourceSpans" in v for v in values):
-            # the OTel collector's file exporter: one export request per line
-            return {"resourceSpans": [rs for v in values for rs in v["resourceSpans"]]}
-        return values
+assert tuple(_IMPORTERS) == FORMATS  # :data:`FORMATS`: the names import_traces accepts
 
 
 def import_traces(path: str | os.PathLike[str] | dict[str, Any] | list[Any],
@@ -171,11 +110,17 @@ def import_traces(path: str | os.PathLike[str] | dict[str, Any] | list[Any],
     if not isinstance(format, str) or (format != "auto" and format not in _IMPORTERS):
         raise InputError(f"unknown `format` {format!r}; use 'auto' or one of: "
                          f"{', '.join(FORMATS)}")
-    src = _source(path)
-    empty = _empty_error(src.name, src.data)
-    if empty is not None:
-        raise empty
-    fmt = _detected(src) if format == "auto" else format
+    if isinstance(path, (dict, list)):
+        check_not_empty("<data>", path)
+        src = _Source(path, "<data>", "trace")
+        fmt = _data_format(src) if format == "auto" else format
+    else:
+        found = detect_file(path, format, name=display_name(path))
+        if found.format == "maev":
+            raise InputError(f"{found.name}: this is already a maev trace file (JSONL); "
+                             "nothing to import: score, report and init-set read it as it is")
+        src = _Source(found.data, found.name, Path(path).stem)
+        fmt = found.format
     traces, issues = _run_importer(src, fmt, format == "auto", options)
     traces = _finish(traces, fmt, src.name)
     return ImportResult(traces, issues)
@@ -190,34 +135,22 @@ class _Source(NamedTuple):
     stem: str
 
 
-def _source(path: str | os.PathLike[str] | dict[str, Any] | list[Any]) -> _Source:
-    """The file at ``path`` read (or already-parsed JSON, named ``<data>``)."""
-    if isinstance(path, (dict, list)):
-        return _Source(path, "<data>", "trace")
-    name = display_name(path)
-    stem = Path(path).stem
-    return _Source(_read(Path(path), name), name, stem)
-
-
-def _detected(src: _Source) -> str:
-    """The format detected for ``src``; else an error naming the maev-kit file it is, or
-    asking for the format."""
+def _data_format(src: _Source) -> str:
+    """The format detected for already-parsed JSON; else an error saying what it is."""
     fmt = detect_format(src.data)
     if fmt is not None:
         return fmt
     from maev_kit._files import _kind_of_keys
 
-    data, name = src.data, src.name
-    first = data[0] if isinstance(data, list) and data else data
+    first = src.data[0] if isinstance(src.data, list) and src.data else src.data
     kind = _kind_of_keys(set(first)) if isinstance(first, dict) else None
     if kind == "traces":
-        raise InputError(f"{name}: this is already a maev trace file (JSONL); nothing "
-                         "to import: score, report and init-set read it as it is")
-    other = not_traces_error(name, kind)
+        raise InputError(f"{src.name}: these are already maev traces; nothing to import "
+                         "(trace_from_dict reads one)")
+    other = not_traces_error(src.name, kind)
     if other is not None:
         raise other
-    raise InputError(f"{name}: cannot detect the format; pass `format` explicitly, one "
-                     f"of: {', '.join(FORMATS)}")
+    raise unknown_shape_error(src.name, src.data)
 
 
 def _run_importer(src: _Source, fmt: str, detected: bool,
@@ -262,35 +195,12 @@ def _finish(traces: list[Any], fmt: str, name: str) -> list[Any]:
     return out
 
 
-#: Top-level fields that only a maev trace line has.
-_TRACE_KEYS = frozenset({"conversation_id", "turns", "handoffs", "user_messages",
-                         "schema_version"})
-
-
-def is_trace_jsonl(path: str | os.PathLike[str]) -> bool:
-    """True when the first non-blank line of ``path`` is a maev trace object (even a broken
-    one, so that its problems are reported as trace problems) and no framework's export."""
-    try:
-        with open(path, "rb") as f:
-            for raw in f:
-                if raw.strip():
-                    first = json.loads(raw)
-                    break
-            else:
-                return False
-    except RecursionError:  # a .jsonl file's first line nests too deeply: the trace reader
-        return Path(path).suffix.lower() == ".jsonl"  # names the line
-    except ValueError:  # not JSON Lines (or one pretty-printed document)
-        return False
-    return (isinstance(first, dict) and bool(_TRACE_KEYS & set(first))
-            and detect_format(first) is None)
-
-
 def load_any(path: str | os.PathLike[str], format: str = "auto") -> ImportResult:
     """Read a maev trace JSONL file or any framework export: ``(traces, issues)``.
 
-    The one reader behind every command that takes traces (``maev score``, ``maev report``,
-    ``maev init-set``) and behind ``evaluate`` given a file.
+    The one reader behind every command that takes traces (``maev validate``, ``score``,
+    ``report``, ``init-set``), :func:`~maev_kit.traces.load_traces` and ``evaluate`` given a
+    file; what the file is, :func:`detect_file` decides.
 
     Parameters
     ----------
@@ -308,9 +218,10 @@ def load_any(path: str | os.PathLike[str], format: str = "auto") -> ImportResult
     Raises
     ------
     InputError
-        One line for an unknown format, a folder, a missing, empty or unreadable file, an
-        undetectable or unreadable export, or a file with no conversation;
-        :class:`~maev_kit.errors.TraceValidationError` listing every problem of a trace file.
+        One line for an unknown format, a folder, a missing, empty or unreadable file, a file
+        of no known shape (naming the shapes the kit reads), an unreadable export, or a file
+        with no conversation; :class:`~maev_kit.errors.TraceValidationError` listing every
+        problem of a trace file.
 
     Examples
     --------
@@ -327,19 +238,24 @@ def load_any(path: str | os.PathLike[str], format: str = "auto") -> ImportResult
     ...
     maev_kit.errors.InputError: unknown trace format 'otell'; did you mean 'otel'? use 'auto' or one of: openai-agents, otel, openinference, langgraph, autogen, crewai, chat
     """
-    p = Path(path)
-    name = p.name
     _check_trace_format(format)
-    _check_trace_path(p, name, format)
-    if _is_trace_file(p, name, format):
-        out = _read_trace_file(p, name)
+    try:
+        return read_detected(detect_file(path, format))
+    except RecursionError:
+        raise InputError(f"{Path(path).name}: the JSON nests too deeply to read") from None
+
+
+def read_detected(found: Detected) -> ImportResult:
+    """The traces of a file :func:`detect_file` has named: a maev trace file by the trace
+    reader, an export by its importer. An :class:`InputError` when it holds no conversation."""
+    if found.format == "maev":
+        out = _read_trace_file(found.path, found.name)
     else:
-        try:
-            out = import_traces(p, format)
-        except RecursionError:
-            raise InputError(f"{name}: the JSON nests too deeply to read") from None
+        src = _Source(found.data, found.name, found.path.stem)
+        traces, issues = _run_importer(src, found.format, True, {})
+        out = ImportResult(_finish(traces, found.format, found.name), issues)
     if not out.traces:
-        raise InputError(f"{name}: holds no conversation")
+        raise InputError(f"{found.name}: holds no conversation")
     return out
 
 
@@ -353,35 +269,6 @@ def _check_trace_format(format: str) -> None:
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise InputError(f"unknown trace format {format!r}; {hint}use 'auto' or one of: "
                          f"{', '.join(FORMATS)}")
-
-
-def _check_trace_path(p: Path, name: str, format: str) -> None:
-    """Raise for a folder, a missing file, or (with ``format="auto"``) a maev-kit file of
-    another kind."""
-    if p.is_dir():
-        raise InputError(f"{name}: is a folder; give a trace JSONL file or a framework export "
-                         "(a labeled-set folder is already a set)")
-    if not p.exists():
-        raise InputError(f"{name}: file not found")
-    if format == "auto":
-        from maev_kit._files import sniff
-
-        found = sniff(p)
-        other = not_traces_error(name, found.kind if found is not None else None)
-        if other is not None:
-            raise other
-
-
-def _is_trace_file(p: Path, name: str, format: str) -> bool:
-    """Whether ``p`` is read as a maev trace JSONL file (only with ``format="auto"``); raise
-    for an empty or unreadable file."""
-    try:
-        if p.stat().st_size < 4096 and not p.read_bytes().strip():
-            raise InputError(f"{name}: the file is empty; give a trace JSONL file or a "
-                             "framework export")
-        return format == "auto" and is_trace_jsonl(p)
-    except OSError as e:
-        raise InputError(f"{name}: cannot read the file ({e.strerror})") from None
 
 
 def _read_trace_file(p: Path, name: str) -> ImportResult:

@@ -163,7 +163,7 @@ def str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-_TRANSFER = re.compile(r"^(?:transfer_to_|handoff_to_|transfer_back_to_)(.+)$")
+_TRANSFER = re.compile(r"^(?:transfer_to_|handoff_to_|transfer_back_to_|escalate_to_)(.+)$")
 
 
 def transfer_target(tool_name: str) -> str | None:
