@@ -238,6 +238,22 @@ def _write_frame(df: Any, path: str | Path) -> bool:
     return True
 
 
+def rows_on_disk(path: str | Path) -> int:
+    """How many rows the table file at ``path`` holds, read back (Parquet's metadata, JSONL's
+    lines, CSV's records), so what a command says it wrote is what is on disk."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    if suffix == ".jsonl":
+        with open(path, "rb") as fh:
+            return sum(1 for line in fh if line.strip())
+    import pandas as pd
+
+    return len(pd.read_csv(path))
+
+
 def _estimates_text(estimates: Any) -> str:
     """The retention rates over all handoffs, judge-only beside human-only and PPI++ (each
     with its interval), or the one line saying they are judge-only and why."""

@@ -40,7 +40,7 @@ def sample_command(source: str, n: int, seed: int, split: str | None, facts: str
         load_inputs,
         select_facts,
     )
-    from maev_kit.labels import SAMPLE_FILE, draw_label_sample
+    from maev_kit.labels import SAMPLE_FILE, LabelSample, draw_label_sample
 
     inputs = load_inputs(source, expectations=expectations, split=split)
     key_facts = select_facts(inputs.traces, inputs.expectations, facts)
@@ -52,6 +52,7 @@ def sample_command(source: str, n: int, seed: int, split: str | None, facts: str
         out = str(Path(inputs.labeled_set.path) / SAMPLE_FILE)
     sample = draw_label_sample([it.item_id for it in items], n, seed=seed)
     sample.save(out)
-    click.echo(f"drew {len(sample.item_ids)} of {sample.population} items at random "
+    written = LabelSample.load(out)  # the counts said are those of the file on disk
+    click.echo(f"drew {len(written.item_ids)} of {written.population} items at random "
                f"(seed {seed}); label them in this order (any first k are a random sample)")
-    click.echo(f"written: {out}")
+    click.echo(f"written: {out} ({len(written.item_ids)} items)")

@@ -21,7 +21,7 @@ from maev_kit.cli._flags import (OFFLINE_JUDGES, SET_HELP, JudgeFlags, _check_sp
 from maev_kit.cli._output import (FRAME_SUFFIXES, _budget_text, _echo_json, _echo_run_lines,
                                   _error_summary_line, _estimates_text, _failed_judges, _frame_text,
                                   _input_file, _judge_line, _na, _one_line, _output_file,
-                                  _output_folder, _write_frame)
+                                  _output_folder, _write_frame, rows_on_disk)
 from maev_kit.errors import InputError
 
 
@@ -368,6 +368,9 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
     click.echo(f"\n{len(result.per_conversation)} conversations scored in "
                f"{time.perf_counter() - t0:.1f} s")
     _echo_run_lines(result)
+    for path, what in ((out, "conversations"), (ledger, "verdicts (one per fact per handoff)")):
+        if path:
+            click.echo(f"wrote {path} ({rows_on_disk(path)} {what})")
     for text in (_estimates_text(result.estimates), _budget_text(result.label_budget)):
         if text:
             click.echo(text)
