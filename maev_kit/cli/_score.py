@@ -42,7 +42,9 @@ mlflow_option = click.option(
 
 
 def _check_mlflow(uri: str | None) -> None:
-    """Refuse ``--mlflow`` before anything runs: mlflow missing, or no tracking URI."""
+    """Refuse ``--mlflow`` before anything runs: mlflow missing, no tracking URI, or one
+    MLflow cannot use or must not write (a label store, another application's database, a
+    server that does not answer)."""
     import importlib.util
 
     if uri is None:
@@ -54,6 +56,9 @@ def _check_mlflow(uri: str | None) -> None:
         raise InputError(f"--mlflow{shown}: not a tracking URI (e.g. {MLFLOW_DEFAULT}, "
                          "http://host:5000); `--mlflow` alone logs to "
                          f"{MLFLOW_DEFAULT}: put it after SOURCE or write --mlflow=URI")
+    from maev_kit.reporting._mlflow import check_tracking_uri
+
+    check_tracking_uri(uri)  # a store MLflow cannot use or must not write: exit 2 now
 
 
 def _log_mlflow(result: Any, uri: str | None, report_html: Any = None) -> str | None:
