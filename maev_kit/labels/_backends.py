@@ -288,7 +288,8 @@ class DatabaseBackend(ABC):
 
     def entries(self) -> list[tuple[str, LabelRecord]]:
         """Every label line as ``(label_id, record)``, in insertion order."""
-        rows = self._run("read", lambda conn: self._select(conn, _SELECT), absent=[])
+        none: list[tuple[Any, ...]] = []
+        rows = self._run("read", lambda conn: self._select(conn, _SELECT), absent=none)
         out = []
         for row in rows:
             try:
@@ -308,8 +309,9 @@ class DatabaseBackend(ABC):
     def schema_version(self) -> int | None:
         """The schema version recorded in the store; None when there is no store yet (a
         read creates nothing)."""
+        none: list[tuple[Any, ...]] = []
         rows = self._run("read", lambda conn: self._select(
-            conn, "SELECT value FROM maev_meta WHERE key = 'schema_version'"), absent=[])
+            conn, "SELECT value FROM maev_meta WHERE key = 'schema_version'"), absent=none)
         return int(rows[0][0]) if rows else None
 
     def create(self) -> None:

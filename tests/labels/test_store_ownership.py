@@ -154,3 +154,14 @@ def test_postgres_reads_create_nothing_and_foreign_tables_are_refused(pg_url):
                                                   r"maev label store \(invoices\)"):
             act()
     assert _psql(pg_url, tables) == [("invoices",)]
+
+
+def test_mlflow_is_refused_a_postgres_label_store(pg_url):
+    pytest.importorskip("mlflow")
+    from maev_kit.reporting._mlflow import check_tracking_uri
+
+    url = pg_url.replace("postgresql://", "postgresql+psycopg://", 1)
+    check_tracking_uri(url)  # an empty database: MLflow may make its tables there
+    LabelStore(pg_url).add("i1", "lost", annotator="ana")
+    with pytest.raises(InputError, match="the database is a maev label store"):
+        check_tracking_uri(url)
