@@ -386,7 +386,9 @@ def check_card(
     ------
     InputError
         A card or labeled set that cannot be read, a card without a recorded κ, a judge that
-        cannot be rebuilt as calibrated, a split the set lacks, no labeled item to check.
+        cannot be rebuilt as calibrated, a split the set lacks, no labeled item to check; a
+        card that cannot be compared with the set: made on another labeled set, the labels
+        of its split changed since (``labels_hash``), labels of one class (κ undefined).
     JudgeUnavailableError
         When the judge cannot answer at all (no key, nothing listening).
 
