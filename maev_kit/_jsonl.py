@@ -178,6 +178,8 @@ def pydantic_problems(err: ValidationError, file: str, line: int | None,
             msg = "unknown field (remove it, or put it under `metadata`)"
         elif e["type"] == "missing":
             msg = "field required"
+        elif e["type"] == "value_error":  # our own validator's words, without pydantic's prefix
+            msg = str(msg).removeprefix("Value error, ")
         out.append(Problem(file, line, format_loc(loc), msg))
     return out
 

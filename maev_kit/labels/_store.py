@@ -36,7 +36,13 @@ from maev_kit.labels._backends import (
     new_label_id,
     open_backend,
 )
-from maev_kit.labels._records import LABEL_VALUES, LabelRecord, latest_labels, read_label_file
+from maev_kit.labels._records import (
+    LABEL_VALUES,
+    LabelRecord,
+    check_annotator,
+    latest_labels,
+    read_label_file,
+)
 
 __all__ = ["LabelStore", "LabelStoreWarning", "copy_labels", "open_label_store"]
 
@@ -241,14 +247,15 @@ class LabelStore:
         Raises
         ------
         ValueError
-            When ``label`` is not one of ``retained``, ``lost``, ``contradicted``, ``skip`` or
-            ``item_id`` / ``annotator`` is blank.
+            When ``label`` is not one of ``retained``, ``lost``, ``contradicted``, ``skip``,
+            ``item_id`` is blank or ``annotator`` is not a valid name
+            (:func:`~maev_kit.labels.check_annotator`).
         """
         if label not in LABEL_VALUES:
             raise ValueError(f"`label` must be one of {', '.join(LABEL_VALUES)}; got {label!r}")
-        for arg, value in (("item_id", item_id), ("annotator", annotator)):
-            if not isinstance(value, str) or not value.strip():
-                raise ValueError(f"`{arg}` must be a non-blank string, got {value!r}")
+        if not isinstance(item_id, str) or not item_id.strip():
+            raise ValueError(f"`item_id` must be a non-blank string, got {item_id!r}")
+        check_annotator(annotator, "`annotator`")
         record = LabelRecord(item_id=item_id, annotator=annotator,
                              label=label,  # type: ignore[arg-type]
                              note=note or "", created_at=_now(), source=source)
