@@ -19,7 +19,7 @@ __all__ = ["import_command"]
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-o", "--output", "output", required=True,
               type=click.Path(dir_okay=False, path_type=Path),
-              help="Trace JSONL file to write.")
+              help="Trace JSONL file to write. A missing folder is created.")
 @click.option("--speaker-change-handoffs", is_flag=True, default=False,
               help="chat format: record each change of speaker as a handoff.")
 @click.option("--user-name", default=None,
@@ -66,6 +66,7 @@ def import_command(format: str, path: Path, output: Path, speaker_change_handoff
         raise InputError(f"{path}:{_deep_line(path)}: {NESTING_TOO_DEEP}") from None
     if not traces:
         raise InputError(f"{path.name}: the export holds no conversation to import")
+    output.parent.mkdir(parents=True, exist_ok=True)  # a missing folder is created
     save_traces(traces, output)
     fmt = traces[0].metadata.get("source_format", format)
     n_agents = len({a for t in traces for a in t.agents_involved()})

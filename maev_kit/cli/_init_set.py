@@ -15,7 +15,8 @@ _SHOWN_WARNINGS = 20
 @click.command("init-set")
 @click.argument("traces", metavar="TRACES...", nargs=-1, required=True)
 @click.option("--out", "out", required=True, metavar="DIR",
-              help="The labeled-set folder to create (missing or empty, unless --force).")
+              help="The labeled-set folder to create (missing or empty, unless --force); "
+                   "missing folders above it are created too.")
 @click.option("--facts", "facts", default="offline", show_default=True,
               metavar="offline|context|A,B|FILE",
               help="Proposer(s) of the key facts, or a facts / expectations JSONL file.")

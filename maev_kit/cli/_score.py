@@ -284,9 +284,11 @@ def _echo_agreement(out: dict[str, Any]) -> None:
 @card_options
 @click.option("--split", default=None, help="Score only this split (e.g. test).")
 @click.option("--out", "out", type=click.Path(), default=None,
-              help="Write per-conversation scores (.csv, .jsonl or .parquet).")
+              help="Write per-conversation scores (.csv, .jsonl or .parquet). A missing "
+                   "folder is created.")
 @click.option("--ledger", type=click.Path(), default=None,
-              help="Write the per-fact retention ledger (.csv, .jsonl or .parquet).")
+              help="Write the per-fact retention ledger (.csv, .jsonl or .parquet). A "
+                   "missing folder is created.")
 @click.option("--json", "as_json", is_flag=True, help="Print the aggregates as JSON.")
 @click.option("--force", is_flag=True, default=False,
               help="Replace an output file that is not this command's own earlier output "
@@ -411,7 +413,7 @@ def exit_on_failed_shards(result: Any) -> None:
 @click.command("report")
 @click.argument("set_path", metavar="SOURCE")
 @click.option("--out", "out", type=click.Path(), default="report.html", show_default=True,
-              help="The HTML file to write.")
+              help="The HTML file to write. A missing folder is created.")
 @click.option("--calibrate/--no-calibrate", "do_calibrate", default=True, show_default=True,
               help="Include a calibration of the offline judges against the set's labels.")
 @click.option("--force", is_flag=True, default=False,
@@ -481,7 +483,7 @@ def _calibrate_for_report(ls: Any, flags: JudgeFlags, *, n_resamples: int = 2000
 # --------------------------------------------------------------------------- demo
 @click.command()
 @click.option("--out", "out", type=click.Path(), default="maev-demo", show_default=True,
-              help="Folder for the report and tables.")
+              help="Folder for the report and tables (created when missing).")
 @click.option("--set", "set_path", default="support_desk", show_default=True, help=SET_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--force", is_flag=True, default=False,

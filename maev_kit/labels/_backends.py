@@ -296,9 +296,12 @@ class DatabaseBackend(ABC):
                 rec = LabelRecord(item_id=row[1], annotator=row[2], label=row[3],
                                   note=row[4] or "", created_at=row[5] or "", source=row[6])
             except ValidationError as exc:
+                from maev_kit._jsonl import pydantic_problems
+
+                why = "; ".join(f"{p.path}: {p.message}" for p in pydantic_problems(exc, "", None))
                 raise LabelStoreError(f"label store {self.url}: the row with label_id "
-                                      f"{row[0]!r} is not a valid label: "
-                                      f"{_one_line(exc, ())}", cause="schema") from None
+                                      f"{row[0]!r} is not a valid label: {why}",
+                                      cause="schema") from None
             out.append((str(row[0]), rec))
         return out
 
