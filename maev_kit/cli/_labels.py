@@ -224,15 +224,15 @@ def export_command(store_url: str, to: str) -> None:
     from maev_kit.labels import LabelStore, copy_labels
 
     src = LabelStore(_store_url(store_url, "STORE_URL"))
-    db = src.database
-    if db is not None and db.kind == "sqlite" and not Path(getattr(db, "path", "")).is_file():
-        raise InputError(f"STORE_URL {src.location}: no SQLite label store there (nothing to "
-                         "export; a read never creates one)")
     if not Path(to).exists() and Path(to).suffix.lower() != ".jsonl":
         _refuse_bundled(to)
     dst_path = _labels_file(to, writing=True)
     if not dst_path.exists():
         _output_file(str(dst_path), "--to", (".jsonl",))  # a missing folder is created
+    db = src.database
+    if db is not None and db.kind == "sqlite" and not Path(getattr(db, "path", "")).is_file():
+        raise InputError(f"STORE_URL {src.location}: no SQLite label store there (nothing to "
+                         "export; a read never creates one)")
     with src:
         dst = LabelStore(dst_path)
         copied = copy_labels(src, dst)

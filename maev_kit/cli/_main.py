@@ -39,7 +39,7 @@ _LAZY_COMMANDS: dict[str, str] = {
 }
 
 _HELP = {
-    "validate": "Check trace files or labeled-set folders; list every problem.",
+    "validate": "Check trace files, labeled-set or saved-result folders; list every problem.",
     "import": "Convert a framework's trace export to maev-kit JSONL.",
     "serve-fake": "Serve a local OpenAI-compatible endpoint for offline tests.",
     "demo": "The main job, offline: calibrate, score and report on the bundled set.",
@@ -97,14 +97,13 @@ def cli() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report instead of text.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not print warnings.")
 def validate(paths: tuple[str, ...], as_json: bool, quiet: bool) -> None:
-    """Check trace files (JSONL) or labeled-set folders.
+    """Check trace files (JSONL or Parquet), labeled-set folders or saved result folders
+    (EvaluationResult.save: format, version, every table against its checksum).
 
     Prints one summary line per valid path; otherwise every problem as
     ``file:line › field: message`` and exits 2.
     """
-    from maev_kit.datasets import validate_path
-
-    reports = [validate_path(p)[0] for p in paths]
+    reports = [_validate_one(p) for p in paths]
     if as_json:
         click.echo(json.dumps([{"path": r.path, "ok": r.ok, "counts": r.counts,
                                 "errors": [str(e) for e in r.errors],
@@ -122,6 +121,17 @@ def validate(paths: tuple[str, ...], as_json: bool, quiet: bool) -> None:
             click.echo(r.summary(), err=not r.ok)
     if not all(r.ok for r in reports):
         sys.exit(2)
+
+
+def _validate_one(path: str) -> Any:
+    """The validation report of one path: a saved result folder, or what validate_path reads
+    (a trace JSONL or Parquet file, a labeled-set folder)."""
+    from maev_kit.cli._inputs import is_saved_result, validate_saved_result
+    from maev_kit.datasets import validate_path
+
+    if is_saved_result(path):
+        return validate_saved_result(path)
+    return validate_path(path)[0]
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -294,7 +294,8 @@ def load_any(path: str | os.PathLike[str], format: str = "auto") -> ImportResult
 
     Parameters
     ----------
-    path : a trace JSONL file (see ``docs/formats.md``) or a framework export.
+    path : a trace JSONL file (see ``docs/formats.md``), a trace Parquet file (``maev
+        convert``, ``save_traces``; recognised by its content) or a framework export.
     format : ``"auto"`` (a maev trace file, else the export's format is detected) or one of
         :data:`FORMATS` to force an importer.
 
@@ -331,6 +332,10 @@ def load_any(path: str | os.PathLike[str], format: str = "auto") -> ImportResult
     name = p.name
     _check_trace_format(format)
     _check_trace_path(p, name, format)
+    from maev_kit.traces._parquet import is_parquet_file
+
+    if format == "auto" and is_parquet_file(p):  # the kit's own columnar traces
+        return _read_parquet_traces(p)
     if _is_trace_file(p, name, format):
         out = _read_trace_file(p, name)
     else:
@@ -382,6 +387,19 @@ def _is_trace_file(p: Path, name: str, format: str) -> bool:
         return format == "auto" and is_trace_jsonl(p)
     except OSError as e:
         raise InputError(f"{name}: cannot read the file ({e.strerror})") from None
+
+
+def _read_parquet_traces(p: Path) -> ImportResult:
+    """A trace Parquet file's traces (``maev convert``, ``save_traces``) and its non-fatal
+    findings; every problem raised in one :class:`~maev_kit.errors.TraceValidationError`."""
+    import warnings
+
+    from maev_kit.traces._parquet import load_parquet
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        traces = load_parquet(p)
+    return ImportResult(traces, [str(w.message) for w in caught])  # type: ignore[arg-type]
 
 
 def _read_trace_file(p: Path, name: str) -> ImportResult:
