@@ -13,6 +13,7 @@ import hashlib
 import json
 import shutil
 import sqlite3
+import warnings
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,15 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
     other = shutil.copytree(w / "set", w / "other")
     manifest = json.loads((other / "manifest.json").read_text())
     (other / "manifest.json").write_text(json.dumps({**manifest, "name": "other"}))
+    from maev_kit.evaluation import evaluate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        evaluate(w / "set", judge=None, progress=False, n_resamples=100).save(w / "result")
+    bad = shutil.copytree(w / "result", w / "result_bad")
+    (bad / "ledger.parquet").write_bytes((bad / "ledger.parquet").read_bytes()[:-30])
+    run_plain(["convert", str(w / "set" / "traces.jsonl"), str(w / "t.parquet")])
+    (w / "cut.parquet").write_bytes((w / "t.parquet").read_bytes()[:200])
     code = run_plain(["calibrate", str(w / "set"), "--judge", "heuristic", "--resamples", "200",
                       "--no-progress", "--card", str(w / "card.json")])
     assert code == 0
@@ -106,6 +116,14 @@ ROWS: list[tuple[list[str], str]] = [
     # C. the drift gate cannot judge
     (["check", "card.json", "--set", "other", "--no-progress", "--resamples", "200"],
      "the card was made on labeled set 'set', not 'other'"),
+    # D. what the kit wrote, read back: a changed table or a cut file is named
+    (["validate", "result_bad"], "result_bad/manifest.json › tables.ledger.sha256: "
+                                 "ledger.parquet does not match the manifest"),
+    (["report", "result_bad", "--out", "r.html"], "tables.ledger.sha256"),
+    (["score", "result_bad"], "tables.ledger.sha256"),
+    (["score", "result", "--judge-card", "card.json"], "result is a saved result"),
+    (["score", "cut.parquet", "--no-progress"], "cut.parquet: not a readable Parquet file"),
+    (["validate", "cut.parquet"], "cut.parquet: not a readable Parquet file"),
     # E. names and messages for people
     (["agree", "bad_names.jsonl"], "bad_names.jsonl:2 › annotator: annotator '../../ben' is "
                                    "not a valid name"),
@@ -124,7 +142,7 @@ def test_wrong_input_changes_no_file(args: list[str], expected: str, world: Path
     assert code == 2, err
     assert "Traceback" not in err and "errors.pydantic.dev" not in err and "type=" not in err
     assert expected in err, err
-    assert len(err.strip().splitlines()) == 1, err
+    assert len(err.strip().splitlines()) == (2 if args[0] == "validate" else 1), err
     assert snapshot(world, BUNDLED) == before
 
 
