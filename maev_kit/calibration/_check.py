@@ -385,10 +385,9 @@ def check_card(
     Raises
     ------
     InputError
-        A card or labeled set that cannot be read, a card without a recorded κ, a judge that
-        cannot be rebuilt as calibrated, a split the set lacks, no labeled item to check; a
-        card that cannot be compared with the set: made on another labeled set, the labels
-        of its split changed since (``labels_hash``), labels of one class (κ undefined).
+        A card or set that cannot be read, no recorded κ, a judge that cannot be rebuilt as
+        calibrated, a missing split, no labeled item; a card of another set, of labels
+        changed since (``labels_hash``) or of one class (κ undefined): no verdict possible.
     JudgeUnavailableError
         When the judge cannot answer at all (no key, nothing listening).
 
@@ -408,7 +407,6 @@ def check_card(
     notes: list[str] = []
     tol, tol_source = _tolerance(card, tolerance, notes)
     ls, items, scored, human = _labeled_items(card, labeled_set, where)
-    _refuse_other_labels(card, ls, scored, human, where)
     notes += _set_notes(card, ls)
     judge_obj, backend_obj = _judge_to_check(card, ls, judge, prompt, backend,
                                              backend_params or {})
@@ -480,6 +478,7 @@ def _labeled_items(card: Any, labeled_set: Any, where: str
     if not scored:
         raise InputError(f"no item of split {card.split!r} of labeled set {ls.name!r} has a "
                          "human label: nothing to check the judge card against")
+    _refuse_other_labels(card, ls, scored, human, where)
     return ls, items, scored, human
 
 

@@ -399,7 +399,7 @@ def _read_parquet_traces(p: Path) -> ImportResult:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         traces = load_parquet(p)
-    return ImportResult(traces, [str(w.message) for w in caught])  # type: ignore[arg-type]
+    return ImportResult(traces, [str(w.message) for w in caught])  # type: ignore[misc]
 
 
 def _read_trace_file(p: Path, name: str) -> ImportResult:
