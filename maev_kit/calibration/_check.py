@@ -385,9 +385,8 @@ def check_card(
     Raises
     ------
     InputError
-        A card or set that cannot be read, no recorded κ, a judge that cannot be rebuilt as
-        calibrated, a missing split, no labeled item; a card of another set, of labels
-        changed since (``labels_hash``) or of one class (κ undefined): no verdict possible.
+        Unreadable card or set, no κ, a judge not rebuilt as calibrated, no split or labeled
+        item; a card of another set, of changed labels (``labels_hash``) or of one class.
     JudgeUnavailableError
         When the judge cannot answer at all (no key, nothing listening).
 
