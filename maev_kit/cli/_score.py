@@ -99,6 +99,16 @@ def _store_records(url: str) -> list[Any]:
         return store.records()
 
 
+def _is_sqlite_file(path: str) -> bool:
+    from maev_kit.labels._backends import SQLITE_HEADER
+
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
 def _read_labels(path: str) -> list[dict[str, Any]]:
     """Each annotator's latest label per item (gold labels left out) from a labels.jsonl path
     or a label store URL."""
@@ -107,6 +117,8 @@ def _read_labels(path: str) -> list[dict[str, Any]]:
 
     if is_store_url(path):
         records = _store_records(path)
+    elif _is_sqlite_file(path):  # a SQLite store given as a plain path
+        records = _store_records("sqlite:///" + path)
     else:
         p = _input_file(path, "", "labels (labels.jsonl or a label store URL)")
         lf = read_label_file(p, name=path)

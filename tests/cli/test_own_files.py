@@ -99,6 +99,7 @@ ROWS: list[tuple[list[str], str]] = [
     (["agree", "sqlite:///newer.db"], "has schema version 7; this maev-kit"),
     (["agree", "sqlite:///notes.db"], "notes.db is not a SQLite database"),
     (["agree", "sqlite:///empty.db"], "no labels"),
+    (["agree", "c5.db"], "c5.db has 3 tables that are not a maev label store"),
     (["agree", "sqlite:///missing.db"], "no SQLite label store"),
     (["labels", "export", "sqlite:///c5.db", "--to", "out.jsonl"], "c5.db has 3 tables"),
     (["labels", "export", "sqlite:///newer.db", "--to", "out.jsonl"], "schema version 7"),
