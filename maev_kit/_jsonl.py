@@ -178,6 +178,8 @@ def pydantic_problems(err: ValidationError, file: str, line: int | None,
             msg = "unknown field (remove it, or put it under `metadata`)"
         elif e["type"] == "missing":
             msg = "field required"
+        elif e["type"] == "value_error":  # our own validator's words, without pydantic's prefix
+            msg = str(msg).removeprefix("Value error, ")
         out.append(Problem(file, line, format_loc(loc), msg))
     return out
 
@@ -310,7 +312,12 @@ def append_lines(path: str | os.PathLike[str], lines: Sequence[bytes]) -> bool:
 
 
 def _cut_torn_tail(fd: int) -> bool:
-    """If the file does not end with a newline, cut the unacknowledged torn fragment."""
+    """If the file does not end with a newline, cut the unacknowledged torn fragment.
+
+    A last line that is a whole JSON value (a file saved by an editor without the final
+    newline) is no torn write: it gets its newline and stays. Only a fragment that does not
+    parse — what an interrupted write leaves — is cut.
+    """
     size = os.fstat(fd).st_size
     if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
         return False
@@ -319,8 +326,20 @@ def _cut_torn_tail(fd: int) -> bool:
         start = max(0, end - 65536)
         cut = os.pread(fd, end - start, start).rfind(b"\n")
         if cut >= 0:
-            os.ftruncate(fd, start + cut + 1)
-            return True
+            return _end_line(fd, start + cut + 1, size)
         end = start
-    os.ftruncate(fd, 0)
+    return _end_line(fd, 0, size)
+
+
+def _end_line(fd: int, start: int, size: int) -> bool:
+    """End the last line (from ``start``): a newline after a whole JSON value, else cut it."""
+    if size - start <= MAX_LINE_BYTES:
+        try:
+            json.loads(os.pread(fd, size - start, start))
+        except (ValueError, RecursionError):
+            pass
+        else:
+            os.write(fd, b"\n")
+            return False
+    os.ftruncate(fd, start)
     return True

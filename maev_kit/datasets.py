@@ -29,6 +29,7 @@ from maev_kit.expectations import ConversationExpectations, read_expectations
 from maev_kit.labels._records import LabelRecord, latest_labels, read_label_file
 from maev_kit.retention._items import RetentionItem, build_retention_items, item_id
 from maev_kit.traces._io import validate_trace_file
+from maev_kit.traces._parquet import is_parquet_file
 from maev_kit.traces._model import MultiAgentTrace
 
 if TYPE_CHECKING:
@@ -229,6 +230,8 @@ def validate_path(path: str | os.PathLike[str]) -> tuple[ValidationReport, Label
     if not p.exists():
         report.errors.append(Problem(str(path), None, "", "no such file or folder"))
         return report, None
+    if p.is_file() and is_parquet_file(p):  # traces the kit wrote as Parquet
+        return _validate_parquet(p, str(path), report)
     if p.is_file():
         return _validate_file(p, str(path), report)
     return _validate_folder(p, str(path), report)
@@ -255,6 +258,27 @@ def _validate_file(p: Path, shown: str, report: ValidationReport
         report.errors.append(Problem(shown, None, "", "JSON nesting too deep to read"))
     except InputError as e:
         report.errors.append(Problem(shown, None, "", str(e).removeprefix(f"{shown}: ")))
+    report.counts["traces"] = len(traces)
+    return report, (traces if report.ok else None)
+
+
+def _validate_parquet(p: Path, shown: str, report: ValidationReport
+                      ) -> tuple[ValidationReport, list[MultiAgentTrace] | None]:
+    """Validate a trace Parquet file: every problem (row and field) as an error, the
+    findings of a valid file as warnings."""
+    import warnings as _warnings
+
+    from maev_kit.traces._parquet import load_parquet
+
+    traces: list[MultiAgentTrace] = []
+    with _warnings.catch_warnings(record=True) as caught:
+        _warnings.simplefilter("always")
+        try:
+            traces = load_parquet(p)
+        except TraceValidationError as e:
+            report.errors += [Problem(shown, None, x.path, x.message) if x.file == p.name
+                              and x.line is None else x for x in e.problems]
+    report.warnings += [Problem(shown, None, "", str(w.message)) for w in caught]
     report.counts["traces"] = len(traces)
     return report, (traces if report.ok else None)
 

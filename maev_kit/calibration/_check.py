@@ -385,8 +385,8 @@ def check_card(
     Raises
     ------
     InputError
-        A card or labeled set that cannot be read, a card without a recorded κ, a judge that
-        cannot be rebuilt as calibrated, a split the set lacks, no labeled item to check.
+        Unreadable card or set, no κ, a judge not rebuilt as calibrated, no split or labeled
+        item; a card of another set, of changed labels (``labels_hash``) or of one class.
     JudgeUnavailableError
         When the judge cannot answer at all (no key, nothing listening).
 
@@ -477,13 +477,44 @@ def _labeled_items(card: Any, labeled_set: Any, where: str
     if not scored:
         raise InputError(f"no item of split {card.split!r} of labeled set {ls.name!r} has a "
                          "human label: nothing to check the judge card against")
+    _refuse_other_labels(card, ls, scored, human, where)
     return ls, items, scored, human
 
 
 def _set_notes(card: Any, ls: Any) -> list[str]:
-    """What changed in the labeled set since calibration (the check still runs on it)."""
+    """What changed in the labeled set since calibration that leaves the card's labels as
+    they were (the set's version, or its content outside them): the check still runs."""
     return [f"{d}: the check compares against today's labels"
-            for d in card.differences(card, labeled_set=ls)]
+            for d in card.differences(card, labeled_set=ls)
+            if not d.startswith(("labels_hash", "labeled set name"))]
+
+
+def _refuse_other_labels(card: Any, ls: Any, scored: list[Any],
+                         human: Mapping[str, Mapping[str, str]], where: str) -> None:
+    """An :class:`InputError` (exit 2: no verdict can be given) when the set is not the one
+    the card was made on, its labels of the card's split changed, or they hold one class
+    (κ undefined); the message says how to make a card for these labels."""
+    from collections import Counter
+
+    split = f" --split {card.split}" if card.split else ""
+    remake = (f"to check the judge on these labels, make a new card on them: maev calibrate "
+              f"{ls.name} --judge {card.model or card.judge_name}{split} --card NEW_CARD.json")
+    if card.labeled_set is not None and card.labeled_set != ls.name:
+        raise InputError(f"judge card {where} › labeled_set: the card was made on labeled set "
+                         f"{card.labeled_set!r}, not {ls.name!r}: the drift check cannot "
+                         f"compare them; pass the card's set (--set), or {remake}")
+    problems = [d for d in card.differences(card, labeled_set=ls) if d.startswith("labels_hash")]
+    if problems:
+        raise InputError(f"judge card {where} › labels_hash: the human labels of split "
+                         f"{card.split!r} of {ls.name!r} are not the ones the card's κ rests on "
+                         f"(they changed since calibration): the drift check cannot tell a "
+                         f"judge's drift from the labels' change; {remake}")
+    counts = Counter(lab for it in scored for lab in human[it.item_id].values())
+    if len(counts) < 2:
+        shown = ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
+        raise InputError(f"labeled set {ls.name!r}, split {card.split!r}: the human labels hold "
+                         f"one class ({shown}), so κ is undefined and no drift can be measured; "
+                         f"label items of another class, then {remake}")
 
 
 def _paired(card: Any, run: Any, scored: list[Any], human: Mapping[str, Mapping[str, str]],

@@ -38,7 +38,7 @@ __all__ = ["align_command"]
 @kappa_options
 @click.option("--out", "out_dir", default=None, type=click.Path(),
               help="Write candidates.csv, alignment.json, winner_prompt.txt and "
-                   "judge_card.json into this folder.")
+                   "judge_card.json into this folder. A missing folder is created.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @judge_options(several=True)
 def align_command(labeled_set: str, examples: tuple[int, ...], strategies: tuple[str, ...],

@@ -22,10 +22,12 @@ __all__ = ["calibrate_command"]
 @click.option("--split", default=None, help="Split to score (default: test when declared).")
 @kappa_options
 @click.option("--card", "card_path", default=None, type=click.Path(),
-              help="Write the recommended judge's card (JSON) here.")
+              help="Write the recommended judge's card (JSON) here. A missing folder is "
+                   "created.")
 @click.option("--out", "out_dir", default=None, type=click.Path(),
               help="Write leaderboard.csv, disagreements.csv, confusions.csv, "
-                   "calibration.json and judge_card.json into this folder.")
+                   "calibration.json and judge_card.json into this folder. A missing folder is "
+                   "created.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @judge_options(several=True)
 def calibrate_command(labeled_set: str, split: str | None, threshold: float, resamples: int,

@@ -19,7 +19,7 @@ __all__ = ["import_command"]
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-o", "--output", "output", required=True,
               type=click.Path(dir_okay=False, path_type=Path),
-              help="Trace JSONL file to write.")
+              help="Trace JSONL file to write. A missing folder is created.")
 @click.option("--speaker-change-handoffs/--no-speaker-change-handoffs", default=None,
               help="chat format: record each change of speaking agent that no transfer tool "
                    "call announced as a handoff (the default), or only the transfer calls.")
@@ -67,6 +67,7 @@ def import_command(format: str, path: Path, output: Path, speaker_change_handoff
         raise InputError(f"{path}:{_deep_line(path)}: {NESTING_TOO_DEEP}") from None
     if not traces:
         raise InputError(f"{path.name}: the export holds no conversation to import")
+    output.parent.mkdir(parents=True, exist_ok=True)  # a missing folder is created
     save_traces(traces, output)
     traces = load_traces(output)  # the counts are of what is on disk
     fmt = traces[0].metadata.get("source_format", format)

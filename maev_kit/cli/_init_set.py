@@ -18,7 +18,8 @@ _SHOWN_WARNINGS = 20
 @click.command("init-set")
 @click.argument("traces", metavar="TRACES...", nargs=-1, required=True)
 @click.option("--out", "out", required=True, metavar="DIR",
-              help="The labeled-set folder to create (missing or empty, unless --force).")
+              help="The labeled-set folder to create (missing or empty, unless --force); "
+                   "missing folders above it are created too.")
 @click.option("--facts", "facts", default="auto", show_default=True,
               metavar="auto|offline|context|A,B|FILE",
               help="Key facts: 'auto' (the context_passed values where a handoff passes "

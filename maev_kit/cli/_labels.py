@@ -22,6 +22,7 @@ from typing import Any
 
 import click
 
+from maev_kit.cli._output import _output_file
 from maev_kit.errors import InputError
 
 __all__ = ["labels_command"]
@@ -212,7 +213,8 @@ def _echo_copy(copied: int, src: Any, dst: Any, total: int, extra: int) -> None:
 @labels_command.command("export")
 @click.argument("store_url", metavar="STORE_URL")
 @click.option("--to", "to", required=True, metavar="SET_OR_FILE",
-              help="A labeled-set folder (its labels.jsonl) or a labels .jsonl file.")
+              help="A labeled-set folder (its labels.jsonl) or a labels .jsonl file "
+                   "(a missing folder is created).")
 def export_command(store_url: str, to: str) -> None:
     """Export the labels of the database STORE_URL into a set's labels.jsonl.
 
@@ -225,8 +227,12 @@ def export_command(store_url: str, to: str) -> None:
     if not Path(to).exists() and Path(to).suffix.lower() != ".jsonl":
         _refuse_bundled(to)
     dst_path = _labels_file(to, writing=True)
-    if not dst_path.exists() and not dst_path.parent.is_dir():
-        raise InputError(f"--to {to}: folder {dst_path.parent} does not exist")
+    if not dst_path.exists():
+        _output_file(str(dst_path), "--to", (".jsonl",))  # a missing folder is created
+    db = src.database
+    if db is not None and db.kind == "sqlite" and not Path(getattr(db, "path", "")).is_file():
+        raise InputError(f"STORE_URL {src.location}: no SQLite label store there (nothing to "
+                         "export; a read never creates one)")
     with src:
         dst = LabelStore(dst_path)
         copied = copy_labels(src, dst)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import sys
 import warnings
 from typing import Any
@@ -38,7 +39,7 @@ _LAZY_COMMANDS: dict[str, str] = {
 }
 
 _HELP = {
-    "validate": "Check trace files or labeled-set folders; list every problem.",
+    "validate": "Check trace files, labeled-set or saved-result folders; list every problem.",
     "import": "Convert a framework's trace export to maev-kit JSONL.",
     "serve-fake": "Serve a local OpenAI-compatible endpoint for offline tests.",
     "demo": "The main job, offline: calibrate, score and report on the bundled set.",
@@ -84,7 +85,11 @@ class _LazyGroup(click.Group):
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="maev")
 def cli() -> None:
-    """maev-kit: evaluate how the agents of a multi-agent LLM system coordinate."""
+    """maev-kit: evaluate how the agents of a multi-agent LLM system coordinate.
+
+    Every command that writes a file or folder creates a missing folder on the way; none
+    replaces a person's work (labels, review decisions, expectations, judge cards).
+    """
 
 
 @click.command()
@@ -92,14 +97,13 @@ def cli() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON report instead of text.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not print warnings.")
 def validate(paths: tuple[str, ...], as_json: bool, quiet: bool) -> None:
-    """Check trace files (JSONL) or labeled-set folders.
+    """Check trace files (JSONL or Parquet), labeled-set folders or saved result folders
+    (EvaluationResult.save: format, version, every table against its checksum).
 
     Prints one summary line per valid path; otherwise every problem as
     ``file:line › field: message`` and exits 2.
     """
-    from maev_kit.datasets import validate_path
-
-    reports = [validate_path(p)[0] for p in paths]
+    reports = [_validate_one(p) for p in paths]
     if as_json:
         click.echo(json.dumps([{"path": r.path, "ok": r.ok, "counts": r.counts,
                                 "errors": [str(e) for e in r.errors],
@@ -117,6 +121,17 @@ def validate(paths: tuple[str, ...], as_json: bool, quiet: bool) -> None:
             click.echo(r.summary(), err=not r.ok)
     if not all(r.ok for r in reports):
         sys.exit(2)
+
+
+def _validate_one(path: str) -> Any:
+    """The validation report of one path: a saved result folder, or what validate_path reads
+    (a trace JSONL or Parquet file, a labeled-set folder)."""
+    from maev_kit.cli._inputs import is_saved_result, validate_saved_result
+    from maev_kit.datasets import validate_path
+
+    if is_saved_result(path):
+        return validate_saved_result(path)
+    return validate_path(path)[0]
 
 
 def main(argv: list[str] | None = None) -> Any:
@@ -156,14 +171,43 @@ def main(argv: list[str] | None = None) -> Any:
         except Exception as e:  # a bug: still one line, the traceback on request
             if os.environ.get("MAEV_DEBUG"):
                 raise
+            if _is_validation_error(e):  # a model's check that escaped its file's reader
+                _fail(_validation_text(e), 2)
             _fail(f"error: internal error ({type(e).__name__}: {_one_line(str(e))}); this is "
                   "a bug in maev-kit: rerun with MAEV_DEBUG=1 for the traceback and report it",
                   1)
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(message, err=True)
+    click.echo(_for_people(message), err=True)
     sys.exit(code)
+
+
+#: What the model layer (pydantic) adds for programmers: its error codes and documentation URLs.
+_INTERNALS = re.compile(r"\s*\[type=[a-z_]+(?:, [^\]]*)?\]|\s*For further information visit "
+                        r"https?://errors\.pydantic\.dev/\S*")
+
+
+def _for_people(text: str) -> str:
+    """``text`` without the model layer's error codes and URLs (never meant for people).
+
+    >>> _for_people("x: Input should be a valid string [type=string_type, input_value=3, "
+    ...             "input_type=int] For further information visit https://errors.pydantic.dev/2/v")
+    'x: Input should be a valid string'
+    """
+    return _INTERNALS.sub("", text)
+
+
+def _is_validation_error(e: BaseException) -> bool:
+    return type(e).__name__ == "ValidationError" and type(e).__module__.startswith("pydantic")
+
+
+def _validation_text(e: Any) -> str:
+    """One ``error: field: message`` line per problem of a pydantic ValidationError."""
+    from maev_kit._jsonl import pydantic_problems
+
+    return "\n".join(f"error: {p.path or '(value)'}: {p.message}"
+                      for p in pydantic_problems(e, "", None)[:50])
 
 
 def _one_line(text: str) -> str:

@@ -26,7 +26,7 @@ __all__ = ["sample_command"]
               help="Expectations JSONL for a trace file.")
 @click.option("--out", "out", type=click.Path(dir_okay=False), default=None,
               help="Where to write the sample (default: SET/label_sample.json for a labeled "
-                   "set). An existing sample is never replaced.")
+                   "set). An existing sample is never replaced. A missing folder is created.")
 def sample_command(source: str, n: int, seed: int, split: str | None, facts: str,
                    expectations: str | None, out: str | None) -> None:
     """Draw N retention items of SOURCE at random for people to label.

@@ -15,13 +15,14 @@ import click
 
 from maev_kit._files import check_output, output_line, write_text
 from maev_kit.cli._flags import (OFFLINE_JUDGES, SET_HELP, JudgeFlags, _check_split,
-                                 _is_offline, _labeled_set, _load_card, _run_params,
+                                 _is_offline, _judge_defaulted, _labeled_set, _load_card, _run_params,
                                  _scoring_judge, _traces_or_set, card_options, facts_options,
                                  judge_options)
 from maev_kit.cli._output import (FRAME_SUFFIXES, _budget_text, _echo_json, _echo_run_lines,
                                   _error_summary_line, _estimates_text, _failed_judges, _frame_text,
                                   _input_file, _judge_line, _na, _one_line, _output_file,
                                   _output_folder, _write_frame, rows_on_disk)
+from maev_kit.cli._inputs import is_saved_result, load_saved_result
 from maev_kit.errors import InputError
 
 
@@ -42,7 +43,9 @@ mlflow_option = click.option(
 
 
 def _check_mlflow(uri: str | None) -> None:
-    """Refuse ``--mlflow`` before anything runs: mlflow missing, or no tracking URI."""
+    """Refuse ``--mlflow`` before anything runs: mlflow missing, no tracking URI, or one
+    MLflow cannot use or must not write (a label store, another application's database, a
+    server that does not answer)."""
     import importlib.util
 
     if uri is None:
@@ -54,6 +57,9 @@ def _check_mlflow(uri: str | None) -> None:
         raise InputError(f"--mlflow{shown}: not a tracking URI (e.g. {MLFLOW_DEFAULT}, "
                          "http://host:5000); `--mlflow` alone logs to "
                          f"{MLFLOW_DEFAULT}: put it after SOURCE or write --mlflow=URI")
+    from maev_kit.reporting._mlflow import check_tracking_uri
+
+    check_tracking_uri(uri)  # a store MLflow cannot use or must not write: exit 2 now
 
 
 def _log_mlflow(result: Any, uri: str | None, report_html: Any = None) -> str | None:
@@ -93,6 +99,16 @@ def _store_records(url: str) -> list[Any]:
         return store.records()
 
 
+def _is_sqlite_file(path: str) -> bool:
+    from maev_kit.labels._backends import SQLITE_HEADER
+
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
 def _read_labels(path: str) -> list[dict[str, Any]]:
     """Each annotator's latest label per item (gold labels left out) from a labels.jsonl path
     or a label store URL."""
@@ -101,6 +117,8 @@ def _read_labels(path: str) -> list[dict[str, Any]]:
 
     if is_store_url(path):
         records = _store_records(path)
+    elif _is_sqlite_file(path):  # a SQLite store given as a plain path
+        records = _store_records("sqlite:///" + path)
     else:
         p = _input_file(path, "", "labels (labels.jsonl or a label store URL)")
         lf = read_label_file(p, name=path)
@@ -279,9 +297,11 @@ def _echo_agreement(out: dict[str, Any]) -> None:
 @card_options
 @click.option("--split", default=None, help="Score only this split (e.g. test).")
 @click.option("--out", "out", type=click.Path(), default=None,
-              help="Write per-conversation scores (.csv, .jsonl or .parquet).")
+              help="Write per-conversation scores (.csv, .jsonl or .parquet). A missing "
+                   "folder is created.")
 @click.option("--ledger", type=click.Path(), default=None,
-              help="Write the per-fact retention ledger (.csv, .jsonl or .parquet).")
+              help="Write the per-fact retention ledger (.csv, .jsonl or .parquet). A "
+                   "missing folder is created.")
 @click.option("--json", "as_json", is_flag=True, help="Print the aggregates as JSON.")
 @click.option("--force", is_flag=True, default=False,
               help="Replace an output file that is not this command's own earlier output "
@@ -306,13 +326,19 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
           out: str | None, ledger: str | None, as_json: bool, force: bool, engine: str,
           address: str | None, output_dir: str | None, expectations: str | None,
           mlflow_uri: str | None, facts: str, format: str, flags: JudgeFlags) -> None:
-    """Score every conversation of SOURCE: a labeled set, a trace file or a framework export.
-    `--judge none` scores the deterministic metrics only."""
+    """Score every conversation of SOURCE: a labeled set, a trace file (JSONL or Parquet) or a
+    framework export. `--judge none` scores the deterministic metrics only. A saved result
+    folder (EvaluationResult.save) prints its summary (and --out/--ledger its tables) without
+    re-running anything."""
     from maev_kit.evaluation import evaluate
 
     _check_mlflow(mlflow_uri)
     _output_file(out, "--out", FRAME_SUFFIXES)
     _output_file(ledger, "--ledger", FRAME_SUFFIXES)
+    if is_saved_result(set_path):
+        _refuse_rerun_flags(set_path, judge_card=judge_card, split=split, engine=engine,
+                            expectations=expectations, facts=facts, format=format)
+        return _print_saved(set_path, out, ledger, as_json, force, mlflow_uri)
     if out and ledger and Path(out).resolve() == Path(ledger).resolve():
         raise InputError("--out and --ledger name the same file; give two paths")
     replacing = {out: check_output(out, "scores", "--out", force=force),
@@ -381,6 +407,46 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
         exit_on_failed_shards(result)
 
 
+def _refuse_rerun_flags(source: str, **given: Any) -> None:
+    """A saved result is what it is: the flags that would score it again do not apply."""
+    defaults = {"engine": "local", "facts": "auto", "format": "auto"}
+    used = [f"--{k.replace('_', '-')}" for k, v in given.items() if v not in
+            (None, False, defaults.get(k))]
+    if not _judge_defaulted():
+        used.insert(0, "--judge")
+    if used:
+        raise InputError(f"{' '.join(used)}: {source} is a saved result, shown as it was scored "
+                         "(no judge runs); to score again, give the traces or the labeled set")
+
+
+def _print_saved(source: str, out: str | None, ledger: str | None, as_json: bool,
+                 force: bool, mlflow_uri: str | None) -> None:
+    """``maev score RESULT``: the saved result's summary (and tables), nothing re-run."""
+    result = load_saved_result(source)
+    replacing = {out: check_output(out, "scores", "--out", force=force),
+                 ledger: check_output(ledger, "ledger", "--ledger", force=force)}
+    written = [p for p, df in ((out, result.per_conversation), (ledger, result.ledger))
+               if p and _write_frame(df, p)]
+    mlflow_run = _log_mlflow(result, mlflow_uri)
+    if as_json:
+        est = result.estimates
+        _echo_json({"aggregates": result.aggregates.to_dict(orient="records"),
+                    "judge": result.judge, "facts": result.provenance.get("facts"),
+                    "estimates": est.to_dict(orient="records") if est is not None else None,
+                    "files": written, "mlflow_run_id": mlflow_run, "saved_result": source})
+        return
+    click.echo(_frame_text(_na(result.summary())))
+    click.echo(f"\n{len(result.per_conversation)} conversations, from the saved result {source} "
+               "(nothing re-run)")
+    _echo_run_lines(result)
+    for text in (_estimates_text(result.estimates), _budget_text(result.label_budget)):
+        if text:
+            click.echo(text)
+    for p in written:
+        click.echo(output_line(p, replacing.get(p, False)))
+    _echo_mlflow(mlflow_run, mlflow_uri)
+
+
 def score_on_ray(source: str, *, judge: Any, backend: Any, split: str | None,
                  address: str | None, output_dir: str | None, facts: Any = "auto",
                  **run_params: Any) -> Any:
@@ -409,7 +475,7 @@ def exit_on_failed_shards(result: Any) -> None:
 @click.command("report")
 @click.argument("set_path", metavar="SOURCE")
 @click.option("--out", "out", type=click.Path(), default="report.html", show_default=True,
-              help="The HTML file to write.")
+              help="The HTML file to write. A missing folder is created.")
 @click.option("--calibrate/--no-calibrate", "do_calibrate", default=True, show_default=True,
               help="Include a calibration of the offline judges against the set's labels.")
 @click.option("--force", is_flag=True, default=False,
@@ -423,15 +489,25 @@ def exit_on_failed_shards(result: Any) -> None:
 def report_command(set_path: str, out: str, do_calibrate: bool, force: bool,
                    judge_card: str | None, allow_mismatch: bool, mlflow_uri: str | None,
                    facts: str, format: str, flags: JudgeFlags) -> None:
-    """Write the self-contained HTML report for SOURCE: a labeled set, a trace file or a
-    framework export (a file has no labels: no calibration section). With --judge-card the
-    report scores with the card's judge and shows the card."""
+    """Write the self-contained HTML report for SOURCE: a labeled set, a trace file (JSONL or
+    Parquet) or a framework export (a file has no labels: no calibration section). With
+    --judge-card the report scores with the card's judge and shows the card. A saved result
+    folder (EvaluationResult.save) becomes its report with no judge call."""
     from maev_kit.evaluation import evaluate
     from maev_kit.reporting import report
 
     _output_file(out, "--out", (".html", ".htm"))
     _check_mlflow(mlflow_uri)
     replacing = check_output(out, "report", "--out", force=force)
+    if is_saved_result(set_path):  # the report of a saved result: no judge runs
+        _refuse_rerun_flags(set_path, judge_card=judge_card, facts=facts, format=format)
+        result = load_saved_result(set_path)
+        html = report(result).html
+        path = write_text(out, html)
+        _echo_mlflow(_log_mlflow(result, mlflow_uri, report_html=html), mlflow_uri)
+        click.echo(_judge_line(result.judge) + " (saved result: nothing re-run)")
+        click.echo(output_line(path, replacing))
+        return
     card = _load_card(judge_card)
     source, is_traces = _traces_or_set(set_path, format)
     ls = None if is_traces else _labeled_set(set_path)
@@ -479,7 +555,7 @@ def _calibrate_for_report(ls: Any, flags: JudgeFlags, *, n_resamples: int = 2000
 # --------------------------------------------------------------------------- demo
 @click.command()
 @click.option("--out", "out", type=click.Path(), default="maev-demo", show_default=True,
-              help="Folder for the report and tables.")
+              help="Folder for the report and tables (created when missing).")
 @click.option("--set", "set_path", default="support_desk", show_default=True, help=SET_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--force", is_flag=True, default=False,

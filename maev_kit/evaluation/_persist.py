@@ -23,7 +23,8 @@ from maev_kit.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FORMAT", "SCHEMA_VERSION", "read_parts", "to_plain", "write_parts"]
+__all__ = ["FORMAT", "SCHEMA_VERSION", "is_saved_result", "read_parts", "to_plain",
+           "write_parts"]
 
 #: The manifest's ``format``: what marks a folder as a saved result.
 FORMAT = "maev-kit evaluation result"
@@ -96,6 +97,30 @@ def _check_target(folder: Path) -> None:
         raise OverwriteRefused(f"{shown}: the folder holds files that are not a saved "
                                "maev-kit result; save into a new or empty folder (nothing "
                                "was written)")
+
+
+def is_saved_result(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a folder :meth:`~maev_kit.evaluation.EvaluationResult.save` wrote:
+    its ``manifest.json`` names the format, or (a manifest damaged since) it holds the
+    result's ``per_conversation.parquet`` and no ``traces.jsonl`` of a labeled set.
+    Whether it is whole is :func:`read_parts`' to say.
+
+    >>> import tempfile
+    >>> is_saved_result(tempfile.mkdtemp())
+    False
+    """
+    folder = Path(path)
+    if not (folder / MANIFEST).is_file():
+        return False
+    try:
+        with (folder / MANIFEST).open(encoding="utf-8") as f:
+            head = f.read(4096)
+    except (OSError, UnicodeDecodeError):
+        head = ""
+    if f'"format": "{FORMAT}"' in head:
+        return True
+    return (folder / "per_conversation.parquet").is_file() and \
+        not (folder / "traces.jsonl").exists()
 
 
 def _parquet_bytes(frame: pd.DataFrame, *, index: bool) -> bytes:

@@ -31,6 +31,7 @@ from maev_kit.labels._records import (
     LABEL_VALUES,
     LabelFile,
     LabelRecord,
+    check_annotator,
     latest_labels,
     read_label_file,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "SetAsideLabel",
     "ShownVerdict",
     "annotator_labels",
+    "check_annotator",
     "copy_labels",
     "disagreements",
     "draw_label_sample",

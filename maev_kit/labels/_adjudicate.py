@@ -15,7 +15,7 @@ from typing import Any
 
 from maev_kit.labels._plan import SessionPlan, _records_of, annotator_labels
 from maev_kit.labels._queue import ItemQueue
-from maev_kit.labels._records import LabelRecord
+from maev_kit.labels._records import LabelRecord, check_annotator
 from maev_kit.labels._store import LabelStore
 
 __all__ = ["ADJUDICATED_SOURCE", "AdjudicationSession", "Disagreement", "disagreements",
@@ -103,7 +103,7 @@ class AdjudicationSession(ItemQueue):
     adjudicator : str
         Who settles. Must not be one of the annotators of a queued item: each store keeps
         the latest label per (item, name), so the settled line would hide their own label
-        from readers that do not know about adjudication; use e.g. ``"ana/adjudicator"``.
+        from readers that do not know about adjudication; use e.g. ``"ana.adjudicator"``.
     plan : SessionPlan, optional
         Only the planned annotators of each item count (see :func:`disagreements`).
 
@@ -112,8 +112,7 @@ class AdjudicationSession(ItemQueue):
 
     def __init__(self, items: Sequence[Any], store: LabelStore | str | os.PathLike[str],
                  adjudicator: str, *, plan: SessionPlan | None = None):
-        if not isinstance(adjudicator, str) or not adjudicator.strip():
-            raise ValueError(f"`adjudicator` must be a non-blank name, got {adjudicator!r}")
+        check_annotator(adjudicator, "`adjudicator`")
         self.store = self._open_store(store)
         self.adjudicator = adjudicator
         self.plan = plan
@@ -127,7 +126,7 @@ class AdjudicationSession(ItemQueue):
         if clash:
             raise ValueError(f"`adjudicator` {adjudicator!r} labeled {len(clash)} of the "
                              f"items to settle (e.g. {clash[0]!r}); settle under another name, "
-                             f"e.g. {adjudicator + '/adjudicator'!r}, so both labels are kept")
+                             f"e.g. {adjudicator + '.adjudicator'!r}, so both labels are kept")
         self.position = self._next_open(-1, self._settled)
 
     def refresh(self) -> None:

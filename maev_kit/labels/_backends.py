@@ -12,8 +12,13 @@
 - **idempotent**: every label line carries a client-generated ``label_id`` (unique), so a retry
   after a lost acknowledgement stores it once (``ON CONFLICT (label_id) DO NOTHING``).
 
-The schema is versioned (:data:`SCHEMA_VERSION`, table ``maev_meta``) and created on first use;
-a store written by a newer schema is refused. A URL's password is never shown: every message,
+The schema is versioned (:data:`SCHEMA_VERSION`) and marked as the kit's by its table
+``maev_meta`` (``schema_version`` and ``created_by = maev-kit …``); it is created on the first
+*write*. Reads never create anything: a store that does not exist yet reads as empty and stays
+absent. A database the kit did not make is never touched — before anything is written, a file
+that is not SQLite, a database holding tables but no ``maev_meta``, or a store of a newer schema
+is refused with a one-line :class:`LabelStoreError` naming what was found (a SQLite file is
+inspected read-only and ``immutable``, so a refused file comes out byte for byte). A URL's password is never shown: every message,
 ``repr`` and error names the store by :func:`redact_url`. Once a store has reached its server,
 connection failures (a server restart) are retried for ``retry_for`` seconds with the same
 ``label_id``; the first connection fails fast, with a one-line :class:`LabelStoreError`.
@@ -41,7 +46,7 @@ from maev_kit._version import __version__
 from maev_kit.errors import InputError
 from maev_kit.labels._records import LabelRecord
 
-__all__ = ["DEFAULT_RETRY_FOR", "SCHEMA_VERSION", "DatabaseBackend", "LabelStoreError",
+__all__ = ["DEFAULT_RETRY_FOR", "SCHEMA_VERSION", "SQLITE_HEADER", "DatabaseBackend", "LabelStoreError",
            "PostgresBackend", "SQLiteBackend", "copy_records", "is_store_url",
            "new_label_id", "open_backend", "redact_url"]
 
@@ -51,6 +56,8 @@ SCHEMA_VERSION = 1
 DEFAULT_RETRY_FOR = 30.0
 #: Seconds to wait for a PostgreSQL server to accept a connection.
 CONNECT_TIMEOUT = 5
+#: The first 16 bytes of every SQLite 3 database file.
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 _URL = re.compile(r"^(?P<scheme>sqlite|postgres|postgresql)(?:\+[a-z0-9_]+)?://", re.I)
 _SECRET_KEYS = frozenset({"password", "passwd", "pass", "sslpassword"})
@@ -158,8 +165,10 @@ class DatabaseBackend(ABC):
         """A new connection, configured for durable commits."""
 
     @abstractmethod
-    def _ensure_schema(self, conn: Any) -> None:
-        """Create the schema on first use; refuse a newer one."""
+    def _open(self, write: bool) -> Any | None:
+        """A connection to the store, checked to be the kit's (a :class:`LabelStoreError`
+        otherwise, before anything is written); None when the store does not exist yet and
+        ``write`` is false. With ``write`` the schema is created when missing."""
 
     @abstractmethod
     def _insert(self, conn: Any, rows: list[tuple[str | None, ...]]) -> int:
@@ -183,18 +192,18 @@ class DatabaseBackend(ABC):
             pass
 
     # ------------------------------------------------------------ connection and retries
-    def _connection(self) -> Any:
+    def _connection(self, write: bool = False) -> Any | None:
+        """The cached connection to the store; None (nothing opened) when a read finds no
+        store yet."""
         if self._conn is not None and self._pid != os.getpid():
             self._orphans.append(self._conn)  # the parent's: closing it here would cut theirs
             self._conn = None
         if self._conn is None:
-            conn = self._connect()
-            try:
-                self._ensure_schema(conn)
-            except BaseException:
-                self._close(conn)
-                raise
-            self._conn, self._pid, self._reached = conn, os.getpid(), True
+            conn = self._open(write)
+            self._reached = True
+            if conn is None:
+                return None
+            self._conn, self._pid = conn, os.getpid()
         return self._conn
 
     def _drop(self) -> None:
@@ -207,14 +216,19 @@ class DatabaseBackend(ABC):
         with self._lock:
             self._drop()
 
-    def _run(self, what: str, fn: Callable[[Any], _T]) -> _T:
-        """``fn(connection)``, retried on a lost connection for up to ``retry_for`` seconds."""
+    def _run(self, what: str, fn: Callable[[Any], _T], *, write: bool = False,
+             absent: _T | None = None) -> _T:
+        """``fn(connection)``, retried on a lost connection for up to ``retry_for`` seconds;
+        ``absent`` (nothing opened, nothing created) when a read finds no store yet."""
         with self._lock:
             deadline: float | None = None
             delay = 0.05
             while True:
                 try:
-                    return fn(self._connection())
+                    conn = self._connection(write)
+                    if conn is None:
+                        return absent  # type: ignore[return-value]
+                    return fn(conn)
                 except self._db_errors as exc:
                     transient = self._reached and self._is_transient(exc)
                     self._drop()
@@ -250,7 +264,7 @@ class DatabaseBackend(ABC):
         rows = [_row(i, r) for i, r in zip(label_ids, records)]
         if not rows:
             return 0
-        inserted = self._run("append", lambda conn: self._insert(conn, rows))
+        inserted = self._run("append", lambda conn: self._insert(conn, rows), write=True)
         if inserted < len(rows):
             self._check_retries(rows)
         return inserted
@@ -274,16 +288,20 @@ class DatabaseBackend(ABC):
 
     def entries(self) -> list[tuple[str, LabelRecord]]:
         """Every label line as ``(label_id, record)``, in insertion order."""
-        rows = self._run("read", lambda conn: self._select(conn, _SELECT))
+        none: list[tuple[Any, ...]] = []
+        rows = self._run("read", lambda conn: self._select(conn, _SELECT), absent=none)
         out = []
         for row in rows:
             try:
                 rec = LabelRecord(item_id=row[1], annotator=row[2], label=row[3],
                                   note=row[4] or "", created_at=row[5] or "", source=row[6])
             except ValidationError as exc:
+                from maev_kit._jsonl import pydantic_problems
+
+                why = "; ".join(f"{p.path}: {p.message}" for p in pydantic_problems(exc, "", None))
                 raise LabelStoreError(f"label store {self.url}: the row with label_id "
-                                      f"{row[0]!r} is not a valid label: "
-                                      f"{_one_line(exc, ())}", cause="schema") from None
+                                      f"{row[0]!r} is not a valid label: {why}",
+                                      cause="schema") from None
             out.append((str(row[0]), rec))
         return out
 
@@ -291,11 +309,35 @@ class DatabaseBackend(ABC):
         """Every label line in insertion order."""
         return [rec for _, rec in self.entries()]
 
-    def schema_version(self) -> int:
-        """The schema version recorded in the store (created if new)."""
+    def schema_version(self) -> int | None:
+        """The schema version recorded in the store; None when there is no store yet (a
+        read creates nothing)."""
+        none: list[tuple[Any, ...]] = []
         rows = self._run("read", lambda conn: self._select(
-            conn, "SELECT value FROM maev_meta WHERE key = 'schema_version'"))
-        return int(rows[0][0])
+            conn, "SELECT value FROM maev_meta WHERE key = 'schema_version'"), absent=none)
+        return int(rows[0][0]) if rows else None
+
+    def create(self) -> None:
+        """Create the store's schema now if it is missing (what the first append does)."""
+        self._run("create", lambda conn: None, write=True)
+
+    def _check_tables(self, tables: Sequence[str], where: str) -> bool:
+        """Whether the database holds a store (False: no table at all, so none yet); a
+        :class:`LabelStoreError` for tables without the kit's ``maev_meta`` marker."""
+        if "maev_meta" in tables:
+            return True
+        if not tables:
+            return False
+        if list(tables) == ["maev_labels"]:
+            raise self._foreign_table()
+        shown = ", ".join(sorted(tables)[:5]) + (", …" if len(tables) > 5 else "")
+        n = len(tables)
+        raise LabelStoreError(
+            f"label store {self.url}: {where} has {n} table{'s' if n != 1 else ''} that "
+            f"{'are' if n != 1 else 'is'} not a maev label store ({shown}) and no maev_meta "
+            "marker; nothing was read or written — give a new database "
+            f"{'file' if self.kind == 'sqlite' else 'or schema'} for the labels",
+            cause="schema")
 
     def _check_version(self, value: Any) -> None:
         try:
@@ -391,27 +433,76 @@ class SQLiteBackend(DatabaseBackend):
             raise
         return conn
 
-    def _ensure_schema(self, conn: Any) -> None:
-        if not self._has_table(conn, "maev_meta"):
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                if not self._has_table(conn, "maev_meta"):
-                    if self._has_table(conn, "maev_labels"):
-                        raise self._foreign_table()
-                    for sql in _SQLITE_SCHEMA:
-                        conn.execute(sql)
-                    conn.execute(_META_ROWS.format(v=SCHEMA_VERSION, kit=__version__))
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+    def _open(self, write: bool) -> Any | None:
+        if not self._probe() and not write:
+            return None
+        conn = self._connect()
+        try:
+            if not self._store_in(conn):
+                self._create(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _probe(self) -> bool:
+        """Whether the file holds a store: False when it is missing, empty (0 bytes) or a
+        database without tables. Inspected read-only and ``immutable`` (nothing is written,
+        no journal appears); a file that is not SQLite, or another application's database,
+        is a :class:`LabelStoreError`."""
+        try:
+            with self.path.open("rb") as f:
+                head = f.read(16)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise LabelStoreError(f"label store {self.url}: cannot read {self.path}: "
+                                  f"{exc.strerror or exc}", cause="other") from None
+        if not head:
+            return False
+        if head != SQLITE_HEADER:
+            raise LabelStoreError(f"label store {self.url}: {self.path} is not a SQLite "
+                                  "database; nothing was read or written — name a new file "
+                                  "for the labels", cause="schema")
+        wal = self.path.with_name(self.path.name + "-wal").exists()
+        uri = self.path.resolve().as_uri() + ("?mode=ro" if wal else "?mode=ro&immutable=1")
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=max(self.retry_for, 1.0),
+                                   isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise self._error("read", exc, retried=False) from None
+        try:
+            return self._store_in(conn)
+        except sqlite3.Error as exc:
+            raise self._error("read", exc, retried=False) from None
+        finally:
+            conn.close()
+
+    def _store_in(self, conn: Any) -> bool:
+        """Whether ``conn``'s database holds the kit's store (its version checked)."""
+        tables = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' "
+            "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'").fetchall()]
+        if not self._check_tables(tables, str(self.path)):
+            return False
         row = conn.execute("SELECT value FROM maev_meta WHERE key = 'schema_version'").fetchone()
         self._check_version(row[0] if row else None)
+        return True
 
-    @staticmethod
-    def _has_table(conn: Any, name: str) -> bool:
-        return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                            (name,)).fetchone() is not None
+    def _create(self, conn: Any) -> None:
+        """Create the schema in one transaction (holding the write lock: another process
+        creating it at the same moment is waited for and seen)."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if not self._store_in(conn):
+                for sql in _SQLITE_SCHEMA:
+                    conn.execute(sql)
+                conn.execute(_META_ROWS.format(v=SCHEMA_VERSION, kit=__version__))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     def _insert(self, conn: Any, rows: list[tuple[str | None, ...]]) -> int:
         sql = _INSERT.format(p=", ".join("?" * len(_COLUMNS)))
@@ -521,27 +612,46 @@ class PostgresBackend(DatabaseBackend):
             raise
         return conn
 
-    def _ensure_schema(self, conn: Any) -> None:
-        exists = ("SELECT to_regclass('maev_meta') IS NOT NULL, "
-                  "to_regclass('maev_labels') IS NOT NULL")
-        meta, labels = conn.execute(exists).fetchone()
-        if not meta:
-            # A session lock, then a new transaction: a transaction that started before another
-            # process created the tables would not see them in its catalog cache.
-            conn.execute("SELECT pg_advisory_lock(%s)", (_PG_SCHEMA_LOCK,))
-            try:
-                with conn.transaction():
-                    meta, labels = conn.execute(exists).fetchone()
-                    if not meta:
-                        if labels:
-                            raise self._foreign_table()
-                        for sql in _PG_SCHEMA:
-                            conn.execute(sql)
-                        conn.execute(_META_ROWS.format(v=SCHEMA_VERSION, kit=__version__))
-            finally:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_SCHEMA_LOCK,))
+    def _open(self, write: bool) -> Any | None:
+        conn = self._connect()
+        try:
+            if not self._store_in(conn):
+                if not write:
+                    conn.close()
+                    return None
+                self._create(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _store_in(self, conn: Any) -> bool:
+        """Whether the connection's schema (the first of its ``search_path``) holds the kit's
+        store, its version checked; other tables there without the marker are refused."""
+        schema, = conn.execute("SELECT current_schema()").fetchone()
+        tables = [r[0] for r in conn.execute(
+            "SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() "
+            "AND c.relkind IN ('r', 'p', 'v', 'm', 'f')").fetchall()]
+        if not self._check_tables(tables, f"schema {schema!r}" if schema else "the database"):
+            return False
         row = conn.execute("SELECT value FROM maev_meta WHERE key = 'schema_version'").fetchone()
         self._check_version(row[0] if row else None)
+        return True
+
+    def _create(self, conn: Any) -> None:
+        """Create the schema. A session lock, then a new transaction: a transaction that
+        started before another process created the tables would not see them in its catalog
+        cache."""
+        conn.execute("SELECT pg_advisory_lock(%s)", (_PG_SCHEMA_LOCK,))
+        try:
+            with conn.transaction():
+                if not self._store_in(conn):
+                    for sql in _PG_SCHEMA:
+                        conn.execute(sql)
+                    conn.execute(_META_ROWS.format(v=SCHEMA_VERSION, kit=__version__))
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_SCHEMA_LOCK,))
 
     def _insert(self, conn: Any, rows: list[tuple[str | None, ...]]) -> int:
         sql = _INSERT.format(p=", ".join(["%s"] * len(_COLUMNS)))

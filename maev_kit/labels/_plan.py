@@ -22,7 +22,7 @@ from typing import Any
 from maev_kit._files import OverwriteRefused
 from maev_kit._jsonl import display_name
 from maev_kit.errors import InputError
-from maev_kit.labels._records import LabelRecord, latest_labels
+from maev_kit.labels._records import LabelRecord, check_annotator, latest_labels
 
 __all__ = ["PLAN_FILE", "PLAN_FORMAT", "PLAN_SCHEMA_VERSION", "SessionPlan",
            "annotator_labels", "load_session_plan", "plan_session"]
@@ -73,6 +73,9 @@ def _check_names(values: Any, what: str) -> list[str]:
     for v in out:
         if not isinstance(v, str) or not v.strip():
             raise ValueError(f"`{what}` must hold non-blank strings, got {v!r}")
+    if "annotators" in what:
+        for v in out:
+            check_annotator(v, f"`{what}`:")
     seen: set[str] = set()
     for v in out:
         if v in seen:

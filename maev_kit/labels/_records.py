@@ -8,6 +8,7 @@ counted. A torn last line (a crash mid-write) is tolerated and reported.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -19,6 +20,28 @@ from maev_kit.errors import Problem
 __all__ = ["LABEL_VALUES", "LabelFile", "LabelRecord", "latest_labels", "read_label_file"]
 
 LABEL_VALUES = ("retained", "lost", "contradicted", "skip")
+
+#: An annotator's name: 1–64 letters, digits, ``.``, ``_``, ``-`` or ``@`` (an email works),
+#: starting with a letter or digit — it ends up in file names, URLs and reports.
+_ANNOTATOR = re.compile(r"[^\W_][\w.@-]{0,63}")
+
+
+def check_annotator(name: Any, what: str = "annotator") -> str:
+    """``name`` when it is a valid annotator name, else a :class:`ValueError` saying the rule.
+
+    The one check of annotator names: every label read or written, every session and plan.
+
+    >>> check_annotator("ana.lopez@example.org")
+    'ana.lopez@example.org'
+    >>> check_annotator("../../ben")
+    Traceback (most recent call last):
+    ...
+    ValueError: annotator '../../ben' is not a valid name: use 1–64 letters, digits, '.', '_', '-' or '@' (an email works), starting with a letter or digit
+    """
+    if not isinstance(name, str) or _ANNOTATOR.fullmatch(name) is None:
+        raise ValueError(f"{what} {name!r} is not a valid name: use 1–64 letters, digits, "
+                         "'.', '_', '-' or '@' (an email works), starting with a letter or digit")
+    return name
 
 
 class LabelRecord(BaseModel):
@@ -33,12 +56,17 @@ class LabelRecord(BaseModel):
     created_at: str = ""
     source: str | None = None  # e.g. "gold" for a dataset's adjudicated label
 
-    @field_validator("item_id", "annotator")
+    @field_validator("item_id")
     @classmethod
     def _not_blank(cls, v: str) -> str:
         if not v.strip():
             raise ValueError("must not be blank")
         return v
+
+    @field_validator("annotator")
+    @classmethod
+    def _a_name(cls, v: str) -> str:
+        return check_annotator(v)
 
 
 @dataclass

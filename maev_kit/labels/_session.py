@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from maev_kit.labels._queue import ItemQueue
-from maev_kit.labels._records import LABEL_VALUES, LabelRecord
+from maev_kit.labels._records import LABEL_VALUES, LabelRecord, check_annotator
 from maev_kit.labels._store import LabelStore
 
 __all__ = ["LabelingSession", "ShownVerdict"]
@@ -124,8 +124,7 @@ class LabelingSession(ItemQueue):
             raise ValueError("`items` is empty: nothing to label (build them with "
                              "maev_kit.build_retention_items)")
         by_id = self._index_items(items)
-        if not isinstance(annotator, str) or not annotator.strip():
-            raise ValueError(f"`annotator` must be a non-blank name, got {annotator!r}")
+        check_annotator(annotator, "`annotator`")
         self.store = self._open_store(store)
         self.annotator = annotator
         self.blind = bool(blind)

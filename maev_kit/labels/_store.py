@@ -25,21 +25,66 @@ from typing import Any
 
 from maev_kit._jsonl import append_lines, display_name
 from maev_kit.errors import LabelValidationError, Problem
+from maev_kit.errors import InputError
 from maev_kit.labels._backends import (
     DEFAULT_RETRY_FOR,
+    SQLITE_HEADER,
     DatabaseBackend,
+    SQLiteBackend,
     copy_records,
     is_store_url,
     new_label_id,
     open_backend,
 )
-from maev_kit.labels._records import LABEL_VALUES, LabelRecord, latest_labels, read_label_file
+from maev_kit.labels._records import (
+    LABEL_VALUES,
+    LabelRecord,
+    check_annotator,
+    latest_labels,
+    read_label_file,
+)
 
 __all__ = ["LabelStore", "LabelStoreWarning", "copy_labels", "open_label_store"]
 
 
 class LabelStoreWarning(UserWarning):
     """The labels file had a torn last line (an interrupted write); it was ignored."""
+
+
+#: Suffixes of a SQLite file not there yet, given as a plain path.
+SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+def sqlite_url(path: Path) -> str:
+    """The ``sqlite:///`` URL of a database file (``sqlite:////abs`` for an absolute path).
+
+    >>> sqlite_url(Path("labels.db")), sqlite_url(Path("/srv/labels.db"))
+    ('sqlite:///labels.db', 'sqlite:////srv/labels.db')
+    """
+    return "sqlite:///" + str(path)
+
+
+def _is_sqlite_path(path: Path) -> bool:
+    """Whether a plain path names a SQLite store (by the file's first bytes, else by its
+    suffix); a file that is neither SQLite nor text that could be a labels file is refused."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except FileNotFoundError:
+        return path.suffix.lower() in SQLITE_SUFFIXES
+    except OSError as exc:
+        raise InputError(f"{display_name(path)}: cannot read it ({exc.strerror or exc})"
+                         ) from None
+    if head.startswith(SQLITE_HEADER):
+        return True
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not text:
+        return not head and path.suffix.lower() in SQLITE_SUFFIXES
+    if text[:1] != b"{" or b"\x00" in head:
+        raise InputError(f"{display_name(path)}: neither a labels file (JSONL, one label "
+                         "object per line) nor a SQLite database; it is left as it is — give "
+                         "a labels .jsonl file or a label store")
+    return False
 
 
 def _now() -> str:
@@ -55,8 +100,11 @@ class LabelStore:
     Parameters
     ----------
     path : str or path-like
-        The labels file. It is created (with its folder) on the first write. Or a database
-        URL: ``sqlite:///relative/labels.db``, ``sqlite:////absolute/labels.db``,
+        The labels file. It is created (with its folder) on the first write. A SQLite file
+        given as a plain path (its first bytes are SQLite's header; or, not there yet, it ends
+        in ``.db``, ``.sqlite`` or ``.sqlite3``) is a SQLite store, as its ``sqlite:///`` URL
+        would be; a file that is neither a labels file nor SQLite is refused
+        (:class:`~maev_kit.errors.InputError`), never written. Or a database URL: ``sqlite:///relative/labels.db``, ``sqlite:////absolute/labels.db``,
         ``postgresql://user:password@host:port/database`` (docs/label-stores.md); the
         password is never shown (``repr``, messages and errors show ``user:***@``).
     retry_for : float
@@ -100,6 +148,9 @@ class LabelStore:
         if self.path.is_dir():
             raise ValueError(f"`path` {display_name(self.path)!r} is a folder; give the labels "
                              "file, e.g. 'labels.jsonl' inside it")
+        if _is_sqlite_path(self.path):
+            self.database = SQLiteBackend(sqlite_url(self.path), retry_for=retry_for)
+            self.path = None
 
     @property
     def backend(self) -> str:
@@ -196,14 +247,15 @@ class LabelStore:
         Raises
         ------
         ValueError
-            When ``label`` is not one of ``retained``, ``lost``, ``contradicted``, ``skip`` or
-            ``item_id`` / ``annotator`` is blank.
+            When ``label`` is not one of ``retained``, ``lost``, ``contradicted``, ``skip``,
+            ``item_id`` is blank or ``annotator`` is not a valid name
+            (:func:`~maev_kit.labels.check_annotator`).
         """
         if label not in LABEL_VALUES:
             raise ValueError(f"`label` must be one of {', '.join(LABEL_VALUES)}; got {label!r}")
-        for arg, value in (("item_id", item_id), ("annotator", annotator)):
-            if not isinstance(value, str) or not value.strip():
-                raise ValueError(f"`{arg}` must be a non-blank string, got {value!r}")
+        if not isinstance(item_id, str) or not item_id.strip():
+            raise ValueError(f"`item_id` must be a non-blank string, got {item_id!r}")
+        check_annotator(annotator, "`annotator`")
         record = LabelRecord(item_id=item_id, annotator=annotator,
                              label=label,  # type: ignore[arg-type]
                              note=note or "", created_at=_now(), source=source)

@@ -49,7 +49,7 @@ from maev_kit.traces._model import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["load_parquet", "save_parquet", "table_to_traces", "traces_to_table",
+__all__ = ["PARQUET_MAGIC", "is_parquet_file", "load_parquet", "save_parquet", "table_to_traces", "traces_to_table",
            "trace_schema"]
 
 SCHEMA_VERSION = 1
@@ -130,6 +130,26 @@ def save_parquet(traces: Iterable[MultiAgentTrace], path: str | os.PathLike[str]
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+#: The first (and last) four bytes of every Parquet file.
+PARQUET_MAGIC = b"PAR1"
+
+
+def is_parquet_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a file that starts with Parquet's magic bytes (whatever its name).
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "traces.data")
+    >>> save_parquet([MultiAgentTrace("c-1")], p)
+    >>> is_parquet_file(p), is_parquet_file(os.path.dirname(p))
+    (True, False)
+    """
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == PARQUET_MAGIC
+    except OSError:
+        return False
 
 
 def load_parquet(path: str | os.PathLike[str]) -> list[MultiAgentTrace]:

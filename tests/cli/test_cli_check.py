@@ -200,3 +200,55 @@ def test_a_judge_that_cannot_be_rebuilt_is_named_and_checkable(heuristic_card, t
     assert "is version 1-oldrules" in err and "(--judge heuristic)" in err
     code, out, _ = run_cli(["check", str(old), "--judge", "heuristic", *FAST], capsys)
     assert code == 0 and "changed: judge version 1-oldrules → " in out
+
+
+def _set_copy(root: Path, name: str, card: JudgeCard) -> Path:
+    """A copy of support_desk named ``name``, and the card's split's item ids in it."""
+    import shutil
+
+    from maev_kit.datasets import bundled_set_path
+
+    out = root / name
+    shutil.copytree(bundled_set_path("support_desk"), out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["name"] = name
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    return out
+
+
+def _check_cannot_compare(args: list[str], capsys, message: str) -> None:
+    code, out, err = run_cli(["check", *args, *FAST], capsys)
+    assert code == 2, err  # no verdict: not a FAIL (1)
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error:"), err
+    assert message in err and "maev calibrate" in err and "--card" in err, err
+    assert "Traceback" not in err
+
+
+def test_a_card_of_another_set_cannot_be_checked_exit_2(heuristic_card, tmp_path, capsys):
+    card = JudgeCard.load(heuristic_card)
+    other = _set_copy(tmp_path, "other_desk", card)
+    _check_cannot_compare([str(heuristic_card), "--set", str(other)], capsys,
+                          "the card was made on labeled set 'support_desk', not 'other_desk'")
+
+
+def test_changed_labels_or_one_class_cannot_be_checked_exit_2(heuristic_card, tmp_path,
+                                                              capsys):
+    card = JudgeCard.load(heuristic_card)
+    folder = _set_copy(tmp_path, "support_desk", card)
+    lines = [json.loads(ln) for ln in (folder / "labels.jsonl").read_text().splitlines()]
+    in_split = set(json.loads((folder / "manifest.json").read_text())["splits"][card.split])
+    first = next(r for r in lines if r["item_id"].split("/")[0] in in_split
+                 and r.get("source") != "gold")
+    flipped = dict(first, label="contradicted" if first["label"] != "contradicted" else "lost")
+    with (folder / "labels.jsonl").open("a") as f:
+        f.write(json.dumps(flipped) + "\n")  # one label of the card's split changed
+    _check_cannot_compare([str(heuristic_card), "--set", str(folder)], capsys,
+                          "› labels_hash: the human labels of split")
+
+    # labels of one class (and a card without labels_hash, so only the classes are known)
+    one = [dict(r, label="retained") for r in lines]
+    (folder / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in one))
+    old = tmp_path / "old_card.json"
+    old.write_text(card.model_copy(update={"labels_hash": ""}).model_dump_json())
+    _check_cannot_compare([str(old), "--set", str(folder)], capsys,
+                          "the human labels hold one class (retained")

@@ -122,9 +122,9 @@ def test_skip_and_bad_labels_are_refused(store):
 
 def test_an_annotator_of_a_queued_item_must_settle_under_another_name(store):
     fill(store)
-    with pytest.raises(ValueError, match="ana/adjudicator"):
+    with pytest.raises(ValueError, match="ana.adjudicator"):
         AdjudicationSession(items(), store, "ana")
-    s = AdjudicationSession(items(), store, "ana/adjudicator")
+    s = AdjudicationSession(items(), store, "ana.adjudicator")
     s.settle("lost")
     # ana's own label survives the settled line, in the calibration reader too
     human = load_human_labels(store, exclude_sources=("gold", ADJUDICATED_SOURCE))

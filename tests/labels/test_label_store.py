@@ -51,7 +51,10 @@ def test_latest_wins_skip_not_counted_and_annotators_share(tmp_path):
 @pytest.mark.parametrize("kwargs, match", [
     ({"item_id": "i", "label": "maybe", "annotator": "a"}, "`label` must be one of"),
     ({"item_id": " ", "label": "lost", "annotator": "a"}, "`item_id` must be a non-blank"),
-    ({"item_id": "i", "label": "lost", "annotator": ""}, "`annotator` must be a non-blank"),
+    ({"item_id": "i", "label": "lost", "annotator": ""}, "`annotator` '' is not a valid name"),
+    ({"item_id": "i", "label": "lost", "annotator": "../../ben"}, "'../../ben' is not a valid"),
+    ({"item_id": "i", "label": "lost", "annotator": "a/b"}, "'a/b' is not a valid name"),
+    ({"item_id": "i", "label": "lost", "annotator": "x" * 65}, "is not a valid name: use 1–64"),
 ])
 def test_add_rejects_bad_input_and_writes_nothing(tmp_path, kwargs, match):
     store = LabelStore(tmp_path / "labels.jsonl")

@@ -63,7 +63,7 @@ def test_random_order_is_seeded_and_a_list_order_is_kept(tmp_path):
     ({"order": ["nope"]}, ValueError, "not in `items`"),
     ({"order": ["c0/h0/f1", "c0/h0/f1"]}, ValueError, "twice"),
     ({"order": []}, ValueError, "empty list"),
-    ({"annotator": " "}, ValueError, "`annotator` must be a non-blank"),
+    ({"annotator": " "}, ValueError, "`annotator` ' ' is not a valid name"),
     ({"verdicts": 3}, TypeError, "`verdicts` must be"),
     ({"verdicts": [object()]}, TypeError, r"`verdicts\[0\]` must be a Verdict"),
 ])

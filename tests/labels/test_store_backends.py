@@ -167,10 +167,11 @@ def test_rows_cannot_be_updated_or_deleted(db_url):
     assert [r.label for r in store.records()] == ["lost"]
 
 
-def test_schema_is_created_on_first_use_versioned_and_a_newer_one_refused(db_url):
+def test_schema_is_created_on_first_write_versioned_and_a_newer_one_refused(db_url):
     store = LabelStore(db_url)
-    assert store.database.schema_version() == SCHEMA_VERSION == 1
+    assert store.records() == [] and store.database.schema_version() is None  # reads: nothing
     store.add("i1", "lost", annotator="ana")
+    assert store.database.schema_version() == SCHEMA_VERSION == 1
     conn = _raw(store)
     try:
         rows = dict(conn.execute("SELECT key, value FROM maev_meta").fetchall())
@@ -209,7 +210,7 @@ def test_sqlite_urls(tmp_path, monkeypatch):
         with pytest.raises(LabelStoreError, match="sqlite"):
             LabelStore(bad)
     (tmp_path / "not-a-db").write_text("hello, I am text\n" * 100)
-    with pytest.raises(LabelStoreError, match="file is not a database"):
+    with pytest.raises(LabelStoreError, match="not-a-db is not a SQLite database; nothing was read or written"):
         LabelStore(f"sqlite:///{tmp_path}/not-a-db").records()
 
 

@@ -145,7 +145,7 @@ def _chaos(url: str, folder: Path, rng: random.Random, pg_server) -> dict:
 def test_killed_writers_and_a_server_restart_lose_and_duplicate_nothing(pg_server, pg_url,
                                                                         tmp_path):
     t0 = time.monotonic()
-    LabelStore(pg_url).records()  # create the schema before the writers race for it
+    LabelStore(pg_url).database.create()  # the schema, before the writers race for it
     stats = _chaos(pg_url, tmp_path, random.Random(28), pg_server)
 
     entries = LabelStore(pg_url).database.entries()

@@ -107,7 +107,7 @@ PUBLIC = {
         "AdjudicationSession", "Disagreement", "LabelFile", "LabelRecord", "LabelSample",
         "LabelStatus", "LabelStore", "LabelStoreError", "LabelStoreWarning",
         "LabelingSession", "SessionPlan", "SetAsideLabel", "ShownVerdict",
-        "annotator_labels", "copy_labels", "disagreements", "draw_label_sample",
+        "annotator_labels", "check_annotator", "copy_labels", "disagreements", "draw_label_sample",
         "label_status", "latest_labels", "load_session_plan", "open_label_store",
         "plan_session", "population_hash", "read_label_file", "reattach_labels",
         "settled_human_labels", "settled_labels",

@@ -27,7 +27,7 @@ def store(request, tmp_path):
     s = LabelStore(tmp_path / "labels.jsonl" if request.param == "jsonl"
                    else f"sqlite:///{tmp_path / 'labels.db'}")
     s.add(IDS[0], "lost", annotator="ana", note=f"note {XSS}")
-    s.add(IDS[0], "retained", annotator=f"ben{XSS}")
+    s.add(IDS[0], "retained", annotator="carl", note=XSS)  # names cannot hold markup; notes can
     s.add(IDS[1], "lost", annotator="ana")
     s.add(IDS[1], "lost", annotator="ben")
     s.add(IDS[2], "contradicted", annotator="ana")
@@ -61,14 +61,16 @@ def test_every_label_and_note_is_shown_escaped(store):
     adj = Adjudicator(make_items(), store, adjudicator="dana")
     shown = adj.labels_view.value + adj.item_view.value + adj.progress_text.value
     assert "<script>" not in shown and "<img" not in shown
-    assert "&lt;script&gt;" in adj.labels_view.value  # the note and the annotator's name
+    assert "&lt;script&gt;" in adj.labels_view.value  # the notes
     assert "ana" in adj.labels_view.value and "lost" in adj.labels_view.value
     assert "ACCT-0" in adj.item_view.value
 
 
-def test_an_adjudicator_name_is_escaped_too(store):
-    adj = Adjudicator(make_items(), store, adjudicator=XSS)
-    assert "<script>" not in adj.progress_text.value
+def test_an_adjudicator_name_with_markup_is_refused(store):
+    """Names are checked once (labels.check_annotator): markup never becomes a name."""
+    with pytest.raises(ValueError, match="is not a valid name"):
+        Adjudicator(make_items(), store, adjudicator=XSS)
+    adj = Adjudicator(make_items(), store, adjudicator="dana.lee@example.org")
     adj.buttons["lost"].click()
     assert "<script>" not in adj.labels_view.value + adj.status.value
 
@@ -89,7 +91,7 @@ def test_session_progress_per_annotator(store):
     w = SessionProgress(plan, store)
     assert isinstance(w, widgets.VBox)
     assert "3 / 4" in w.view.value  # ana labeled 3 of her 4 items
-    # c0's other label is by "ben<img…>", no planned annotator: only c2 disagrees
+    # c0's other label is by "carl", no planned annotator: only c2 disagrees
     assert "1 disagreement ·" in w.view.value and "0 settled" in w.view.value
     store.add(IDS[3], "lost", annotator="ana")
     store.add(IDS[0], "retained", annotator="ben")
@@ -99,9 +101,8 @@ def test_session_progress_per_annotator(store):
     assert "1 settled" in w.view.value
 
 
-def test_session_progress_escapes_names(tmp_path):
-    plan = plan_session(IDS, ["ana", XSS], overlap=0.5, seed=0)
-    w = SessionProgress(plan, tmp_path / "labels.jsonl")
-    assert "<script>" not in w.view.value and "&lt;script&gt;" in w.view.value
+def test_session_progress_refuses_names_with_markup(tmp_path):
+    with pytest.raises(ValueError, match="is not a valid name"):
+        plan_session(IDS, ["ana", XSS], overlap=0.5, seed=0)
     with pytest.raises(TypeError):
         SessionProgress({"not": "a plan"}, tmp_path / "labels.jsonl")

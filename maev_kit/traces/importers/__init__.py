@@ -204,7 +204,8 @@ def load_any(path: str | os.PathLike[str], format: str = "auto") -> ImportResult
 
     Parameters
     ----------
-    path : a trace JSONL file (see ``docs/formats.md``) or a framework export.
+    path : a trace JSONL file (see ``docs/formats.md``), a trace Parquet file (``maev
+        convert``, ``save_traces``; recognised by its content) or a framework export.
     format : ``"auto"`` (a maev trace file, else the export's format is detected) or one of
         :data:`FORMATS` to force an importer.
 
@@ -247,8 +248,11 @@ def load_any(path: str | os.PathLike[str], format: str = "auto") -> ImportResult
 
 def read_detected(found: Detected) -> ImportResult:
     """The traces of a file :func:`detect_file` has named: a maev trace file by the trace
-    reader, an export by its importer. An :class:`InputError` when it holds no conversation."""
-    if found.format == "maev":
+    reader (JSONL or Parquet), an export by its importer. An :class:`InputError` when it
+    holds no conversation."""
+    if found.format == "maev-parquet":
+        out = _read_parquet_traces(found.path)
+    elif found.format == "maev":
         out = _read_trace_file(found.path, found.name)
     else:
         src = _Source(found.data, found.name, found.path.stem)
@@ -269,6 +273,19 @@ def _check_trace_format(format: str) -> None:
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise InputError(f"unknown trace format {format!r}; {hint}use 'auto' or one of: "
                          f"{', '.join(FORMATS)}")
+
+
+def _read_parquet_traces(p: Path) -> ImportResult:
+    """A trace Parquet file's traces (``maev convert``, ``save_traces``) and its non-fatal
+    findings; every problem raised in one :class:`~maev_kit.errors.TraceValidationError`."""
+    import warnings
+
+    from maev_kit.traces._parquet import load_parquet
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        traces = load_parquet(p)
+    return ImportResult(traces, [str(w.message) for w in caught])  # type: ignore[misc]
 
 
 def _read_trace_file(p: Path, name: str) -> ImportResult:

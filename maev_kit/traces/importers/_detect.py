@@ -305,6 +305,7 @@ def detect_file(path: str | os.PathLike[str], format: str = "auto", *,
                 name: str | None = None) -> Detected:
     """What the trace file at ``path`` is: the one function every reader of traces asks.
 
+    - ``"maev-parquet"``: a maev trace Parquet file (by its magic bytes);
     - ``"maev"``: a maev trace JSONL file — its first record is an object with a trace field
       (``conversation_id``, ``turns``, …) and no export's shape, or a ``.jsonl`` file whose
       first line is not a JSON object (the trace reader then names every broken line);
@@ -330,6 +331,10 @@ def detect_file(path: str | os.PathLike[str], format: str = "auto", *,
     _check_path(p, name)
     if format == "auto":
         from maev_kit._files import sniff
+        from maev_kit.traces._parquet import is_parquet_file
+
+        if is_parquet_file(p):  # the kit's own columnar traces (maev convert, save_traces)
+            return Detected(p, name, "maev-parquet")
 
         first = _first_line(p)
         if _trace_line(first):
@@ -340,7 +345,6 @@ def detect_file(path: str | os.PathLike[str], format: str = "auto", *,
             raise other
         if isinstance(first, dict) and _TRACE_KEYS & set(first) and detect_format(first) is None:
             return Detected(p, name, "maev")  # a broken trace line: the reader says what is wrong
-        # (a file of traces read otherwise than as JSON, e.g. Parquet: detect it here)
         if p.suffix.lower() == ".jsonl" and not isinstance(first, dict):
             try:
                 data = read_json(p, name)
