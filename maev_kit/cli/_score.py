@@ -390,21 +390,25 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
                                      if result.label_budget is not None else None),
                     "files": written, "mlflow_run_id": mlflow_run})
         return
-    click.echo(_frame_text(_na(result.summary())))
-    click.echo(f"\n{len(result.per_conversation)} conversations scored in "
-               f"{time.perf_counter() - t0:.1f} s")
-    _echo_run_lines(result)
-    for path, what in ((out, "conversations"), (ledger, "verdicts (one per fact per handoff)")):
-        if path:
-            click.echo(f"wrote {path} ({rows_on_disk(path)} {what})")
-    for text in (_estimates_text(result.estimates), _budget_text(result.label_budget)):
-        if text:
-            click.echo(text)
-    for p in written:
-        click.echo(output_line(p, replacing.get(p, False)))
+    _echo_scores(result, time.perf_counter() - t0,
+                 {p: (replacing.get(p, False), "conversations" if p == out else
+                      "verdicts (one per fact per handoff)") for p in written})
     _echo_mlflow(mlflow_run, mlflow_uri)
     if engine == "ray":
         exit_on_failed_shards(result)
+
+
+def _echo_scores(result: Any, seconds: float, written: dict[str, tuple[bool, str]]) -> None:
+    """The summary table, the run's lines, the estimates and label budget, and each file
+    written with the rows it holds, read back from disk."""
+    click.echo(_frame_text(_na(result.summary())))
+    click.echo(f"\n{len(result.per_conversation)} conversations scored in {seconds:.1f} s")
+    _echo_run_lines(result)
+    for text in (_estimates_text(result.estimates), _budget_text(result.label_budget)):
+        if text:
+            click.echo(text)
+    for path, (replaced, what) in written.items():
+        click.echo(f"{output_line(path, replaced)} ({rows_on_disk(path)} {what})")
 
 
 def _refuse_rerun_flags(source: str, **given: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -45,18 +46,22 @@ def supersede_user_changes(traces: Sequence[MultiAgentTrace],
         if added:
             # the new value, proposed again as a fact of its own at that handoff, is the
             # superseding fact: listed once
-            new = {(f.handoff_index, _norm(f.text)) for f in added}
-            kept = [f for f in exp.key_facts if (f.handoff_index, _norm(f.text)) not in new]
-            out[trace.conversation_id] = dataclasses.replace(exp, key_facts=[*kept, *added])
+            kept = [f for f in exp.key_facts if not any(
+                f.handoff_index == a.handoff_index and f.fact_id != a.fact_id
+                and _mentions(f.text, value) for a, value in added)]
+            out[trace.conversation_id] = dataclasses.replace(
+                exp, key_facts=[*kept, *(a for a, _ in added)])
     return out
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.casefold().split())
+def _mentions(text: str, value: str) -> bool:
+    """Does ``text`` state ``value`` as a whole token (``20:30`` in "Time is 20:30")?"""
+    return re.search(rf"(?<![\w:.-]){re.escape(value)}(?![\w:-]|\.\w)", text, re.I) is not None
 
 
-def _changes(trace: MultiAgentTrace, facts: Sequence[KeyFact]) -> list[KeyFact]:
-    """The listings that record the user's changes of ``facts`` (each change once)."""
+def _changes(trace: MultiAgentTrace, facts: Sequence[KeyFact]) -> list[tuple[KeyFact, str]]:
+    """The listings that record the user's changes of ``facts`` (each change once), each with
+    the new value."""
     from maev_kit.expectations import KeyFact
     from maev_kit.judges import changed_value
     from maev_kit.retention import hop_order
@@ -65,7 +70,7 @@ def _changes(trace: MultiAgentTrace, facts: Sequence[KeyFact]) -> list[KeyFact]:
     at = {hi: trace.handoffs[hi].turn_index for hi in order}
     said = [(m.turn_index, m.content) for m in trace.messages(tools=False) if m.is_user]
     listed = {(f.fact_id, f.handoff_index) for f in facts}
-    added: list[KeyFact] = []
+    added: list[tuple[KeyFact, str]] = []
     for f in facts:
         if f.derived or f.changed_at is not None:
             continue
@@ -79,7 +84,7 @@ def _changes(trace: MultiAgentTrace, facts: Sequence[KeyFact]) -> list[KeyFact]:
                 continue
             old, new = change
             text = text.replace(old, new, 1) if old in text else f"{text} (now {new})"
-            added.append(KeyFact(f.fact_id, nxt, text, slot=f.slot, changed_at=turn))
+            added.append((KeyFact(f.fact_id, nxt, text, slot=f.slot, changed_at=turn), new))
             listed.add((f.fact_id, nxt))
             since = at[nxt]
     return added

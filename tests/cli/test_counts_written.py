@@ -22,8 +22,8 @@ def test_score_says_the_rows_it_wrote(tmp_path, suffix, capsys):
             ".jsonl": lambda p: pd.read_json(p, lines=True)}[suffix]
     n_out, n_ledger = len(read(out)), len(read(ledger))
     assert n_ledger > n_out > 0
-    assert f"wrote {out} ({n_out} conversations)" in output
-    assert f"wrote {ledger} ({n_ledger} verdicts" in output
+    assert f"written: {out} ({n_out} conversations)" in output
+    assert f"written: {ledger} ({n_ledger} verdicts" in output
 
 
 def test_sample_says_the_items_it_wrote(tmp_path, capsys):

@@ -35,7 +35,7 @@ def test_convert_jsonl_parquet_round_trip(tmp_path, _run):
 
     r = _run("convert", str(load_labeled_set("support_desk").path / "traces.jsonl"),
              str(tmp_path / "t.parquet"))
-    assert r.exit_code == 0 and "85 traces written" in r.output
+    assert r.exit_code == 0 and "85 traces (207 handoffs) written" in r.output
     r = _run("convert", str(tmp_path / "t.parquet"), str(tmp_path / "back.jsonl"))
     assert r.exit_code == 0
     assert load_traces(tmp_path / "back.jsonl") == load_labeled_set("support_desk").traces
@@ -68,7 +68,7 @@ def test_score_on_ray_lists_a_corrupt_shard_and_exits_1(ray_cluster, tmp_path, _
     traces = load_labeled_set("support_desk").traces
     save_traces(traces[:40], tmp_path / "a.parquet")
     save_traces(traces[40:], tmp_path / "b.jsonl")
-    (tmp_path / "c.jsonl").write_text('{"conversation_id": "x", "handoffs": [{}]}\n')
+    (tmp_path / "c.jsonl").write_text('{"conversation_id": "x", "turns": [], "handoffs": [{}]}\n')
     out = tmp_path / "scores.csv"
     r = _run("score", str(tmp_path / "*.*"), "--engine", "ray", "--judge", "none",
              "--no-progress", "--out", str(out), "--output-dir", str(tmp_path / "res"))
