@@ -64,6 +64,17 @@ def sqlite_url(path: Path) -> str:
     return "sqlite:///" + str(path)
 
 
+def _refuse_other_kit_file(path: Path) -> None:
+    """An :class:`InputError` for a file the kit recognises as something other than labels (a
+    trace file, expectations, a judge card, a report…): labels are never appended to it."""
+    from maev_kit._files import sniff
+
+    found = sniff(path)
+    if found is not None and found.kind not in (None, "labels"):
+        raise InputError(f"{display_name(path)}: this is {found.what}, not a labels file; give "
+                         "the labels file (e.g. labels.jsonl) or a label store URL")
+
+
 def _is_sqlite_path(path: Path) -> bool:
     """Whether a plain path names a SQLite store (by the file's first bytes, else by its
     suffix); a file that is neither SQLite nor text that could be a labels file is refused."""
@@ -151,6 +162,8 @@ class LabelStore:
         if _is_sqlite_path(self.path):
             self.database = SQLiteBackend(sqlite_url(self.path), retry_for=retry_for)
             self.path = None
+            return
+        _refuse_other_kit_file(self.path)
 
     @property
     def backend(self) -> str:

@@ -165,3 +165,20 @@ def test_mlflow_is_refused_a_postgres_label_store(pg_url):
     LabelStore(pg_url).add("i1", "lost", annotator="ana")
     with pytest.raises(InputError, match="the database is a maev label store"):
         check_tracking_uri(url)
+
+
+def test_a_trace_file_is_never_a_label_store(tmp_path):
+    """LabelStore on a file the kit knows as something else (here a trace file) refuses it,
+    and the file is left byte for byte."""
+    import shutil
+
+    from maev_kit.datasets import bundled_set_path
+    from maev_kit.errors import InputError
+    from maev_kit.labels import LabelStore
+
+    traces = tmp_path / "traces.jsonl"
+    shutil.copy(bundled_set_path("support_desk") / "traces.jsonl", traces)
+    before = traces.read_bytes()
+    with pytest.raises(InputError, match="traces.jsonl: this is .*not a labels file"):
+        LabelStore(traces)
+    assert traces.read_bytes() == before
