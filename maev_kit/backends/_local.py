@@ -217,14 +217,15 @@ def preflight(model: str, base: str, api_key: str | None = None,
                 body = json.loads(resp.read(1_000_000) or b"null")
         except urllib.error.HTTPError as exc:
             if exc.code in (401, 403):
-                raise PreflightError(f"the server at {where} refused the key ({exc.code}) when "
-                                     "asked which models it serves", "auth") from None
+                raise PreflightError(f"authentication failed at {where} for model {model} "
+                                     f"({exc.code}, asked which models it serves)",
+                                     "auth") from None
             continue
         except urllib.error.URLError as exc:
             reason = getattr(exc, "reason", exc)
             if isinstance(reason, ConnectionRefusedError) or "refused" in str(reason).lower():
-                raise PreflightError(f"nothing answers at {where} (connection refused)",
-                                     "unreachable") from None
+                raise PreflightError(f"nothing answers at {where} for model {model} "
+                                     "(connection refused)", "unreachable") from None
             return None  # a timeout, a DNS hiccup: the run itself will tell
         except (OSError, ValueError):
             return None

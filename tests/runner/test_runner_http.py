@@ -102,8 +102,9 @@ def test_malformed_replies_become_error_verdicts(server, make_backend, backend_k
     # A body cut short: the openai client sees a broken connection, litellm a 500.
     assert kinds.get("connection", 0) + kinds.get("server", 0) == 2
     assert run.stats["errors"] == 7
-    # Three handoffs failed 3 times each, two succeeded at once.
-    assert run.stats["requests"] == len(server.requests) == 3 * 3 + 2
+    # The prose reply got one repair request; the unreadable bodies were retried twice each;
+    # two handoffs succeeded at once.
+    assert run.stats["requests"] == len(server.requests) == 2 + 3 + 3 + 2
 
 
 def test_unretryable_errors_are_not_retried(server, make_backend, backend_kind, judge):
