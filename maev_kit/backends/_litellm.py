@@ -226,9 +226,10 @@ class LiteLLMBackend:
 
     async def preflight(self) -> list[str] | None:
         """Ask a server of the user's own (see :meth:`endpoint`) which models it serves: the
-        ids, or None when it cannot tell or the model is a hosted provider's. Raises
-        :class:`~maev_kit.backends._local.PreflightError` when nothing listens, the key is
-        refused or the model is not among those served."""
+        ids, or None when it cannot tell or the model is a hosted provider's. Raises an error
+        with a ``cause`` (``unreachable``, ``auth``, ``other``) when nothing listens, the key
+        is refused or the model is not among those served; the runner turns it into a
+        JudgeUnavailableError naming the address."""
         import asyncio
 
         base = self.endpoint()

@@ -365,16 +365,15 @@ def calibrate(
     threshold : a judge is recommended when its κ CI lower bound is at least this.
 
     A judge whose calls fail for more than ``max_judge_errors`` of the items (no key, nothing
-    listening, a server that died mid-run, replies no parser can read) is listed as failed with its cause
-    (the leaderboard's ``status``), with κ n/a, and left out of the ranking, the Δκ tests and
-    the recommendation; the other judges are still ranked. A judge that cannot answer at all
+    listening, a server that died mid-run, unreadable replies) is listed as failed with its
+    cause (the leaderboard's ``status``), κ n/a, left out of the ranking, the Δκ tests and the
+    recommendation; the other judges are still ranked. A judge that cannot answer at all
     (:class:`~maev_kit.errors.JudgeUnavailableError`) is recorded that way too and does not
     stop the others.
     cache, progress, max_concurrency, max_retries, timeout, mode : passed to
         :func:`~maev_kit.runner.run_judge` (``mode="batch"``: the provider's batch API).
     max_judge_errors : a judge that left more than this share of its items without a verdict
-        (its server died mid-run, its replies could not be read) is failed: never ranked,
-        recommended or given a card. Rerunning resumes from the reply cache.
+        is failed: never ranked, recommended or given a card (rerunning resumes from the cache).
     n_resamples, confidence, seed : bootstrap settings.
 
     Examples

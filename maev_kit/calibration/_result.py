@@ -682,21 +682,21 @@ def _recommendation(board: pd.DataFrame, runs: Mapping[str, Any], problem: str |
     return text, recommended
 
 
+def _share(max_judge_errors: Any) -> float:
+    if not (isinstance(max_judge_errors, (int, float)) and 0 <= max_judge_errors <= 1):
+        raise ValueError(f"`max_judge_errors` must be a share in [0, 1], got "
+                         f"{max_judge_errors!r}")
+    return float(max_judge_errors)
+
+
 def calibration_from_runs(
     runs: Mapping[str, Any],
     human_labels: Any,
     *,
-    items: Sequence[Any] | None = None,
-    meta: Mapping[str, JudgeMeta] | None = None,
-    labels: Sequence[str] = LABELS,
-    threshold: float = 0.6,
-    n_resamples: int = 10_000,
-    confidence: float = 0.95,
-    seed: int = 0,
-    labeled_set: Mapping[str, Any] | None = None,
-    split: str | None = None,
-    reference_labels: bool | None = None,
-    notes: Sequence[str] = (),
+    items: Sequence[Any] | None = None, meta: Mapping[str, JudgeMeta] | None = None,
+    labels: Sequence[str] = LABELS, threshold: float = 0.6, n_resamples: int = 10_000,
+    confidence: float = 0.95, seed: int = 0, labeled_set: Mapping[str, Any] | None = None,
+    split: str | None = None, reference_labels: bool | None = None, notes: Sequence[str] = (),
     max_judge_errors: float = MAX_JUDGE_ERRORS,
 ) -> CalibrationResult:
     """Build a :class:`CalibrationResult` from judge runs already made.
@@ -716,9 +716,8 @@ def calibration_from_runs(
         :func:`labels_are_reference` (a ``{item_id: {annotator: label}}`` mapping keeps no
         source, so pass it with such a mapping).
     notes : what the caller set aside (shown with the result).
-    max_judge_errors : the largest share of a judge's items that may go without a verdict; a
-        judge that lost more (its server died mid-run, its replies cannot be read) is failed:
-        κ n/a, not ranked, never recommended, no card.
+    max_judge_errors : the largest share of a judge's items that may lack a verdict; a judge
+        that lost more is failed: κ n/a, not ranked, never recommended, no card.
 
     Labels of one class leave κ undefined (n/a) for every judge; one class, or fewer than
     :data:`MIN_PER_CLASS` labels in each of two classes, leaves no judge recommended (see
@@ -744,11 +743,8 @@ def calibration_from_runs(
     human = load_human_labels(human_labels)
     by_id, item_ids = _scored_items(runs, items, human)
     table = human_table(human, item_ids, labels, check=True)
-    if not (isinstance(max_judge_errors, (int, float)) and 0 <= max_judge_errors <= 1):
-        raise ValueError(f"`max_judge_errors` must be a share in [0, 1], got "
-                         f"{max_judge_errors!r}")
     sc = _Scoring(table, human, by_id, labels, table.label_counts(labels), n_resamples,
-                  confidence, seed, float(max_judge_errors))
+                  confidence, seed, _share(max_judge_errors))
     problem = label_problem(sc.label_counts, n_items=len(item_ids))
     meta = dict(meta or {})
     ceiling_obj, ceiling = _ceiling(sc)
