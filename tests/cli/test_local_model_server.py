@@ -51,10 +51,9 @@ def test_a_model_name_the_server_does_not_serve_is_named_with_what_it_serves(
         code, stdout, stderr = run_cli(_calibrate(
             tiny_set, tmp_path, "--judge", "openai/stub-modle", "--api-base", server.base_url,
             "--no-cache"), capsys)
-        sent = len(server.requests)
+        sent, url = len(server.requests), server.base_url
     assert code == 1 and sent == 0, stderr
-    assert (f"stub-modle is not served at {server.base_url}; the server serves: stub-model"
-            in stderr)
+    assert f"stub-modle is not served at {url}; the server serves: stub-model" in stderr
     assert "to_frame" not in stderr and "Traceback" not in stderr
     assert not (tmp_path / "card.json").exists()
 
@@ -104,13 +103,13 @@ def test_a_server_that_dies_mid_run_gives_no_card_and_says_how_to_resume(
     answered = []
     server: FakeOpenAIServer
 
-    def dies_after_two(body: dict) -> str:
+    def dies_after_one(body: dict) -> str:
         answered.append(1)
-        if len(answered) == 2:  # the server goes away after its second reply
+        if len(answered) == 1:  # the server goes away after its first reply
             threading.Timer(0.05, server.stop).start()
         return _default_responder(body)
 
-    server = FakeOpenAIServer(dies_after_two, slots=1, latency=0.1)
+    server = FakeOpenAIServer(dies_after_one, slots=1, latency=0.1)
     server.start()
     port, url = server.port, server.base_url
     try:
@@ -124,7 +123,7 @@ def test_a_server_that_dies_mid_run_gives_no_card_and_says_how_to_resume(
     assert card["judge_name"] == "heuristic"  # never the judge that lost items
     assert "Use openai/stub" not in stdout
     assert url in stderr and "rerun the same command to resume:" in stderr
-    assert "answers are cached" in stderr
+    assert "answer is cached" in stderr or "answers are cached" in stderr
 
     # the same command, with the server back: the cached answers are not asked again
     with FakeOpenAIServer(port=port) as again:
@@ -133,8 +132,9 @@ def test_a_server_that_dies_mid_run_gives_no_card_and_says_how_to_resume(
             "--api-base", url), capsys)
         resent = len(again.requests)
     assert code == 0, stderr
-    stats = json.loads((tmp_path / "cal" / "calibration.json").read_text())
-    assert resent > 0 and stats  # only the lost handoffs went out again
+    (line,) = [ln for ln in stdout.splitlines() if ln.startswith("judge: openai/stub")]
+    assert f": {resent} requests, 1 cache hits, 0 errors" in line  # only the lost handoffs
+    assert resent >= 1
 
 
 def test_a_judge_alone_that_lost_items_writes_nothing(
