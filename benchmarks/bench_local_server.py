@@ -45,7 +45,7 @@ class _FixedWindow(_ADAPTIVE):
     def __init__(self, ceiling: int) -> None:
         super().__init__(ceiling, start=ceiling)
 
-    def replied(self, latency: float, sent_at: float) -> None:
+    def replied(self, latency: float, sent_at: float, in_flight: int) -> None:
         pass
 
     def failed(self, sent_at: float) -> None:

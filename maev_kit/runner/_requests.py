@@ -36,8 +36,7 @@ _REPAIR_ECHO = 4000  # characters of the unreadable reply shown back in the repa
 #: Requests in flight at the start of a run (then raised while latency holds): one, so the
 #: first replies show what an unqueued request costs on a server that works one at a time.
 START_CONCURRENCY = 1
-_LATENCY_GROWTH = 1.5  # a reply this many times slower than the fastest one: the server queues
-_LATENCY_SLACK = 0.02  # seconds of jitter never counted as growth
+_QUEUED = 1.5  # requests waiting in the server's queue, at most (or half of those in flight)
 
 
 @runtime_checkable
@@ -251,17 +250,22 @@ def _usable(task: Any, results: list[Any]) -> bool:
 class Window:
     """How many requests may be in flight: additive increase, multiplicative decrease.
 
-    Starts at :data:`START_CONCURRENCY` (at most ``ceiling``). While replies come as fast as
-    the fastest one so far (within x1.5 plus 20 ms of jitter) it grows — by one per reply until
-    the first decrease (slow start), then by one per window of replies; a timeout, a 429, a 5xx
-    or a dropped connection, or a reply much slower than the fastest (the server is queueing
-    requests), halves it (never below one). A request sent before the last decrease does not
-    decrease it again: its news is already counted.
+    Starts at :data:`START_CONCURRENCY` (at most ``ceiling``). Each reply says how many of the
+    requests in flight when it was sent were waiting in the server's queue rather than being
+    worked on: ``n × (1 − fastest / latency)`` (TCP Vegas's estimate), where ``n`` was the number
+    in flight and ``fastest`` the quickest reply so far. A server that works on one request at
+    a time answers ``n`` in flight ``n`` times slower (``n − 1`` queued); a parallel one about
+    as fast (none queued). While at most 1.5 (or half of those in flight) are queued the
+    window grows — by one per reply until the first decrease (slow start), then by one per
+    window of replies; more queued, or a timeout, a 429, a 5xx or a dropped connection, halves
+    it (never below one). A request sent before the last decrease does not decrease it again.
+    One request queued behind the one being worked on is the aim on a one-slot server: it is
+    never idle between two requests.
 
     >>> w = Window(16)
-    >>> w.size, w.replied(1.0, 0.0) or w.size, w.replied(1.0, 0.0) or w.size
+    >>> w.size, w.replied(1.0, 0.0, 1) or w.size, w.replied(1.0, 0.0, 2) or w.size
     (1, 2, 3)
-    >>> w.replied(2.0, 0.0) or w.size  # twice as slow: the server queues
+    >>> w.replied(3.0, 0.0, 3) or w.size  # 3 in flight, 3 times slower: two were queued
     1
     >>> w.failed(0.0) or w.size  # sent before that decrease: no second halving
     1
@@ -279,11 +283,13 @@ class Window:
     def size(self) -> int:
         return max(1, int(self.limit))
 
-    def replied(self, latency: float, sent_at: float) -> None:
-        """A reply that took ``latency`` seconds, for a request sent at ``sent_at``."""
+    def replied(self, latency: float, sent_at: float, in_flight: int) -> None:
+        """A reply that took ``latency`` seconds, for a request sent at ``sent_at`` with
+        ``in_flight`` requests in flight (itself included)."""
         if self.fastest is None or latency < self.fastest:
             self.fastest = latency
-        if latency > _LATENCY_GROWTH * self.fastest + _LATENCY_SLACK:
+        queued = in_flight * (1.0 - self.fastest / latency) if latency > 0 else 0.0
+        if queued > max(_QUEUED, in_flight / 2):
             self._cut(sent_at)
             return
         self.limit = min(float(self.ceiling),
@@ -489,7 +495,7 @@ class _Execution:
         group, task = self.groups[i], self.task
         self.stats.requests += 1
         extra = {"max_tokens": int(task.reply_tokens(group))} if self.cap_hint else {}
-        sent_at = time.monotonic()
+        sent_at, in_flight = time.monotonic(), max(1, self.in_flight)
         try:
             completion = await asyncio.wait_for(
                 self.backend.complete(messages, timeout=self.timeout, **extra), self.timeout)
@@ -500,7 +506,7 @@ class _Execution:
             if exc.kind in _OVERLOAD:
                 self.window.failed(sent_at)
             return None, exc, None
-        self.window.replied(time.monotonic() - sent_at, sent_at)
+        self.window.replied(time.monotonic() - sent_at, sent_at, in_flight)
         self.stats.add(completion)
         got = _parse(task, completion.text, group)
         if _usable(task, got):
