@@ -24,8 +24,9 @@ def test_a_one_slot_server_loses_no_item_and_is_never_flooded(make_backend, back
                         max_concurrency=16, cache=False, progress=False)
     assert [v.label for v in run.verdicts] == expected_labels(items)
     assert run.stats["errors"] == 0 and len(server.completed) == 8
-    # the latency of a queueing server doubles at two in flight: the window stays small
-    assert server.peak_in_flight <= 3 and run.stats["peak_in_flight"] <= 3
+    # a queueing server answers n in flight n times slower: the window stays small (the aim
+    # is one request queued behind the one worked on)
+    assert server.peak_in_flight <= 4 and run.stats["peak_in_flight"] <= 4
 
 
 def test_a_parallel_server_gets_the_whole_ceiling(make_backend, backend_kind):
