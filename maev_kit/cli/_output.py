@@ -67,6 +67,9 @@ def _judge_line(judge: dict[str, Any]) -> str:
     """``judge: heuristic (1-…), offline: 0 requests, 0 cache hits, 0 errors``."""
     stats = judge.get("stats") or {}
     model = f"model {judge['model']}" if judge.get("model") else "offline"
+    gen = ", ".join(f"{k} {v}" for k, v in (stats.get("generation") or {}).items())
+    where = f" at {stats['endpoint']}" if stats.get("endpoint") else ""
+    model += f"{where} ({gen})" if gen else where
     n_err = stats.get("errors") or 0
     errors = f"{n_err} error{'s' if n_err != 1 else ''}" + (
         f" ({_causes(stats)})" if n_err and _causes(stats) else "")
