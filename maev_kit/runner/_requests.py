@@ -277,7 +277,6 @@ class Window:
         self.fastest: float | None = None
         self.slow_start = True
         self.last_cut = -math.inf
-        self.peak = self.size
 
     @property
     def size(self) -> int:
@@ -294,7 +293,6 @@ class Window:
             return
         self.limit = min(float(self.ceiling),
                          self.limit + (1.0 if self.slow_start else 1.0 / self.limit))
-        self.peak = max(self.peak, self.size)
 
     def failed(self, sent_at: float) -> None:
         """A timeout, 429, 5xx or dropped connection for a request sent at ``sent_at``."""
@@ -375,7 +373,7 @@ class _Execution:
         self.kinds: list[list[str | None]] = [[] for _ in groups]
         self.window = Window(1)
         self.cap_hint = callable(getattr(task, "reply_tokens", None)) and _takes_max_tokens(backend)
-        self.queued = self.in_flight = self.done = 0
+        self.queued = self.in_flight = self.done = self.peak = 0
         self.store = open_cache(cache) if groups else None
 
     def close(self) -> None:
@@ -423,6 +421,7 @@ class _Execution:
                 while todo and len(running) < self.window.size:
                     running.add(asyncio.ensure_future(self._one(todo.popleft())))
                     self.queued, self.in_flight = len(todo), len(running)
+                    self.peak = max(self.peak, len(running))
                 self.show()
                 done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 self.in_flight = len(running)
@@ -532,13 +531,12 @@ async def execute(task: Any, groups: list[tuple[Any, ...]], backend: Any, *,
                      cache=cache, retry_backoff=retry_backoff, bar=bar)
     try:
         todo = run.answer_from_cache()
-        sent = bool(todo)
-        if sent:
+        if todo:
             await check_served(backend)
         await run.send_all(todo, max_concurrency)
     finally:
         run.close()
-    run.stats.peak_in_flight = run.window.peak if sent else 0
+    run.stats.peak_in_flight = run.peak
     run.stats.cache = cache is not False
     return run.results, run.kinds, run.stats
 
