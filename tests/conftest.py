@@ -23,6 +23,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # A real small model on this machine (minutes): only when selected with -m local_llm.
+    if "local_llm" not in (config.getoption("-m") or ""):
+        skip_llm = pytest.mark.skip(reason="runs a real local model: select with -m local_llm")
+        for item in items:
+            if "local_llm" in item.keywords:
+                item.add_marker(skip_llm)
     if config.getoption("--live"):
         return
     skip = pytest.mark.skip(reason="live provider test: pass --live and set an API key")

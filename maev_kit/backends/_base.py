@@ -346,9 +346,36 @@ def provider_of(model: str) -> str:
     return "openai"
 
 
+def server_message(text: str, limit: int = 160) -> str:
+    """The server's own words in an error text (the ``message`` of a JSON error body, else
+    the text without the exception class names litellm puts first), trimmed to ``limit``.
+
+    >>> server_message('NotFoundError: litellm.NotFoundError: OpenAIException - {"error": '
+    ...                '{"message": "The model `x` does not exist", "type": "invalid"}}')
+    'The model `x` does not exist'
+    """
+    found = re.search(r'"message"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
+    if found:
+        said = found.group(1)
+    else:
+        said = re.sub(r"^(\w+(Error|Exception)\s*[-:]\s*|litellm\.\w+:\s*)+", "", text.strip())
+    said = " ".join(said.split())
+    return said if len(said) <= limit else said[:limit - 1] + "…"
+
+
 def endpoint_of(backend: Any) -> tuple[str, bool]:
     """Where ``backend`` sends requests: ``(api base URL, True)`` when one is configured, else
     ``(provider name, False)`` (the backend's kind for backends other than litellm / openai)."""
+    from maev_kit.backends._local import redact_url
+
+    get = getattr(backend, "endpoint", None)
+    if callable(get):
+        try:
+            own = get()
+        except Exception:
+            own = None
+        if own:
+            return redact_url(str(own).rstrip("/")), True
     try:
         identity = backend.cache_identity()
     except Exception:
@@ -356,7 +383,7 @@ def endpoint_of(backend: Any) -> tuple[str, bool]:
     params = identity.get("params") or {}
     base = identity.get("base_url") or params.get("api_base") or params.get("base_url")
     if base:
-        return str(base).rstrip("/"), True
+        return redact_url(str(base).rstrip("/")), True
     kind = str(getattr(backend, "kind", "") or "")
     if kind not in ("litellm", "openai"):
         return kind or type(backend).__name__, False
@@ -404,6 +431,13 @@ def unavailable_error(backend: Any, err: BackendError) -> Any:
         else:
             fix = f"set {var} or pass --api-key (api_key=)"
         return JudgeUnavailableError(message, cause="auth", fix=fix)
+    if err.kind == "bad_request":  # a 404 before any reply: the model (or route) is not there
+        said = server_message(err.message)
+        message = (f"the server {at} does not serve model {model}" if is_url
+                   else f"provider {where} does not serve model {model}") + f" ({said})"
+        fix = (f"check the model name (the server lists its models at {where}/models)"
+               if is_url else "check the model name")
+        return JudgeUnavailableError(message, cause="other", fix=fix)
     reason = err.message.split(" (", 1)[0] if err.kind == "unreachable" else err.message[:80]
     message = (f"nothing answers {at}" if is_url or kind not in ("litellm", "openai")
                else f"cannot reach provider {where}") + f" for model {model} ({reason})"

@@ -16,6 +16,14 @@ from maev_kit.backends._base import (
     completion_from_response,
     reject_runner_params,
 )
+from maev_kit.backends._local import (
+    fold_system,
+    generation_defaults,
+    keyless_params,
+    local_endpoint,
+    preflight,
+    request_params,
+)
 
 __all__ = ["LiteLLMBackend", "import_litellm", "release_litellm"]
 
@@ -65,6 +73,46 @@ def _forget(call: Any) -> None:
     _IN_FLIGHT.discard(call)
     if not call.cancelled():
         call.exception()
+
+
+def _abandon(call: Any) -> None:
+    """Cancel a litellm call its caller gave up on, closing its connection.
+
+    litellm prepares each call in a worker thread (``run_in_executor``) and only then awaits
+    the HTTP request; cancelled during that preparation the coroutine it made would never be
+    awaited. So the call is cancelled once it has entered its HTTP request (at the latest a
+    moment later, from the loop), never mid-preparation: until then it is left to finish
+    by litellm's own timeout, and release_litellm waits for it.
+    """
+    loop = call.get_loop()
+
+    def cancel_when_sending(tries: int = 0) -> None:
+        if call.done():
+            return
+        if _sending(call) or tries >= 200:
+            call.cancel()
+            return
+        loop.call_later(0.01, cancel_when_sending, tries + 1)
+
+    try:
+        loop.call_soon(cancel_when_sending)
+    except RuntimeError:  # the loop is closing: nothing left to cancel on
+        pass
+
+
+def _sending(call: Any) -> bool:
+    """Whether a litellm call is inside its HTTP request (httpx sending or reading), not in
+    its preparation thread: read from the chain of coroutines it awaits."""
+    coro: Any = call.get_coro()
+    for _ in range(200):
+        name = getattr(coro, "__qualname__", "") or ""
+        if name.endswith(("AsyncClient.send", "handle_async_request", "_send_single_request")):
+            return True
+        nxt = getattr(coro, "cr_await", None) or getattr(coro, "ag_await", None)
+        if nxt is None or not (hasattr(nxt, "cr_await") or hasattr(nxt, "ag_await")):
+            return False
+        coro = nxt
+    return False
 
 
 async def release_litellm(timeout: float = 5.0) -> None:
@@ -126,7 +174,12 @@ class LiteLLMBackend:
     ``anthropic/claude-3-5-haiku-20241022``, ``ollama/llama3.1``, ``openai/<name>`` + ``api_base``...
 
     ``params`` go to litellm on every call (``temperature``, ``api_base``, ``api_key``,
-    ``response_format``, ...). Timeouts and retries belong to the runner: litellm is always
+    ``response_format``, ...). A judge's defaults are filled in: ``temperature=0`` and
+    ``max_tokens="auto"`` — a reply cap sized to each request by the runner (a base plus a share
+    per fact for a judge, never above 2,048 tokens); ``max_tokens=None`` sends no cap,
+    ``temperature=None`` no temperature. A model served on the user's own machine (``api_base``,
+    ``OPENAI_BASE_URL``, ``ollama/``, ``hosted_vllm/``, ``lm_studio/``) needs no key: a
+    placeholder is sent when none is set. Timeouts and retries belong to the runner: litellm is always
     called with the runner's ``timeout`` and ``num_retries=0`` (litellm's own default timeout is
     6,000 s and the openai SDK under it would retry twice more). litellm is imported on the
     first request, not here.
@@ -139,7 +192,7 @@ class LiteLLMBackend:
     >>> b = LiteLLMBackend("openai/my-judge", api_base="http://127.0.0.1:8000/v1",
     ...                    api_key="sk-local", temperature=0)
     >>> b.cache_identity()
-    {'kind': 'litellm', 'model': 'openai/my-judge', 'params': {'api_base': 'http://127.0.0.1:8000/v1', 'temperature': 0}}
+    {'kind': 'litellm', 'model': 'openai/my-judge', 'params': {'api_base': 'http://127.0.0.1:8000/v1', 'max_tokens': 'auto', 'temperature': 0}}
     """
 
     kind = "litellm"
@@ -150,7 +203,7 @@ class LiteLLMBackend:
                              f"got {model!r}")
         reject_runner_params("LiteLLMBackend", params, _OWNED_BY_RUNNER)
         self.model = model
-        self.params = dict(params)
+        self.params = keyless_params(model, generation_defaults(params))
 
     def __repr__(self) -> str:
         shown = {k: v for k, v in self.params.items() if k != "api_key"}
@@ -162,24 +215,54 @@ class LiteLLMBackend:
         params = {k: v for k, v in sorted(self.params.items()) if k not in _NOT_IN_KEY}
         return {"kind": self.kind, "model": self.model, "params": params}
 
+    def _messages(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        msgs = [dict(m) for m in messages]
+        return fold_system(msgs) if self.params.get("fold_system") else msgs
+
+    def endpoint(self) -> str | None:
+        """The address of the server this model is served from when it is not a hosted
+        provider's (``api_base``, ``OPENAI_BASE_URL``, a local prefix's default), else None."""
+        return local_endpoint(self.model, self.params)[0]
+
+    async def preflight(self) -> list[str] | None:
+        """Ask a server of the user's own (see :meth:`endpoint`) which models it serves: the
+        ids, or None when it cannot tell or the model is a hosted provider's. Raises an error
+        with a ``cause`` (``unreachable``, ``auth``, ``other``) when nothing listens, the key
+        is refused or the model is not among those served; the runner turns it into a
+        JudgeUnavailableError naming the address."""
+        import asyncio
+
+        base = self.endpoint()
+        if base is None:
+            return None
+        name = self.model.split("/", 1)[1] if "/" in self.model else self.model
+        key = self.params.get("api_key")
+        return await asyncio.to_thread(preflight, name, base,
+                                       key if isinstance(key, str) else None)
+
     async def complete(self, messages: Sequence[Mapping[str, Any]], *,
-                       timeout: float = 60.0) -> Completion:
-        """One chat completion; raises :class:`~maev_kit.backends.BackendError` on failure."""
+                       timeout: float = 60.0, max_tokens: int | None = None) -> Completion:
+        """One chat completion; raises :class:`~maev_kit.backends.BackendError` on failure.
+
+        ``max_tokens`` is the runner's estimate of the reply's length, the cap sent when the
+        backend's own ``max_tokens`` is ``"auto"``. A caller that stops waiting (the runner's
+        timeout, a cancelled run) cancels the request: its connection closes, so a server that
+        notices stops working on it.
+        """
         import asyncio
 
         litellm = import_litellm()
         start = time.perf_counter()
-        # litellm prepares each call in a worker thread (run_in_executor) and only then awaits
-        # the HTTP request; a caller that gives up in between (the runner's timeout, Ctrl-C)
-        # would orphan that request ("coroutine ... was never awaited"). Shielded, the call
-        # ends by litellm's own timeout; release_litellm waits for such calls at the end.
         call = asyncio.ensure_future(litellm.acompletion(
-            model=self.model, messages=[dict(m) for m in messages], timeout=timeout,
-            num_retries=0, max_retries=0, **self.params))
+            model=self.model, messages=self._messages(messages), timeout=timeout,
+            num_retries=0, max_retries=0, **request_params(self.params, max_tokens)))
         _IN_FLIGHT.add(call)
         call.add_done_callback(_forget)
         try:
             response = await asyncio.shield(call)
+        except asyncio.CancelledError:
+            _abandon(call)
+            raise
         except BackendError:
             raise
         except Exception as exc:

@@ -19,6 +19,7 @@ from maev_kit.backends._base import (
     completion_from_response,
     reject_runner_params,
 )
+from maev_kit.backends._local import fold_system, generation_defaults, preflight, request_params
 
 __all__ = ["OpenAIClientBackend"]
 
@@ -43,14 +44,16 @@ class OpenAIClientBackend:
     a retryable ``bad_response`` error. ``cost`` is None: the client does not price calls.
 
     ``params`` (``temperature``, ``response_format``, ...) are sent on every call and are part
-    of the cache key, as are the model and the client's ``base_url``.
+    of the cache key, as are the model and the client's ``base_url``. A judge's defaults are
+    filled in as for :class:`~maev_kit.backends.LiteLLMBackend`: ``temperature=0`` and
+    ``max_tokens="auto"`` (a reply cap sized to each request, never above 2,048 tokens).
 
     Examples
     --------
     >>> from openai import AsyncOpenAI
     >>> client = AsyncOpenAI(base_url="http://127.0.0.1:8000/v1", api_key="sk-local")
     >>> OpenAIClientBackend(client, "gpt-4o-mini", temperature=0).cache_identity()
-    {'kind': 'openai', 'model': 'gpt-4o-mini', 'base_url': 'http://127.0.0.1:8000/v1/', 'params': {'temperature': 0}}
+    {'kind': 'openai', 'model': 'gpt-4o-mini', 'base_url': 'http://127.0.0.1:8000/v1/', 'params': {'max_tokens': 'auto', 'temperature': 0}}
     """
 
     kind = "openai"
@@ -66,7 +69,7 @@ class OpenAIClientBackend:
         with_options = getattr(client, "with_options", None)
         self.client = with_options(max_retries=0) if callable(with_options) else client
         self.model = model
-        self.params = dict(params)
+        self.params = generation_defaults(params)
         self.is_async = _is_async_client(client)
         self._executor: ThreadPoolExecutor | None = None
         self._per_loop: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
@@ -104,10 +107,29 @@ class OpenAIClientBackend:
         return {"kind": self.kind, "model": self.model,
                 "base_url": None if base_url is None else str(base_url), "params": params}
 
+    def endpoint(self) -> str | None:
+        """The client's ``base_url`` when it is not OpenAI's own API, else None."""
+        base = str(getattr(self.client, "base_url", "") or "").rstrip("/")
+        return base if base and "api.openai.com" not in base else None
+
+    async def preflight(self) -> list[str] | None:
+        """Ask the server at the client's ``base_url`` which models it serves (see
+        :meth:`LiteLLMBackend.preflight <maev_kit.backends.LiteLLMBackend.preflight>`)."""
+        base = self.endpoint()
+        if base is None:
+            return None
+        key = getattr(self.client, "api_key", None)
+        return await asyncio.to_thread(preflight, self.model, base,
+                                       key if isinstance(key, str) else None)
+
     async def complete(self, messages: Sequence[Mapping[str, Any]], *,
-                       timeout: float = 60.0) -> Completion:
-        """One chat completion; raises :class:`~maev_kit.backends.BackendError` on failure."""
-        kwargs = dict(self.params, model=self.model, messages=[dict(m) for m in messages],
+                       timeout: float = 60.0, max_tokens: int | None = None) -> Completion:
+        """One chat completion; raises :class:`~maev_kit.backends.BackendError` on failure.
+        ``max_tokens`` is the runner's estimate of the reply, sent when ``max_tokens`` is
+        ``"auto"``."""
+        msgs = [dict(m) for m in messages]
+        kwargs = dict(request_params(self.params, max_tokens), model=self.model,
+                      messages=fold_system(msgs) if self.params.get("fold_system") else msgs,
                       timeout=timeout)
         create = self._client().chat.completions.create
         start = time.perf_counter()

@@ -332,7 +332,7 @@ def calibrate(
     example_strategy: str = "stratified", backend_params: Mapping[str, Any] | None = None,
     split: str | Mapping[str, Sequence[str]] | None = None, threshold: float = 0.6,
     cache: Any = None, progress: bool = True, max_concurrency: int = 16, max_retries: int = 3,
-    timeout: float = 60, mode: str = "sync",
+    timeout: float = 60, mode: str = "sync", max_judge_errors: float = 0.05,
     n_resamples: int = 10_000, confidence: float = 0.95, seed: int = 0,
 ) -> CalibrationResult:
     """Run every judge × prompt variant on the human-labeled items and rank them by κ.
@@ -364,14 +364,16 @@ def calibrate(
         splits only, so it never sees a test label.
     threshold : a judge is recommended when its κ CI lower bound is at least this.
 
-    A judge whose calls fail for more than half the items (no key, nothing listening, a
-    server that keeps failing, replies no parser can read) is listed as failed with its cause
-    (the leaderboard's ``status``), with κ n/a, and left out of the ranking, the Δκ tests and
-    the recommendation; the other judges are still ranked. A judge that cannot answer at all
+    A judge whose calls fail for more than ``max_judge_errors`` of the items (no key, nothing
+    listening, a server that died mid-run, unreadable replies) is listed as failed with its
+    cause (the leaderboard's ``status``), κ n/a, left out of the ranking, the Δκ tests and the
+    recommendation; the other judges are still ranked. A judge that cannot answer at all
     (:class:`~maev_kit.errors.JudgeUnavailableError`) is recorded that way too and does not
     stop the others.
     cache, progress, max_concurrency, max_retries, timeout, mode : passed to
         :func:`~maev_kit.runner.run_judge` (``mode="batch"``: the provider's batch API).
+    max_judge_errors : a judge that left more than this share of its items without a verdict
+        is failed: never ranked, recommended or given a card (rerunning resumes from the cache).
     n_resamples, confidence, seed : bootstrap settings.
 
     Examples
@@ -402,4 +404,5 @@ def calibrate(
         runs, plan.human, items=plan.scored, meta=meta, threshold=threshold,
         n_resamples=n_resamples, confidence=confidence, seed=seed,
         labeled_set=labeled_set_info(plan.labeled_set), split=plan.split_name,
-        reference_labels=labels_are_reference(plan.human_labels), notes=notes)
+        reference_labels=labels_are_reference(plan.human_labels), notes=notes,
+        max_judge_errors=max_judge_errors)

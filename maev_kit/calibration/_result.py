@@ -297,16 +297,24 @@ def _stat(stats: Mapping[str, Any], key: str) -> Any:
     return np.nan if v is None else v
 
 
-def _status(got: Mapping[str, Any], item_ids: Sequence[str]) -> str:
-    """``"ok"``, or ``"failed: auth (382 of 382 items)"`` when more than half the items have no
-    verdict (a failed call, an unreadable reply)."""
+#: The share of a judge's items that may go without a verdict before the judge counts as
+#: failed (not ranked, not recommended, no card): ``--max-judge-errors``' default.
+MAX_JUDGE_ERRORS = 0.05
+
+
+def _status(got: Mapping[str, Any], item_ids: Sequence[str],
+            max_judge_errors: float = MAX_JUDGE_ERRORS) -> str:
+    """``"ok"``, or ``"failed: auth (382 of 382 items)"`` when more than ``max_judge_errors``
+    of the items have no verdict (a failed call, an unreadable reply): a judge that lost items
+    — its server died mid-run, say — is scored on a different set of items than the others
+    and its κ is not a result."""
     causes: Counter[str] = Counter()
     for iid in item_ids:
         v = got.get(iid)
         if v is None or v.label is None:
             causes[(getattr(v, "cause", None) or "other") if v is not None else "other"] += 1
     n_failed = sum(causes.values())
-    if not item_ids or 2 * n_failed <= len(item_ids):
+    if not item_ids or n_failed <= max_judge_errors * len(item_ids):
         return "ok"
     order = [c for c in ERROR_CAUSES if causes[c]] + sorted(set(causes) - set(ERROR_CAUSES))
     what = order[0] if len(order) == 1 else ", ".join(f"{c} {causes[c]}" for c in order)
@@ -325,8 +333,23 @@ _FIXES = {
     "content_filter": "the provider refused the content: use another model or provider",
     "unparseable": "the model's replies are not the JSON the judge asks for: try prompt v2 or "
                    "a stronger model",
-    "other": "see the run's errors: result.runs[key].to_frame()",
+    "other": "see the judge's errors (disagreements.csv of --out; in Python "
+             "result.runs[key].to_frame())",
 }
+
+
+def lost_items_note(stats: Mapping[str, Any]) -> str:
+    """Where a judge's items were lost and how to resume: ``"at http://127.0.0.1:8080/v1;
+    rerun the same command to resume: 125 answers are cached"`` ('' when nothing says)."""
+    parts = []
+    if stats.get("endpoint"):
+        parts.append(f"at {stats['endpoint']}")
+    n, errors = stats.get("items") or 0, stats.get("errors") or 0
+    if stats.get("cache") and n and errors < n:
+        k = n - errors
+        parts.append(f"rerun the same command to resume: {k} answer{'s are' if k != 1 else ' is'}"
+                     " cached")
+    return "; ".join(parts)
 
 
 def _failures(board: pd.DataFrame, runs: Mapping[str, Any]) -> str:
@@ -340,7 +363,8 @@ def _failures(board: pd.DataFrame, runs: Mapping[str, Any]) -> str:
         if not fix:
             by_cause = Counter(stats.get("errors_by_cause") or {})
             top = by_cause.most_common(1)[0][0] if by_cause else "other"
-            fix = _FIXES.get(top, _FIXES["other"])
+            fix = "; ".join(x for x in (lost_items_note(stats), _FIXES.get(top, _FIXES["other"]))
+                            if x)
         groups.setdefault(f"{status} — {fix}", []).append(str(key))
     return "; ".join(f"{', '.join(keys)} {what}" for what, keys in groups.items())
 
@@ -479,6 +503,7 @@ class _Scoring:
     n_resamples: int
     confidence: float
     seed: int
+    max_judge_errors: float = MAX_JUDGE_ERRORS
 
     @property
     def one_class(self) -> bool:
@@ -538,7 +563,7 @@ def _score_judge(key: str, run: Any, m: JudgeMeta, sc: _Scoring) -> _JudgeScore:
     item_ids = table.item_ids
     got = {v.item_id: v for v in run.verdicts}
     jl = [got[i].label if i in got else None for i in item_ids]
-    status = _status(got, item_ids)
+    status = _status(got, item_ids, sc.max_judge_errors)
     if status != "ok" or sc.one_class:  # a failed run is not a result; one class: undefined
         kappa, ci = np.nan, (np.nan, np.nan)
     else:
@@ -657,21 +682,22 @@ def _recommendation(board: pd.DataFrame, runs: Mapping[str, Any], problem: str |
     return text, recommended
 
 
+def _share(max_judge_errors: Any) -> float:
+    if not (isinstance(max_judge_errors, (int, float)) and 0 <= max_judge_errors <= 1):
+        raise ValueError(f"`max_judge_errors` must be a share in [0, 1], got "
+                         f"{max_judge_errors!r}")
+    return float(max_judge_errors)
+
+
 def calibration_from_runs(
     runs: Mapping[str, Any],
     human_labels: Any,
     *,
-    items: Sequence[Any] | None = None,
-    meta: Mapping[str, JudgeMeta] | None = None,
-    labels: Sequence[str] = LABELS,
-    threshold: float = 0.6,
-    n_resamples: int = 10_000,
-    confidence: float = 0.95,
-    seed: int = 0,
-    labeled_set: Mapping[str, Any] | None = None,
-    split: str | None = None,
-    reference_labels: bool | None = None,
-    notes: Sequence[str] = (),
+    items: Sequence[Any] | None = None, meta: Mapping[str, JudgeMeta] | None = None,
+    labels: Sequence[str] = LABELS, threshold: float = 0.6, n_resamples: int = 10_000,
+    confidence: float = 0.95, seed: int = 0, labeled_set: Mapping[str, Any] | None = None,
+    split: str | None = None, reference_labels: bool | None = None, notes: Sequence[str] = (),
+    max_judge_errors: float = MAX_JUDGE_ERRORS,
 ) -> CalibrationResult:
     """Build a :class:`CalibrationResult` from judge runs already made.
 
@@ -690,6 +716,8 @@ def calibration_from_runs(
         :func:`labels_are_reference` (a ``{item_id: {annotator: label}}`` mapping keeps no
         source, so pass it with such a mapping).
     notes : what the caller set aside (shown with the result).
+    max_judge_errors : the largest share of a judge's items that may lack a verdict; a judge
+        that lost more is failed: κ n/a, not ranked, never recommended, no card.
 
     Labels of one class leave κ undefined (n/a) for every judge; one class, or fewer than
     :data:`MIN_PER_CLASS` labels in each of two classes, leaves no judge recommended (see
@@ -716,7 +744,7 @@ def calibration_from_runs(
     by_id, item_ids = _scored_items(runs, items, human)
     table = human_table(human, item_ids, labels, check=True)
     sc = _Scoring(table, human, by_id, labels, table.label_counts(labels), n_resamples,
-                  confidence, seed)
+                  confidence, seed, _share(max_judge_errors))
     problem = label_problem(sc.label_counts, n_items=len(item_ids))
     meta = dict(meta or {})
     ceiling_obj, ceiling = _ceiling(sc)

@@ -35,11 +35,19 @@ class JudgeFlags:
     max_judge_errors: float = 0.05
     timeout: float | None = None
     batch: bool = False
+    max_tokens: str | None = None
+    temperature: float | None = None
+    judge_params: tuple[str, ...] = ()
+    fold_system: bool = False
 
     def refuse_model_flags(self, offline_judge: str, instead: str) -> None:
         """Raise when a flag that only a model judge reads was given for ``offline_judge``."""
         used = [f for f, v in (("--prompt", self.prompts), ("--api-base", self.api_base),
-                               ("--api-key", self.api_key), ("--batch", self.batch)) if v]
+                               ("--api-key", self.api_key), ("--batch", self.batch),
+                               ("--max-tokens", self.max_tokens),
+                               ("--temperature", self.temperature is not None),
+                               ("--judge-param", self.judge_params),
+                               ("--fold-system", self.fold_system)) if v]
         if used:
             verb = "applies" if len(used) == 1 else "apply"
             raise InputError(f"{' and '.join(used)} only {verb} to a model judge; "
@@ -74,8 +82,16 @@ class JudgeFlags:
         return out
 
     def backend_params(self) -> dict[str, Any]:
-        """``api_base`` / ``api_key`` for a model judge (a local server needs no real key)."""
-        params: dict[str, Any] = {}
+        """The model judge's backend parameters: ``api_base`` / ``api_key`` (a local server
+        needs no real key), then ``--judge-param`` pairs, ``--max-tokens`` and
+        ``--temperature`` (recorded in the judge card)."""
+        params: dict[str, Any] = generation_params(self.judge_params)
+        if self.max_tokens is not None:
+            params["max_tokens"] = _max_tokens(self.max_tokens)
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        if self.fold_system:
+            params["fold_system"] = True
         if self.api_base:
             params["api_base"] = self.api_base
             params["api_key"] = self.api_key or os.environ.get("OPENAI_API_KEY", "not-needed")
@@ -101,6 +117,58 @@ class JudgeFlags:
         if all(_is_offline(j) for j in self.judges):
             self.refuse_model_flags(", ".join(self.judges), "pass --judge MODEL, e.g. "
                                                             "gpt-4o-mini")
+
+
+#: Parameters --judge-param cannot set: the runner's (other flags) and the connection's.
+_NOT_JUDGE_PARAMS = {"timeout": "--timeout", "request_timeout": "--timeout",
+                     "num_retries": "the runner's retries", "max_retries": "the runner's retries",
+                     "api_key": "--api-key", "api_base": "--api-base", "base_url": "--api-base",
+                     "stream": "nothing (judges read whole replies)"}
+
+
+def generation_params(pairs: tuple[str, ...]) -> dict[str, Any]:
+    """``--judge-param KEY=VALUE`` pairs as litellm parameters; VALUE is read as JSON when it
+    parses (``0.2``, ``true``, ``{"type": "json_object"}``), else kept as text.
+
+    >>> generation_params(("top_p=0.9", "seed=7", "stop=END"))
+    {'top_p': 0.9, 'seed': 7, 'stop': 'END'}
+    """
+    import json
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, eq, raw = pair.partition("=")
+        key = key.strip()
+        if not eq or not key or not key.replace("_", "").isalnum():
+            raise InputError(f"--judge-param {pair!r}: give KEY=VALUE, e.g. --judge-param "
+                             "top_p=0.9")
+        if key in _NOT_JUDGE_PARAMS:
+            raise InputError(f"--judge-param {key}: set it with {_NOT_JUDGE_PARAMS[key]}, "
+                             "not --judge-param")
+        try:
+            out[key] = json.loads(raw)
+        except ValueError:
+            out[key] = raw
+    if "max_tokens" in out:
+        out["max_tokens"] = _max_tokens(str(out["max_tokens"]))
+    return out
+
+
+def _max_tokens(raw: str) -> Any:
+    """``--max-tokens``: a positive count, ``auto`` (sized to each request) or ``none``."""
+    text = str(raw).strip().lower()
+    if text == "auto":
+        return "auto"
+    if text in ("none", "0"):
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise InputError(f"--max-tokens {raw!r}: give a number of tokens, 'auto' (200 + 150 "
+                         "per fact, at most 2048) or 'none' (no cap)")
+    return n
 
 
 def _is_offline(judge: str) -> bool:
@@ -133,13 +201,15 @@ def judge_options(*, several: bool = False) -> Any:
         def command(*args: Any, judge: Any, prompt: Any, api_base: str | None,
                     api_key: str | None, no_cache: bool, no_progress: bool,
                     max_concurrency: int | None, max_judge_errors: float, timeout: float | None,
-                    batch: bool, **kwargs: Any) -> Any:
+                    batch: bool, max_tokens: str | None, temperature: float | None,
+                    judge_param: tuple[str, ...], fold_system: bool, **kwargs: Any) -> Any:
             flags = JudgeFlags(
                 judges=tuple(judge) if several else (judge,),
                 prompts=tuple(prompt) if several else ((prompt,) if prompt else ()),
                 api_base=api_base, api_key=api_key, no_cache=no_cache, no_progress=no_progress,
                 max_concurrency=max_concurrency, max_judge_errors=max_judge_errors,
-                timeout=timeout, batch=batch)
+                timeout=timeout, batch=batch, max_tokens=max_tokens, temperature=temperature,
+                judge_params=tuple(judge_param), fold_system=fold_system)
             if not (kwargs.get("judge_card") and _judge_defaulted()):
                 flags.check()  # (a card names its own judge: see score)
             return f(*args, flags=flags, **kwargs)
@@ -162,7 +232,22 @@ def judge_options(*, several: bool = False) -> Any:
             click.option("--no-cache", is_flag=True, help="Do not read or write the reply cache."),
             click.option("--no-progress", is_flag=True, help="No progress bars."),
             click.option("--max-concurrency", type=click.IntRange(1), default=None,
-                         help="Requests in flight at once (default 16)."),
+                         help="Most requests in flight at once (default 16); the run starts "
+                              "with 2 and raises the number while the server keeps up."),
+            click.option("--max-tokens", default=None, metavar="N|auto|none",
+                         help="Reply cap of the model judge in tokens (default auto: 200 + 150 "
+                              "per fact, at most 2048; none: no cap). Pinned in the card."),
+            click.option("--temperature", type=click.FloatRange(0, 2), default=None,
+                         help="Sampling temperature of the model judge (default 0). Pinned "
+                              "in the card."),
+            click.option("--judge-param", "judge_param", multiple=True, metavar="KEY=VALUE",
+                         help="Any other litellm parameter for the model judge (VALUE read as "
+                              "JSON when it parses), e.g. top_p=0.9; repeat for several. "
+                              "Pinned in the card."),
+            click.option("--fold-system", is_flag=True,
+                         help="Fold the judge's rules (the system message) into the user "
+                              "message, for chat templates that drop system messages (Gemma's). "
+                              "Pinned in the card."),
             click.option("--timeout", type=click.FloatRange(0, min_open=True), default=None,
                          metavar="SECONDS", help="Seconds to wait for one reply (default 60)."),
             click.option("--max-judge-errors", type=click.FloatRange(0, 1), default=0.05,

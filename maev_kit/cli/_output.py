@@ -67,6 +67,9 @@ def _judge_line(judge: dict[str, Any]) -> str:
     """``judge: heuristic (1-…), offline: 0 requests, 0 cache hits, 0 errors``."""
     stats = judge.get("stats") or {}
     model = f"model {judge['model']}" if judge.get("model") else "offline"
+    gen = ", ".join(f"{k} {v}" for k, v in (stats.get("generation") or {}).items())
+    where = f" at {stats['endpoint']}" if stats.get("endpoint") else ""
+    model += f"{where} ({gen})" if gen else where
     n_err = stats.get("errors") or 0
     errors = f"{n_err} error{'s' if n_err != 1 else ''}" + (
         f" ({_causes(stats)})" if n_err and _causes(stats) else "")
@@ -90,7 +93,7 @@ def _failed_judges(result: Any) -> dict[str, str]:
     calls failed (the leaderboard's ``status``): their κ is not a result."""
     from collections import Counter
 
-    from maev_kit.calibration._result import _FIXES
+    from maev_kit.calibration._result import _FIXES, lost_items_note
 
     out: dict[str, str] = {}
     board = result.leaderboard
@@ -102,7 +105,8 @@ def _failed_judges(result: Any) -> dict[str, str]:
         stats = getattr(result.runs.get(key), "stats", None) or {}
         by_cause = Counter(stats.get("errors_by_cause") or {})
         top = by_cause.most_common(1)[0][0] if by_cause else "other"
-        fix = stats.get("unavailable") or _FIXES.get(top, "")
+        fix = stats.get("unavailable") or "; ".join(
+            x for x in (lost_items_note(stats), _FIXES.get(top, "")) if x)
         out[str(key)] = f"{status} — {fix}" if fix else str(status)
     return out
 

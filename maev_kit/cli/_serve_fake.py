@@ -32,8 +32,15 @@ __all__ = ["serve_fake"]
               help="Let the first N batches expire with half their lines answered.")
 @click.option("--batch-fail", default=0, show_default=True, type=click.IntRange(min=0),
               help="Let the first N batches fail outright (no output).")
+@click.option("--slots", default=None, type=click.IntRange(min=1),
+              help="Work on at most N requests at once, queueing the others (1: one at a "
+                   "time, like llama.cpp's server on a small machine).")
+@click.option("--model", "models", multiple=True,
+              help="A model name served (repeat for several): listed at /v1/models; a request "
+                   "for another name gets 404. Default: any name.")
 def serve_fake(host: str, port: int, latency: float, fail: str | None, batch_delay: float,
-               batch_fail_rate: float, batch_expire: int, batch_fail: int) -> None:
+               batch_fail_rate: float, batch_expire: int, batch_fail: int, slots: int | None,
+               models: tuple[str, ...]) -> None:
     """Serve POST /v1/chat/completions locally, answering the retention prompt with the heuristic
     judge, until Ctrl-C; also the batch API (/v1/files, /v1/batches) that `maev score --batch`
     uses, each batch ending after --batch-delay seconds.
@@ -46,7 +53,8 @@ def serve_fake(host: str, port: int, latency: float, fail: str | None, batch_del
 
     server = FakeOpenAIServer(latency=latency, host=host, port=port, fail=fail,
                               batch_delay=batch_delay, batch_fail_rate=batch_fail_rate,
-                              batch_expire=batch_expire, batch_fail=batch_fail)
+                              batch_expire=batch_expire, batch_fail=batch_fail, slots=slots,
+                              models=models or None)
     try:
         server.start()
     except OSError as exc:
@@ -55,6 +63,8 @@ def serve_fake(host: str, port: int, latency: float, fail: str | None, batch_del
     # SIGTERM stops as cleanly as Ctrl-C.
     signal.signal(signal.SIGTERM, lambda *_: server._stopping.set())
     mode = f"; failing every request: {fail}" if fail else ""
+    mode += f"; {slots} slot{'s' if slots != 1 else ''}" if slots else ""
+    mode += f"; serving {', '.join(models)}" if models else ""
     faults = [f"{batch_fail_rate:g} of lines fail"] if batch_fail_rate else []
     faults += [f"first {batch_expire} expire"] if batch_expire else []
     faults += [f"first {batch_fail} fail"] if batch_fail else []

@@ -60,7 +60,8 @@ CREATE TABLE IF NOT EXISTS batches (
 # Backend parameters that say where and how to connect, not what to answer.
 _CONNECTION = frozenset({"api_base", "base_url", "api_key", "api_version", "organization",
                          "extra_headers", "headers"})
-_NOT_SENT = frozenset({"metadata", "logger_fn", "drop_params", "custom_llm_provider"})
+_NOT_SENT = frozenset({"metadata", "logger_fn", "drop_params", "custom_llm_provider",
+                       "fold_system"})
 
 
 class BatchPendingError(MaevError):
@@ -162,7 +163,10 @@ class _Provider:
                   "extra_headers"):
             if params.get(k) is not None:
                 connection["api_base" if k == "base_url" else k] = params[k]
-        body = {k: v for k, v in params.items() if k not in _CONNECTION | _NOT_SENT}
+        from maev_kit.backends._local import request_params
+
+        body = request_params({k: v for k, v in params.items()
+                               if k not in _CONNECTION | _NOT_SENT})
         return cls(litellm, backend, name, connection, body, batch_prices(litellm, backend.model),
                    timeout, max_retries)
 

@@ -9,6 +9,7 @@ for a group and reads the reply.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import math
 import os
 import random
@@ -28,6 +29,14 @@ __all__ = ["RequestRun", "RequestTask", "arun_requests", "run_requests"]
 _MAX_BACKOFF = 30.0
 # Causes that retrying cannot fix: never retried; before any reply arrived they stop the run.
 _FATAL = frozenset({"auth", "unreachable"})
+#: The message that follows a reply that could not be read, in the one repair attempt.
+REPAIR_PROMPT = ("Your reply could not be read. Reply with the JSON object only, exactly in the "
+                 "format asked for: no other text, no code fence.")
+_REPAIR_ECHO = 4000  # characters of the unreadable reply shown back in the repair request
+#: Requests in flight at the start of a run (then raised while latency holds): one, so the
+#: first replies show what an unqueued request costs on a server that works one at a time.
+START_CONCURRENCY = 1
+_QUEUED = 1.5  # requests waiting in the server's queue, at most (or half of those in flight)
 
 
 @runtime_checkable
@@ -159,6 +168,8 @@ class Stats:
         self.cost: float | None = 0.0
         self.latencies: list[float] = []
         self.failed_attempts: Counter[str] = Counter()
+        self.peak_in_flight = 0
+        self.cache = False
         self.start = time.perf_counter()
 
     def add(self, completion: Completion) -> None:
@@ -182,6 +193,7 @@ class Stats:
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "tokens": self.prompt_tokens + self.completion_tokens, "cost": self.cost,
             "latency_p50": _percentile(lat, 50), "latency_p95": _percentile(lat, 95),
+            "peak_in_flight": self.peak_in_flight, "cache": self.cache,
             "wall_time": time.perf_counter() - self.start,
         }
 
@@ -207,8 +219,10 @@ def _backoff(err: BackendError, attempt: int, base: float) -> float:
 def progress_bar(total: int, desc: str, enabled: bool, unit: str = "item") -> Any:
     from tqdm.auto import tqdm
 
+    # smoothing 0.05: the rate (and so the ETA) is an average over many replies, not the
+    # last one's — replies of a local model vary from seconds to minutes.
     return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, leave=True,
-                dynamic_ncols=True)
+                dynamic_ncols=True, smoothing=0.05)
 
 
 def cause_of(result: Any) -> str:
@@ -230,6 +244,91 @@ def _parse(task: Any, text: str, group: tuple[Any, ...]) -> list[Any]:
 def _usable(task: Any, results: list[Any]) -> bool:
     """A reply worth keeping: the parser found something, or said there was nothing to find."""
     return not results or any(task.is_ok(r) for r in results)
+
+
+# -- concurrency ------------------------------------------------------------------------------
+class Window:
+    """How many requests may be in flight: additive increase, multiplicative decrease.
+
+    Starts at :data:`START_CONCURRENCY` (at most ``ceiling``). Each reply says how many of the
+    requests in flight when it was sent were waiting in the server's queue rather than being
+    worked on: ``n × (1 − fastest / latency)`` (TCP Vegas's estimate), where ``n`` was the number
+    in flight and ``fastest`` the quickest reply so far. A server that works on one request at
+    a time answers ``n`` in flight ``n`` times slower (``n − 1`` queued); a parallel one about
+    as fast (none queued). While at most 1.5 (or half of those in flight) are queued the
+    window grows — by one per reply until the first decrease (slow start), then by one per
+    window of replies; more queued, or a timeout, a 429, a 5xx or a dropped connection, halves
+    it (never below one). A request sent before the last decrease does not decrease it again.
+    One request queued behind the one being worked on is the aim on a one-slot server: it is
+    never idle between two requests.
+
+    >>> w = Window(16)
+    >>> w.size, w.replied(1.0, 0.0, 1) or w.size, w.replied(1.0, 0.0, 2) or w.size
+    (1, 2, 3)
+    >>> w.replied(3.0, 0.0, 3) or w.size  # 3 in flight, 3 times slower: two were queued
+    1
+    >>> w.failed(0.0) or w.size  # sent before that decrease: no second halving
+    1
+    """
+
+    def __init__(self, ceiling: int, start: int = START_CONCURRENCY) -> None:
+        self.ceiling = ceiling
+        self.limit = float(max(1, min(start, ceiling)))
+        self.fastest: float | None = None
+        self.slow_start = True
+        self.last_cut = -math.inf
+
+    @property
+    def size(self) -> int:
+        return max(1, int(self.limit))
+
+    def replied(self, latency: float, sent_at: float, in_flight: int) -> None:
+        """A reply that took ``latency`` seconds, for a request sent at ``sent_at`` with
+        ``in_flight`` requests in flight (itself included)."""
+        if self.fastest is None or latency < self.fastest:
+            self.fastest = latency
+        queued = in_flight * (1.0 - self.fastest / latency) if latency > 0 else 0.0
+        if queued > max(_QUEUED, in_flight / 2):
+            self._cut(sent_at)
+            return
+        self.limit = min(float(self.ceiling),
+                         self.limit + (1.0 if self.slow_start else 1.0 / self.limit))
+
+    def failed(self, sent_at: float) -> None:
+        """A timeout, 429, 5xx or dropped connection for a request sent at ``sent_at``."""
+        self._cut(sent_at)
+
+    def _cut(self, sent_at: float) -> None:
+        if sent_at <= self.last_cut:
+            return
+        self.slow_start = False
+        self.limit = max(1.0, self.limit / 2)
+        self.last_cut = time.monotonic()
+
+
+_OVERLOAD = frozenset({"timeout", "rate_limit", "server", "connection"})
+
+
+def _takes_max_tokens(backend: Any) -> bool:
+    """Whether ``backend.complete`` accepts the runner's ``max_tokens`` estimate."""
+    try:
+        params = inspect.signature(backend.complete).parameters
+    except (TypeError, ValueError):
+        return False
+    return "max_tokens" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def repair_messages(task: Any, messages: list[dict[str, Any]], text: str
+                    ) -> list[dict[str, Any]] | None:
+    """The one repair request after a reply ``text`` that could not be read: the request, the
+    reply, and the task's ``repair_prompt`` (default :data:`REPAIR_PROMPT`); None when the task
+    sets ``repair_prompt = None`` (no repair: an unreadable reply is final)."""
+    prompt = getattr(task, "repair_prompt", REPAIR_PROMPT)
+    if not prompt:
+        return None
+    shown = text if len(text) <= _REPAIR_ECHO else text[:_REPAIR_ECHO] + " …"
+    return [*messages, {"role": "assistant", "content": shown},
+            {"role": "user", "content": str(prompt)}]
 
 
 # -- the run --------------------------------------------------------------------------------
@@ -272,6 +371,9 @@ class _Execution:
         self.tag = f"{task.name}@{task.version}"
         self.results: list[list[Any]] = [[] for _ in groups]
         self.kinds: list[list[str | None]] = [[] for _ in groups]
+        self.window = Window(1)
+        self.cap_hint = callable(getattr(task, "reply_tokens", None)) and _takes_max_tokens(backend)
+        self.queued = self.in_flight = self.done = self.peak = 0
         self.store = open_cache(cache) if groups else None
 
     def close(self) -> None:
@@ -284,7 +386,15 @@ class _Execution:
         did not fail), and move the progress bar."""
         self.results[i] = got
         self.kinds[i] = [None if self.task.is_ok(r) else (kind or "parse") for r in got]
+        self.done += 1
         self.bar.update(len(self.groups[i]))
+        self.show()
+
+    def show(self) -> None:
+        """The requests queued, in flight and done, beside the progress bar."""
+        if self.queued or self.in_flight:
+            self.bar.set_postfix_str(f"{self.queued} queued · {self.in_flight} in flight · "
+                                     f"{self.done} done", refresh=False)
 
     def answer_from_cache(self) -> deque[int]:
         """Record the groups whose reply is cached; the indices of the others, in order."""
@@ -300,82 +410,114 @@ class _Execution:
         return todo
 
     async def send_all(self, todo: deque[int], max_concurrency: int) -> None:
-        """Send the requests of ``todo`` with up to ``max_concurrency`` workers; the first
-        exception of any worker cancels the others and is raised."""
-        tasks = [asyncio.ensure_future(self._worker(todo))
-                 for _ in range(min(max_concurrency, len(todo)))]
+        """Send the requests of ``todo``, as many in flight as the :class:`Window` allows (at
+        most ``max_concurrency``); the first exception of any request cancels the others (their
+        connections close) and is raised."""
+        self.window = Window(max_concurrency)
+        self.queued = len(todo)
+        running: set[asyncio.Task[None]] = set()
         try:
-            if tasks:
-                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            while todo or running:
+                while todo and len(running) < self.window.size:
+                    running.add(asyncio.ensure_future(self._one(todo.popleft())))
+                    self.queued, self.in_flight = len(todo), len(running)
+                    self.peak = max(self.peak, len(running))
+                self.show()
+                done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                self.in_flight = len(running)
                 for t in done:
                     if t.exception() is not None:
                         raise t.exception()  # type: ignore[misc]
         finally:
-            for t in tasks:
+            for t in running:
                 t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(*running, return_exceptions=True)
+            self.queued = self.in_flight = 0
 
-    async def _worker(self, todo: deque[int]) -> None:
-        """Take groups off ``todo`` until it is empty, sending and recording each."""
-        while todo:
-            i = todo.popleft()
-            self.record(i, *await self._send(i))
+    async def _one(self, i: int) -> None:
+        self.record(i, *await self._send(i))
 
     async def _send(self, i: int) -> tuple[list[Any], str | None]:
-        """Group ``i``'s results, retried with backoff: the parsed results and None; after the
-        last failed attempt, the parser's own results for an unreadable reply, else one error
-        result per member, and the failure's kind. Raises JudgeUnavailableError on a fatal
-        failure before anything has answered."""
+        """Group ``i``'s results: the parsed results and None; else, after the retries, the
+        parser's own results for a reply that could not be read (cause ``unparseable``, even
+        when a later attempt failed otherwise), or one error result per member, and the
+        failure's kind. A reply that cannot be read is retried once, with a repair message,
+        never as the same request; timeouts, 429s, 5xx and dropped connections up to
+        ``max_retries`` times with backoff. Raises JudgeUnavailableError on a fatal failure
+        before anything has answered."""
+        messages = self.requests[i]
         last: BackendError | None = None
         unparsed: list[Any] | None = None
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                self.stats.retries += 1
-                wait = _backoff(last, attempt - 1, self.retry_backoff)  # type: ignore[arg-type]
-                await asyncio.sleep(wait)
-            got, last = await self._attempt(i)
+        repaired = False
+        waits = 0
+        n = 0
+        while True:
+            n += 1
+            got, last, text = await self._attempt(i, messages)
             if last is None:
                 return cast("list[Any]", got), None
-            if got is not None:
-                unparsed = got
             self.stats.failed_attempts[last.kind] += 1
-            if last.cause in _FATAL and not self.stats.answered:
-                # Nothing has answered yet and this will not change by retrying: stop the run.
+            if self._fatal(last):  # nothing has answered and retrying will not change that
                 raise unavailable_error(self.backend, last) from last
-            if not last.retryable:
+            if last.kind == "unparseable":
+                unparsed = got
+                repair = (repair_messages(self.task, messages, text or "")
+                          if not repaired and self.max_retries else None)
+                if repair is None:
+                    break
+                repaired, messages = True, repair
+                self.stats.retries += 1
+                continue
+            if not last.retryable or waits >= self.max_retries:
                 break
-        assert last is not None
-        if last.kind == "unparseable" and unparsed is not None:
-            return unparsed, last.kind  # the parser's own errors, raw reply kept
-        n = attempt + 1
+            self.stats.retries += 1
+            await asyncio.sleep(_backoff(last, waits, self.retry_backoff))
+            waits += 1
+        if unparsed is not None:
+            return unparsed, "unparseable"  # the parser's own errors, raw reply kept
         return [self.task.error_result(m, f"request failed after {n} attempt"
                                        f"{'s' if n > 1 else ''}: {last}", last.cause)
                 for m in self.groups[i]], last.kind
 
-    async def _attempt(self, i: int) -> tuple[list[Any] | None, BackendError | None]:
-        """Send group ``i``'s request once: its usable results (stored in the cache at once)
-        and None; a reply's unusable results and an ``unparseable`` error; or None and the
-        request's failure."""
-        group, messages, task = self.groups[i], self.requests[i], self.task
+    def _fatal(self, err: BackendError) -> bool:
+        """A failure that stops the run: before any reply, a refused key, nothing listening,
+        or a 404 (the model or the route is not there)."""
+        if self.stats.answered:
+            return False
+        return err.cause in _FATAL or (err.kind == "bad_request" and err.status == 404)
+
+    async def _attempt(self, i: int, messages: list[dict[str, Any]]
+                       ) -> tuple[list[Any] | None, BackendError | None, str | None]:
+        """Send ``messages`` for group ``i`` once: its usable results (stored in the cache at
+        once, under the group's own key), None and the reply; a reply's unusable results, an
+        ``unparseable`` error and the reply; or None, the request's failure and None."""
+        group, task = self.groups[i], self.task
         self.stats.requests += 1
+        extra = {"max_tokens": int(task.reply_tokens(group))} if self.cap_hint else {}
+        sent_at, in_flight = time.monotonic(), max(1, self.in_flight)
         try:
             completion = await asyncio.wait_for(
-                self.backend.complete(messages, timeout=self.timeout), self.timeout)
+                self.backend.complete(messages, timeout=self.timeout, **extra), self.timeout)
         except asyncio.TimeoutError:
-            return None, BackendError("timeout", f"no reply within timeout={self.timeout} s")
+            self.window.failed(sent_at)
+            return None, BackendError("timeout", f"no reply within timeout={self.timeout} s"), None
         except BackendError as exc:
-            return None, exc
+            if exc.kind in _OVERLOAD:
+                self.window.failed(sent_at)
+            return None, exc, None
+        self.window.replied(time.monotonic() - sent_at, sent_at, in_flight)
         self.stats.add(completion)
         got = _parse(task, completion.text, group)
         if _usable(task, got):
             if self.store is not None:  # committed now: an interrupted run keeps it
                 self.store.put(self.keys[i], completion, judge=self.tag,
                                request=_request(self.identity, task.name, str(task.version),
-                                                messages))
-            return got, None
+                                                self.requests[i]))
+            return got, None, completion.text
         first = next((r for r in got if not task.is_ok(r)), None)
         return got, BackendError("unparseable",
-                                 str(getattr(first, "error", None) or "no usable result"))
+                                 str(getattr(first, "error", None) or "no usable result")), \
+            completion.text
 
 
 async def execute(task: Any, groups: list[tuple[Any, ...]], backend: Any, *,
@@ -388,10 +530,34 @@ async def execute(task: Any, groups: list[tuple[Any, ...]], backend: Any, *,
     run = _Execution(task, groups, backend, max_retries=max_retries, timeout=timeout,
                      cache=cache, retry_backoff=retry_backoff, bar=bar)
     try:
-        await run.send_all(run.answer_from_cache(), max_concurrency)
+        todo = run.answer_from_cache()
+        if todo:
+            await check_served(backend)
+        await run.send_all(todo, max_concurrency)
     finally:
         run.close()
+    run.stats.peak_in_flight = run.peak
+    run.stats.cache = cache is not False
     return run.results, run.kinds, run.stats
+
+
+async def check_served(backend: Any) -> None:
+    """The backend's preflight, when it has one (a server of the user's own is asked which
+    models it serves): raises JudgeUnavailableError, naming the address, when nothing listens
+    there, the key is refused or the model is not served."""
+    check = getattr(backend, "preflight", None)
+    if not callable(check):
+        return
+    from maev_kit.backends._local import PreflightError
+    from maev_kit.errors import JudgeUnavailableError
+
+    try:
+        await check()
+    except PreflightError as exc:
+        fix = {"unreachable": "start the server or fix --api-base (api_base=)",
+               "auth": "pass the server's key with --api-key (api_key=)"}.get(
+            exc.cause, "pass one of those names as the model (--judge openai/<name>)")
+        raise JudgeUnavailableError(str(exc), cause=exc.cause, fix=fix) from None
 
 
 def error_causes(task: Any, results: list[list[Any]],

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["JudgeRun", "arun_judge", "run_judge"]
 
 _OFFLINE_BATCH = 256
+#: The reply cap ``max_tokens="auto"`` asks for one handoff: a base plus a share per fact
+#: (at most :data:`maev_kit.backends._local.MAX_REPLY_TOKENS`).
+REPLY_BASE_TOKENS, REPLY_TOKENS_PER_FACT = 200, 150
 
 
 @dataclass
@@ -141,6 +144,10 @@ class _JudgeTask:
     def error_result(self, member: RetentionItem, error: str, cause: str) -> Verdict:
         return Verdict(member.item_id, None, error=error, cause=cause)
 
+    def reply_tokens(self, group: Sequence[RetentionItem]) -> int:
+        """The reply this handoff needs at most, in tokens: a base plus a share per fact."""
+        return REPLY_BASE_TOKENS + REPLY_TOKENS_PER_FACT * len(group)
+
     def is_ok(self, result: Verdict) -> bool:
         return result.error is None
 
@@ -152,8 +159,27 @@ def _group(items: Sequence[RetentionItem]) -> list[list[RetentionItem]]:
     return list(groups.values())
 
 
-def _judge_stats(n_items: int, n_groups: int, run_stats: dict[str, Any]) -> dict[str, Any]:
-    return {"items": n_items, "handoffs": n_groups, **run_stats}
+def _judge_stats(n_items: int, n_groups: int, run_stats: dict[str, Any],
+                 backend: Any = None) -> dict[str, Any]:
+    out = {"items": n_items, "handoffs": n_groups, **run_stats}
+    if backend is not None:
+        out.update(backend_facts(backend))
+    return out
+
+
+def backend_facts(backend: Any) -> dict[str, Any]:
+    """Where a backend sends requests (``endpoint``, a URL without password, for a server of
+    one's own) and the generation parameters it sends (``generation``: temperature,
+    max_tokens, ...), for run stats, reports and messages."""
+    from maev_kit.backends._base import endpoint_of
+
+    where, is_url = endpoint_of(backend)
+    try:
+        params = dict(backend.cache_identity().get("params") or {})
+    except Exception:
+        params = {}
+    gen = {k: params[k] for k in ("temperature", "max_tokens", "top_p", "seed") if k in params}
+    return {"endpoint": where if is_url else None, "generation": gen}
 
 
 # -- the run --------------------------------------------------------------------------------
@@ -181,7 +207,7 @@ async def _arun(judge: Any, items: list[RetentionItem], backend: Any, settings: 
     order = {it.item_id: k for k, it in enumerate(items)}
     verdicts.sort(key=lambda v: order[v.item_id])
     return JudgeRun(verdicts, judge.name, str(judge.version), backend.model,
-                    _judge_stats(len(items), len(groups), run_stats), tuple(items))
+                    _judge_stats(len(items), len(groups), run_stats, backend), tuple(items))
 
 
 def _run_offline(judge: Any, items: list[RetentionItem], progress: bool) -> JudgeRun:

@@ -287,7 +287,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
         path = self.path.split("?", 1)[0].rstrip("/")
         if path in ("/v1/models", "/models"):
-            body = {"object": "list", "data": [{"id": "fake", "object": "model", "owned_by": "maev"}]}
+            body = {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "maev"}
+                                               for m in self.server.owner.models or ()]}
             self._send(200, json.dumps(body).encode())
         elif path.startswith(("/v1/files/", "/v1/batches/")):
             self._batch_route("GET", path, b"")
@@ -395,10 +396,26 @@ class _Handler(BaseHTTPRequestHandler):
             msg = "request body must be a JSON object with a `messages` list"
             self._send(400, json.dumps({"error": {"message": msg, "type": "invalid_request_error"}}).encode())
             return
-        step = owner._next_step(entry.body)
-        latency = owner.latency if step.latency is None else step.latency
-        if step.kind != "hang" and latency > 0:
-            owner._stopping.wait(latency)
+        model = str(entry.body.get("model") or "")
+        if owner.models is not None and model not in owner.models:
+            entry.outcome, entry.status = "model_not_found", 404
+            msg = f"The model `{model}` does not exist or you do not have access to it."
+            self._send(404, json.dumps({"error": {"message": msg, "type": "invalid_request_error",
+                                                  "code": "model_not_found"}}).encode())
+            return
+        with owner._slot():  # one-slot mode: wait here, in the queue, like llama.cpp's server
+            if owner.slots is not None and self._client_gone():
+                entry.outcome = "abandoned"  # the client left while queued: no work done
+                self.close_connection = True
+                return
+            step = owner._next_step(entry.body)
+            step = owner._rambling(step, entry.body)
+            latency = owner.latency if step.latency is None else step.latency
+            latency += owner.seconds_per_token * _count_tokens(step.text)
+            if step.kind != "hang" and latency > 0 and not self._work(owner, latency):
+                entry.outcome = "abandoned"  # the client left mid-work: the rest is not done
+                self.close_connection = True
+                return
         entry.outcome = step.kind
         if step.kind == "hang":
             owner._stopping.wait(step.seconds)
@@ -429,6 +446,32 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, body[: len(body) // 2], length=len(body))
             return
         self._send(200, body)
+
+    def _client_gone(self) -> bool:
+        """Whether the client closed its connection (a readable socket with nothing to read)."""
+        import select
+
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+    def _work(self, owner: FakeOpenAIServer, seconds: float) -> bool:
+        """Spend ``seconds`` on a reply; in one-slot mode stop early (False) when the client
+        leaves, as a server that notices a closed connection does."""
+        start = time.monotonic()
+        end = start + seconds
+        try:
+            while True:
+                left = end - time.monotonic()
+                if left <= 0 or owner._stopping.is_set():
+                    return True
+                if owner.slots is not None and self._client_gone():
+                    return False
+                owner._stopping.wait(min(left, 0.01 if owner.slots is not None else left))
+        finally:
+            owner._busy(time.monotonic() - start)
 
     @staticmethod
     def _completion(request: dict[str, Any], text: str, n: int,
@@ -508,6 +551,21 @@ class FakeOpenAIServer:
     batch_fail : int
         The next this many batches fail outright: ``status "failed"``, no output.
 
+    slots : int, optional
+        Requests worked on at once; the others wait in a queue, as on llama.cpp's server
+        (``slots=1``: one at a time). A request whose client hangs up while it waits is dropped
+        (outcome ``abandoned``), and one whose client hangs up mid-work stops. ``busy_time``
+        adds up the seconds spent working on requests.
+    models : iterable of str, optional
+        The model names served: listed at ``GET /v1/models``, and a chat request for another
+        name gets a 404 ``model_not_found`` (default: any name, an empty list).
+    seconds_per_token : float
+        Seconds of work per completion token (on top of ``latency``), like a model generating.
+    ramble : int
+        Replies go on after their answer up to this many tokens, or the request's
+        ``max_tokens`` (then ``finish_reason`` is ``length``), like a small model that does
+        not stop.
+
     The batch settings are attributes too (``server.batch_expire = 1``), changeable any time.
 
     Examples
@@ -532,7 +590,20 @@ class FakeOpenAIServer:
                  host: str = "127.0.0.1", port: int = 0, fail: str | None = None,
                  batch_delay: float = 1.0, batch_fail_rate: float = 0.0,
                  batch_fail_ids: Iterable[str] = (), batch_expire: int = 0,
-                 batch_fail: int = 0) -> None:
+                 batch_fail: int = 0, slots: int | None = None,
+                 models: Iterable[str] | None = None, seconds_per_token: float = 0.0,
+                 ramble: int = 0) -> None:
+        if slots is not None and (isinstance(slots, bool) or not isinstance(slots, int)
+                                  or slots < 1):
+            raise ValueError(f"`slots` must be None (no limit) or a count >= 1, got {slots!r}")
+        if not seconds_per_token >= 0 or isinstance(ramble, bool) or ramble < 0:
+            raise ValueError("`seconds_per_token` and `ramble` must be >= 0")
+        self.slots = slots
+        self._slots = threading.BoundedSemaphore(slots) if slots is not None else None
+        self.models: tuple[str, ...] | None = None if models is None else tuple(models)
+        self.seconds_per_token = float(seconds_per_token)
+        self.ramble = int(ramble)
+        self.busy_time = 0.0
         if latency < 0:
             raise ValueError(f"`latency` must be >= 0 seconds, got {latency!r}")
         if not batch_delay >= 0:
@@ -640,10 +711,12 @@ class FakeOpenAIServer:
             return len(self._script)
 
     def reset(self) -> None:
-        """Forget the request log, the peak in-flight count and any queued steps."""
+        """Forget the request log, the peak in-flight count, the busy time and any queued
+        steps."""
         with self._lock:
             self.requests.clear()
             self._script.clear()
+            self.busy_time = 0.0
             self.peak_in_flight = self.in_flight
 
     @property
@@ -666,6 +739,30 @@ class FakeOpenAIServer:
     def _leave(self) -> None:
         with self._lock:
             self.in_flight -= 1
+
+    def _slot(self) -> Any:
+        """A context holding one of the server's slots (waiting for one), or nothing."""
+        import contextlib
+
+        return self._slots if self._slots is not None else contextlib.nullcontext()
+
+    def _busy(self, seconds: float) -> None:
+        with self._lock:
+            self.busy_time += seconds
+
+    def _rambling(self, step: FakeReply, body: dict[str, Any]) -> FakeReply:
+        """With ``ramble``: a reply that goes on after its answer, like a small model that does
+        not stop, until ``ramble`` tokens or the request's ``max_tokens`` (finish_reason
+        ``length`` when cut)."""
+        if not self.ramble or step.kind != "reply":
+            return step
+        cap = body.get("max_tokens")
+        limit = self.ramble if not isinstance(cap, int) or cap < 1 else min(cap, self.ramble)
+        filler = " Furthermore, to elaborate on the facts above" * (limit * 4 // 44 + 1)
+        text = (step.text + filler)[: limit * 4]
+        return FakeReply("reply", text=text, latency=step.latency,
+                         finish_reason="length" if len(step.text + filler) > len(text)
+                         else step.finish_reason)
 
     def _next_id(self) -> int:
         with self._lock:

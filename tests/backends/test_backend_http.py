@@ -115,7 +115,8 @@ def test_cache_identity_keeps_answer_changing_params_only():
     b = LiteLLMBackend("gpt-4o-mini", api_key="sk-secret", temperature=0, seed=7,
                        extra_headers={"x": "y"})
     assert b.cache_identity() == {"kind": "litellm", "model": "gpt-4o-mini",
-                                  "params": {"seed": 7, "temperature": 0}}
+                                  "params": {"max_tokens": "auto", "seed": 7,
+                                             "temperature": 0}}
     assert "sk-secret" not in repr(b)
 
 

@@ -77,7 +77,8 @@ def test_resolve_judge_offline_names_model_strings_and_objects():
     judge, backend = resolve_judge("gpt-4o-mini", backend_params={"temperature": 0})
     # the default prompt is v4: the conversation view, with what was handed over to a receiver not in the trace
     assert judge.name == "retention-v4" and isinstance(backend, LiteLLMBackend)
-    assert backend.model == "gpt-4o-mini" and backend.params == {"temperature": 0}
+    assert backend.model == "gpt-4o-mini"
+    assert backend.params == {"temperature": 0, "max_tokens": "auto"}  # the judge's default cap
     judge, backend = resolve_judge("openai/heuristic", prompt="v2")  # a model, not a typo
     assert judge.name == "retention-v2" and backend.model == "openai/heuristic"
     scripted = ScriptedBackend([])

@@ -38,8 +38,9 @@ class EchoJudge:
 
 
 def request_payload(body: dict) -> dict:
-    """The EchoJudge payload inside a chat-completions request body."""
-    return json.loads(body["messages"][-1]["content"])
+    """The EchoJudge payload inside a chat-completions request body (its first user message:
+    a repair request after an unreadable reply has the same one)."""
+    return json.loads(next(m for m in body["messages"] if m["role"] == "user")["content"])
 
 
 def echo_responder(body: dict) -> str:

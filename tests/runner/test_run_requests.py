@@ -49,7 +49,7 @@ class ShoutTask:
 
 
 def shout(body):
-    payload = json.loads(body["messages"][-1]["content"])
+    payload = json.loads(body["messages"][0]["content"])  # a repair request adds to the end
     name = payload["group"]
     if name == "garbled":
         return "no json here"
@@ -111,7 +111,10 @@ def test_failures_become_error_results_with_causes(server, make_backend, backend
     assert s["errors"] == 5  # error results, counted per member
     assert s["errors_by_cause"] == {"server": 2, "unparseable": 1, "other": 2}
     assert s["errors_by_kind"] == {"unparseable": 3, "server": 2}  # unreadable: retried
-    assert s["requests"] == 1 + 2 + 2 + 2  # every failing group retried once
+    assert s["requests"] == 1 + 2 + 2 + 2  # every failing group retried once (a repair for the
+    # two unreadable replies, never the same prompt)
+    repairs = [r.messages for r in server.requests if len(r.messages) == 3]
+    assert len(repairs) == 2 and all(m[1]["role"] == "assistant" for m in repairs)
     assert s["retries"] == 3
 
 

@@ -98,7 +98,7 @@ def test_a_parse_that_raises_becomes_error_verdicts():
         def parse(self, reply, items):
             raise KeyError("oops")
 
-    with ScriptedBackend(["{}"] * 4) as backend:
+    with ScriptedBackend(["{}"] * 2) as backend:  # the request and its one repair
         run = run_judge(Broken(), make_items(1), backend, retry_backoff=0, cache=False,
                         progress=False)
     assert all("judge.parse raised KeyError" in v.error for v in run.verdicts)

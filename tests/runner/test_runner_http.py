@@ -16,12 +16,12 @@ def handoff_of(body: dict) -> str:
     return request_payload(body)["handoff"]
 
 
-def test_peak_in_flight_equals_concurrency_limit(server, make_backend, backend_kind, judge):
+def test_max_concurrency_is_a_ceiling(server, make_backend, backend_kind, judge):
     server.latency = 0.15
     items = make_items(12, 3)
     run = run_judge(judge, items, make_backend(backend_kind, server), max_concurrency=4,
                     cache=False, progress=False)
-    assert server.peak_in_flight == 4
+    assert 2 <= server.peak_in_flight <= 4  # grown from one while the server kept up
     assert len(server.requests) == 12  # one request per handoff, not per fact
     assert [v.label for v in run.verdicts] == expected_labels(items)
     assert [v.item_id for v in run.verdicts] == [it.item_id for it in items]
@@ -102,8 +102,9 @@ def test_malformed_replies_become_error_verdicts(server, make_backend, backend_k
     # A body cut short: the openai client sees a broken connection, litellm a 500.
     assert kinds.get("connection", 0) + kinds.get("server", 0) == 2
     assert run.stats["errors"] == 7
-    # Three handoffs failed 3 times each, two succeeded at once.
-    assert run.stats["requests"] == len(server.requests) == 3 * 3 + 2
+    # The prose reply got one repair request; the unreadable bodies were retried twice each;
+    # two handoffs succeeded at once.
+    assert run.stats["requests"] == len(server.requests) == 2 + 3 + 3 + 2
 
 
 def test_unretryable_errors_are_not_retried(server, make_backend, backend_kind, judge):

