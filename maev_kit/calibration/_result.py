@@ -131,8 +131,11 @@ class CalibrationResult:
         (:func:`label_problem`: one class — then κ is undefined, n/a, for every judge — or too
         few labels per class); the recommendation then says it, no judge is recommended and
         :meth:`card` refuses.
-    notes : list of str. What else the calibration set aside: labels whose item is gone, a
-        learned judge with nothing to learn from.
+    notes : list of str. What else the calibration set aside: labels whose item is gone.
+    label_accounting : dict. Where every human-labeled item went (from :func:`calibrate`):
+        ``labeled_items``, ``scored`` (used for κ) on ``scored_split``, ``other_splits``
+        (split → items; they fit the learned judges ``fitted``), ``set_aside``. A judge that
+        could not run (nothing to fit on) is a leaderboard row with status ``"not run: …"``.
     """
 
     leaderboard: pd.DataFrame
@@ -155,6 +158,7 @@ class CalibrationResult:
     label_counts: dict[str, int] = field(default_factory=dict)
     label_problem: str | None = None
     notes: list[str] = field(default_factory=list)
+    label_accounting: dict[str, Any] = field(default_factory=dict)
 
     @property
     def kappa_undefined(self) -> bool:
@@ -185,10 +189,12 @@ class CalibrationResult:
                 "accuracy", "n_items", "parse_failure_rate", "status"]
         lines = [self.leaderboard[cols].to_string(index=False, na_rep="n/a",
                                                   float_format=lambda x: f"{x:.3f}")]
+        if self.label_accounting:
+            lines.append(accounting_text(self.label_accounting))
         if self.label_counts:
             who = "reference" if self.reference_labels else "human"
-            lines.append(f"{who} labels on {len(self.item_ids)} items: " + ", ".join(
-                f"{k} {v}" for k, v in self.label_counts.items()))
+            lines.append(f"{who} labels on the {len(self.item_ids)} items used for κ: "
+                         + ", ".join(f"{k} {v}" for k, v in self.label_counts.items()))
         lines += [f"note: {n}" for n in self.notes]
         if self.ceiling is not None:
             c = self.ceiling
@@ -249,8 +255,22 @@ class CalibrationResult:
             "labeled_set": dict(self.labeled_set), "split": self.split,
             "confidence": self.confidence, "reference_labels": self.reference_labels,
             "label_counts": dict(self.label_counts), "label_problem": self.label_problem,
-            "notes": list(self.notes),
+            "notes": list(self.notes), "label_accounting": dict(self.label_accounting),
         }
+
+
+def accounting_text(acc: dict[str, Any]) -> str:
+    """``40 labeled items: 23 on test (used for κ), 17 on dev (fit tfidf-logreg), 0 set
+    aside``: where every label went, in one line."""
+    where = acc.get("scored_split")
+    parts = [f"{acc['scored']} " + (f"on {where}" if where else "scored") + " (used for κ)"]
+    fit = ", ".join(acc.get("fitted") or [])
+    for split, n in acc.get("other_splits", {}).items():
+        parts.append(f"{n} on {split} (" + (f"fit {fit}" if fit else "not used: no judge "
+                                            "learns from labels") + ")")
+    parts.append(f"{acc['set_aside']} set aside" + (" (their item is gone: `maev labels`)"
+                                                   if acc["set_aside"] else ""))
+    return f"{acc['labeled_items']} labeled items: " + ", ".join(parts)
 
 
 def labels_are_reference(labels: Any) -> bool:
@@ -334,6 +354,9 @@ def _failures(board: pd.DataFrame, runs: Mapping[str, Any]) -> str:
     groups: dict[str, list[str]] = {}
     for key, status in zip(board["key"], board["status"]):
         if status == "ok":
+            continue
+        if key not in runs:  # not run: its status says why and what to do
+            groups.setdefault(str(status), []).append(str(key))
             continue
         stats = getattr(runs[key], "stats", None) or {}
         fix = stats.get("unavailable")
@@ -599,6 +622,14 @@ def _disagreement_rows(key: str, status: str, got: Mapping[str, Any], jl: list[s
     return rows
 
 
+def _not_run_row(key: str, why: str, m: JudgeMeta) -> dict[str, Any]:
+    """The leaderboard row of a judge that could not run: its status says why."""
+    row: dict[str, Any] = {c: np.nan for c in LEADERBOARD_COLUMNS}
+    row.update(judge=m.judge, prompt=m.prompt, status=f"not run: {why}", n_items=0,
+               judge_version=None, prompt_sha256=m.prompt_hash, key=key)
+    return row
+
+
 def _ranked_board(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """The leaderboard: judges that ran by κ (best first, n/a last), then the failed ones."""
     board = pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
@@ -672,6 +703,7 @@ def calibration_from_runs(
     split: str | None = None,
     reference_labels: bool | None = None,
     notes: Sequence[str] = (),
+    not_run: Mapping[str, str] | None = None,
 ) -> CalibrationResult:
     """Build a :class:`CalibrationResult` from judge runs already made.
 
@@ -690,6 +722,8 @@ def calibration_from_runs(
         :func:`labels_are_reference` (a ``{item_id: {annotator: label}}`` mapping keeps no
         source, so pass it with such a mapping).
     notes : what the caller set aside (shown with the result).
+    not_run : judge key → why it could not run (e.g. nothing to fit on): a leaderboard row
+        with status ``"not run: <why>"``, after the others (its ``meta`` names it).
 
     Labels of one class leave κ undefined (n/a) for every judge; one class, or fewer than
     :data:`MIN_PER_CLASS` labels in each of two classes, leaves no judge recommended (see
@@ -722,7 +756,9 @@ def calibration_from_runs(
     ceiling_obj, ceiling = _ceiling(sc)
     scores = {key: _score_judge(key, run, meta.setdefault(key, JudgeMeta(judge=key)), sc)
               for key, run in runs.items()}
-    board = _ranked_board([s.row for s in scores.values()])
+    board = _ranked_board([s.row for s in scores.values()] + [
+        _not_run_row(key, why, meta.setdefault(key, JudgeMeta(judge=key)))
+        for key, why in (not_run or {}).items()])
     _add_deltas(board, {key: s.labels for key, s in scores.items()}, sc)
     text, recommended = _recommendation(board, runs, problem, ceiling, threshold, sc, meta)
     disagreements = [d for s in scores.values() for d in s.disagreements]

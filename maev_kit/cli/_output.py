@@ -99,6 +99,9 @@ def _failed_judges(result: Any) -> dict[str, str]:
     for key, status in zip(board["key"], board["status"]):
         if status == "ok":
             continue
+        if key not in result.runs:  # not run: the status says why and what to do
+            out[str(key)] = str(status)
+            continue
         stats = getattr(result.runs.get(key), "stats", None) or {}
         by_cause = Counter(stats.get("errors_by_cause") or {})
         top = by_cause.most_common(1)[0][0] if by_cause else "other"

@@ -464,8 +464,10 @@ def _calibrate_for_report(ls: Any, flags: JudgeFlags, *, n_resamples: int = 2000
         params = {"prompts": [flags.prompt or DEFAULT_PROMPT],
                   "backend_params": flags.backend_params()}
     cal = calibrate(ls, judges=judges, n_resamples=n_resamples, **params, **flags.run_params)
-    failed = _failed_judges(cal)
-    if failed:  # the model judge that is about to score failed already: stop here
+    # a judge that ran and failed stops here (the model judge about to score); an offline
+    # judge that could not run (nothing to fit on) is a row of the report's table instead
+    failed = {k: why for k, why in _failed_judges(cal).items() if k in cal.runs}
+    if failed:
         from maev_kit.errors import JudgeErrorsExceeded
 
         raise JudgeErrorsExceeded("; ".join(f"judge {k} {why}" for k, why in failed.items())

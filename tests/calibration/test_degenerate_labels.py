@@ -93,11 +93,13 @@ def test_one_class_learned_judge_says_what_to_label(small, tmp_path, capsys):
         assert code == 2, (argv, err)
         assert "internal error" not in err and len(err.strip().splitlines()) == 1
         assert "hold one class (retained" in err and "Label items" in err
-    # with another judge, the learned one is set aside with the reason; the rest runs
+    # with another judge, the learned one is a row saying why it did not run; the rest runs,
+    # and the exit code says the comparison asked for did not happen in full
     code, out, err = run(["calibrate", str(folder), "--judge", "heuristic", "--judge",
                           "tfidf-logreg", "--resamples", "200", "--no-progress"], capsys)
-    assert code == 0, err
-    assert "tfidf-logreg not calibrated" in out and "κ undefined" in out
+    assert code == 1, err
+    assert "tfidf-logreg: not run: " in err and "see the run's errors" not in err
+    assert "not run: " in out and "tfidf-logreg" in out and "κ undefined" in out
 
 
 def test_one_class_report_and_demo(small, tmp_path, capsys):
