@@ -23,7 +23,7 @@ from maev_kit.agreement import (
 )
 from maev_kit.agreement._kappa import ac_from_table
 from maev_kit.agreement._labels import LABELS, encode
-from maev_kit.agreement._report import _f, ci_label
+from maev_kit.agreement._report import _f, ci_label, kappa_text
 from maev_kit.calibration._card import JudgeCard, labels_hash, verdict_fields
 from maev_kit.calibration._human import load_human_labels
 from maev_kit.errors import ERROR_CAUSES, InputError, JudgeErrorsExceeded
@@ -205,8 +205,11 @@ class CalibrationResult:
         lines.append(self.recommendation)
         return "\n".join(lines)
 
-    def card(self, key: str | None = None) -> JudgeCard:
+    def card(self, key: str | None = None, *, min_kappa: float | None = None) -> JudgeCard:
         """A :class:`JudgeCard` for ``key`` (default: the recommended judge, else the best).
+
+        ``min_kappa``: the floor the drift gate (``maev check``) holds κ's CI upper bound to,
+        written into the card (``maev calibrate --min-kappa``, default 0.4).
 
         Raises :class:`~maev_kit.errors.JudgeErrorsExceeded` for a judge that failed (or when
         every judge did): a failed run vouches for nothing; :class:`DegenerateLabelsError`
@@ -235,7 +238,7 @@ class CalibrationResult:
             kappa=_f(row["kappa"]), kappa_low=_f(row["kappa_low"]),
             kappa_high=_f(row["kappa_high"]), confidence=self.confidence,
             human_kappa=None if self.ceiling is None else _f(self.ceiling["kappa"]),
-            threshold=self.threshold, **meta.card_fields,
+            threshold=self.threshold, min_kappa=min_kappa, **meta.card_fields,
             **verdict_fields(run, _f(row["accuracy"])))  # the drift gate pairs with these
 
     def to_dict(self) -> dict[str, Any]:
@@ -378,21 +381,23 @@ def _kappa(jl: list[str | None], by_ann: Mapping[str, list[str | None]],
         if len(annotators) == 1:
             rep = agreement_report(by_ann[annotators[0]], jl, labels=labels,
                                    n_resamples=n_resamples, confidence=confidence, seed=seed)
-            return rep.kappa, rep.ci
-        jv = judge_vs_humans(jl, by_ann, labels=labels, n_resamples=n_resamples,
-                             confidence=confidence, seed=seed)
-        return jv.judge_kappa, jv.judge_ci
+            k, ci = rep.kappa, rep.ci
+        else:
+            jv = judge_vs_humans(jl, by_ann, labels=labels, n_resamples=n_resamples,
+                                 confidence=confidence, seed=seed)
+            k, ci = jv.judge_kappa, jv.judge_ci
+    return k, ci  # a zero-width interval is kept as data; kappa_text writes "no interval"
 
 
 def _recommend(board: pd.DataFrame, ceiling: pd.Series | None, threshold: float,
                marginals: np.ndarray, n_items: int, prompts_tried: set[str],
                confidence: float) -> tuple[str, str | None]:
-    ci = ci_label(confidence)
     ok = board[board["kappa_low"] >= threshold]
     if len(ok):
         row = ok.iloc[0]
-        text = (f"Use {row['key']}: κ = {row['kappa']:.3f} ({ci} {row['kappa_low']:.3f} to "
-                f"{row['kappa_high']:.3f}), whose lower bound clears the threshold {threshold}.")
+        shown = kappa_text(row["kappa"], row["kappa_low"], row["kappa_high"],
+                           confidence=confidence)
+        text = f"Use {row['key']}: κ = {shown}, whose lower bound clears the threshold {threshold}."
         if ceiling is not None:
             text += f" Humans agree with each other at κ = {ceiling['kappa']:.3f}."
         return text, str(row["key"])
@@ -400,9 +405,12 @@ def _recommend(board: pd.DataFrame, ceiling: pd.Series | None, threshold: float,
         return ("No judge is trustworthy yet: no judge's κ could be computed (too few labeled "
                 "items, or a single class). Label more items, covering every label."), None
     best = board.iloc[0]
-    k, lo = float(best["kappa"]), float(best["kappa_low"])
-    text = (f"No judge is trustworthy yet: the best, {best['key']}, has κ = {k:.3f} ({ci} "
-            f"{lo:.3f} to {best['kappa_high']:.3f}), whose lower bound is below {threshold}.")
+    k = float(best["kappa"])
+    shown = kappa_text(k, best["kappa_low"], best["kappa_high"], n=int(best["n_items"]),
+                       confidence=confidence)
+    text = f"No judge is trustworthy yet: the best, {best['key']}, has κ = {shown}, " + (
+        f"whose lower bound is below {threshold}." if "CI" in shown
+        else "so nothing bounds it from below.")
     todo = []
     if k > threshold and marginals.sum() > 0 and (marginals > 0).sum() >= 2:
         need = labels_needed(target_halfwidth=k - threshold, kappa=min(k, 0.999),

@@ -62,7 +62,7 @@ def test_the_same_judge_passes(heuristic_card, capsys):
     lines = out.splitlines()
     assert lines[0].startswith("judge: heuristic (")
     assert "judge now:  heuristic" in out and "the card's judge" in out
-    assert "κ then → now: 0.806 [" in out
+    assert "κ then → now: 0.806 (95% CI " in out
     assert lines[-1].startswith("PASS: κ did not fall (0.806 → 0.806; the default tolerance")
     code, out, _ = run_cli(["check", str(heuristic_card), "--json", *FAST], capsys)
     data = json.loads(out)
