@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from maev_kit.cli._notes import note
+
 from maev_kit.calibration._result import DegenerateLabelsError
 from maev_kit.cli._flags import (JudgeFlags, _check_split, _labeled_set, judge_options,
                                  kappa_options)
@@ -62,18 +64,18 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
         raise MaevError("every judge failed, nothing written: " + "; ".join(
             f"{k} {why}" for k, why in failed.items()))
     for key, why in failed.items():
-        click.echo(f"warning: judge {key} is not ranked: {why}", err=True)
+        note(f"judge {key} is not ranked: {why}")
     over = _over_threshold(result, flags.max_judge_errors)
     for key, why in over.items():
-        click.echo(f"warning: judge {key}: {why}", err=True)
+        note(f"judge {key}: {why}")
     written = []
     problem = result.label_problem if result.kappa_undefined else None
     if result.label_problem is not None and problem is None:
-        click.echo(f"warning: {result.label_problem}", err=True)
+        note(f"{result.label_problem}")
     if card_path and problem is None:
         if result.recommended is None:
-            click.echo("warning: no judge cleared the threshold: writing the best judge's card "
-                       "anyway", err=True)
+            note("no judge cleared the threshold: writing the best judge's card "
+                 "anyway")
         card = result.card(_best_working(result, failed), min_kappa=min_kappa)
         card.save(card_path)
         written.append(card_path)
@@ -111,9 +113,8 @@ def _warn_below_floor(card: Any, min_kappa: float) -> None:
 
     top = card.kappa_high if card.kappa_high is not None else card.kappa
     if top is not None and not math.isnan(top) and top < min_kappa:
-        click.echo(f"warning: the card's judge {card.judge_name} has κ upper bound {top:.3f}, "
-                   f"below --min-kappa {min_kappa:g}: `maev check` will not pass it",
-                   err=True)
+        note(f"the card's judge {card.judge_name} has κ upper bound {top:.3f}, "
+             f"below --min-kappa {min_kappa:g}: `maev check` will not pass it")
 
 
 def _write_outputs(result: Any, out_dir: str, card_key: str | None,

@@ -6,6 +6,8 @@ from collections import Counter
 
 import click
 
+from maev_kit.cli._notes import note
+
 __all__ = ["init_set_command"]
 
 #: Import warnings printed before the rest are counted.
@@ -57,9 +59,9 @@ def init_set_command(traces: tuple[str, ...], out: str, facts: str, name: str | 
                       labels=labels)
     src, fs, ls = made.source, made.facts, made.labeled_set
     for w in src.warnings[:_SHOWN_WARNINGS]:
-        click.echo(f"warning: {w}", err=True)
+        note(f"{w}")
     if len(src.warnings) > _SHOWN_WARNINGS:
-        click.echo(f"warning: … and {len(src.warnings) - _SHOWN_WARNINGS} more", err=True)
+        note(f"… and {len(src.warnings) - _SHOWN_WARNINGS} more")
 
     n_conv = len(ls.traces)
     n_h = sum(len(t.handoffs) for t in ls.traces)
@@ -83,8 +85,8 @@ def init_set_command(traces: tuple[str, ...], out: str, facts: str, name: str | 
         if len(fs.notes) > SHOWN_NOTES:
             click.echo(f"  … and {len(fs.notes) - SHOWN_NOTES} more")
     if not n_items:
-        click.echo("warning: no key fact, so nothing to label or score for retention"
-                   + (" (see why above)" if fs.notes else ""), err=True)
+        note("no key fact, so nothing to label or score for retention"
+             + (" (see why above)" if fs.notes else ""))
     splits = ls.manifest.splits
     click.echo(f"splits (seed {seed}): dev {len(splits['dev'])}, test {len(splits['test'])}"
                + (f" ({made.split_note})" if made.split_note else ""))

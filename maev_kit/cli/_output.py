@@ -17,7 +17,12 @@ FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
 
 def _echo_json(obj: Any) -> None:
     """``obj`` as standard JSON: NaN (n/a, no interval) is ``null``, never the ``NaN`` token
-    that strict JSON readers refuse."""
+    that strict JSON readers refuse. A JSON object gets the command's notes so far as its
+    ``warnings`` list (they are printed on stderr too)."""
+    from maev_kit.cli._notes import collected
+
+    if isinstance(obj, dict) and "warnings" not in obj:
+        obj = {**obj, "warnings": collected()}
     click.echo(json.dumps(_nan_to_none(obj), indent=2, default=_json_default,
                           allow_nan=False))
 
@@ -214,7 +219,9 @@ def _echo_run_lines(result: Any) -> None:
         click.echo(facts_line)
     warn = _error_summary_line(result)
     if warn:
-        click.echo(warn, err=True)
+        from maev_kit.cli._notes import note
+
+        note(warn)
 
 
 def _na(df: Any) -> Any:
