@@ -16,6 +16,7 @@ from maev_kit.calibration._human import (
 )
 from maev_kit.calibration._result import (
     CalibrationResult,
+    account_labels,
     JudgeMeta,
     calibration_from_runs,
     labels_are_reference,
@@ -326,21 +327,9 @@ def _run_all(plan: _Plan, run_options: Mapping[str, Any]
 
 
 def label_accounting(plan: _Plan, fitted: Sequence[str]) -> dict[str, Any]:
-    """Where every human-labeled item went: the scored split (used for κ), the other splits
-    (fit the learned judges ``fitted``, or unused), set aside (its item is gone)."""
-    scored = {it.item_id for it in plan.scored}
-    ls = plan.labeled_set
-    conv = {it.item_id: it.conversation_id for it in ls.items} if ls is not None else {}
-    by_split: dict[str, int] = {}
-    for iid in plan.human:
-        if iid in scored:
-            continue
-        where = ls.split_of(conv[iid]) if iid in conv else None
-        by_split[where or "no split"] = by_split.get(where or "no split", 0) + 1
-    aside = len({r.item_id for r in getattr(ls, "set_aside_labels", None) or []})
-    return {"labeled_items": len(scored) + sum(by_split.values()) + aside,
-            "scored_split": plan.split_name, "scored": len(scored), "other_splits": by_split,
-            "fitted": list(fitted), "set_aside": aside}
+    """Where every human-labeled item of a calibration went (see :func:`account_labels`)."""
+    return account_labels(plan.labeled_set, plan.human, {it.item_id for it in plan.scored},
+                          plan.split_name, fitted)
 
 
 

@@ -101,6 +101,8 @@ class DriftReport:
     errors_by_cause: dict[str, int] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict, repr=False)
     notes: tuple[str, ...] = ()
+    #: Where every labeled item of the set went (as calibrate says it).
+    label_accounting: dict[str, Any] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -137,6 +139,7 @@ class DriftReport:
         lines = [f"drift check of judge card {self.card}: labeled set {self.labeled_set}, "
                  f"split {self.split or '(all)'}, {self.n_items_now} items "
                  f"(card: {self.n_items_then})",
+                 *([accounting_text(self.label_accounting)] if self.label_accounting else []),
                  f"judge then: {self.judge_then}",
                  f"judge now:  {self.judge_now}"
                  + (f" — changed: {'; '.join(self.changes)}" if self.changes else
@@ -196,6 +199,13 @@ def _p(p: float | None) -> str:
         return "n/a"
     assert p is not None
     return f"{p:.3g}" if p >= 0.001 else f"{p:.1e}"
+
+
+def accounting_text(acc: dict[str, Any]) -> str:
+    """:func:`~maev_kit.calibration._result.accounting_text` (imported when used)."""
+    from maev_kit.calibration._result import accounting_text as text
+
+    return text(acc)
 
 
 def _ci(k: float | None, lo: float | None, hi: float | None, n: int | None = None,
@@ -421,7 +431,8 @@ def check_card(
     >>> report.status, report.exit_code, round(report.delta_kappa, 6)
     ('PASS', 0, 0.0)
     """
-    from maev_kit.calibration._result import calibration_from_runs, labels_are_reference
+    from maev_kit.calibration._result import (account_labels, calibration_from_runs,
+                                              labels_are_reference)
     from maev_kit.runner import run_judge
 
     card, where, confidence = _checked_card(card, max_judge_errors, confidence)
@@ -446,7 +457,10 @@ def check_card(
     base.update(_paired(card, run, scored, human, n_resamples, confidence, seed, notes))
     base.update(min_kappa=floor[0], min_kappa_source=floor[1])
     status, reasons = _verdict(base, n_err, len(scored), max_judge_errors, 1 - confidence)
-    return DriftReport(status=status, reasons=tuple(reasons), notes=tuple(notes), **base)
+    fitted = [now.name] if getattr(judge_obj, "requires_fit", False) else []
+    acc = account_labels(ls, human, [it.item_id for it in scored], card.split, fitted)
+    return DriftReport(status=status, reasons=tuple(reasons), notes=tuple(notes),
+                       label_accounting=acc, **base)
 
 
 def _then_and_now(card: Any, where: str, set_name: str, judges: tuple[Any, Any, list[str]],

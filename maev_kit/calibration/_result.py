@@ -262,6 +262,27 @@ class CalibrationResult:
         }
 
 
+def account_labels(labeled_set: Any, human: Mapping[str, Any], scored: Iterable[str],
+                   split: str | None, fitted: Sequence[str] = ()) -> dict[str, Any]:
+    """Where every human-labeled item went: the ``scored`` ones (used for κ, on ``split``),
+    the others by split (they fit the learned judges ``fitted``, or are unused), and those
+    set aside (their item is gone). Every view (calibrate, check, the report) says these."""
+    scored = set(scored)
+    conv = ({it.item_id: it.conversation_id for it in labeled_set.items}
+            if labeled_set is not None else {})
+    by_split: dict[str, int] = {}
+    for iid in human:
+        if iid in scored:
+            continue
+        where = (labeled_set.split_of(conv[iid]) if iid in conv else None) or "no split"
+        by_split[where] = by_split.get(where, 0) + 1
+    aside = len({r.item_id for r in getattr(labeled_set, "set_aside_labels", None) or []})
+    n_scored = sum(1 for i in human if i in scored)
+    return {"labeled_items": n_scored + sum(by_split.values()) + aside, "scored_split": split,
+            "scored": n_scored, "other_splits": by_split, "fitted": list(fitted),
+            "set_aside": aside}
+
+
 def accounting_text(acc: dict[str, Any]) -> str:
     """``40 labeled items: 23 on test (used for κ), 17 on dev (fit tfidf-logreg), 0 set
     aside``: where every label went, in one line."""

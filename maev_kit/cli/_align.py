@@ -10,7 +10,7 @@ from maev_kit.cli._notes import note as add_note
 
 from maev_kit.cli._flags import (JudgeFlags, _is_offline, _labeled_set, judge_options,
                                  kappa_options)
-from maev_kit.cli._output import _judge_line, _output_folder
+from maev_kit.cli._output import _echo_json, _judge_line, _output_folder
 from maev_kit.errors import InputError, MaevError
 from maev_kit.judges._prompts import DEFAULT_PROMPT
 
@@ -93,7 +93,7 @@ def align_command(labeled_set: str, examples: tuple[int, ...], strategies: tuple
             add_note(f"candidate {key}: {st}" + (f" ({note})" if note else ""))
     written = [str(p) for p in result.save(out_dir)] if out_dir else []
     if as_json:
-        click.echo(json.dumps({**result.to_dict(), "files": written}, indent=2, default=str))
+        _echo_json({**result.to_dict(), "files": written})
     else:
         click.echo(str(result))
         if result.test is not None:

@@ -12,7 +12,7 @@ from maev_kit.cli._notes import note
 from maev_kit.calibration._result import DegenerateLabelsError
 from maev_kit.cli._flags import (JudgeFlags, _check_split, _labeled_set, judge_options,
                                  kappa_options)
-from maev_kit.cli._output import (_best_working, _failed_judges, _judge_line, _over_threshold,
+from maev_kit.cli._output import (_best_working, _echo_json, _failed_judges, _judge_line, _over_threshold,
                                   _output_file, _output_folder)
 from maev_kit.errors import MaevError
 
@@ -83,7 +83,7 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
     if out_dir:
         written += _write_outputs(result, out_dir, _best_working(result, failed), min_kappa)
     if as_json:
-        click.echo(json.dumps({**result.to_dict(), "files": written}, indent=2, default=str))
+        _echo_json({**result.to_dict(), "files": written})
     else:
         click.echo(str(result))
         for key, run in result.runs.items():
