@@ -241,7 +241,9 @@ def label_budget(ledger: pd.DataFrame, human_labels: Mapping[str, Mapping[str, s
                                [float(judge[i] == rate) for i in rest],
                                half_width=half_width, confidence=confidence)
         except InputError as e:  # e.g. a pilot of one label: say why, plan nothing
-            rows.append((rate, half_width, None, None, None, None, len(pilot), str(e)))
+            why = str(e).replace("`y_pilot`", "the sampled labels").replace(
+                "`yhat_pilot`", "the judge's verdicts on them")
+            rows.append((rate, half_width, None, None, None, None, len(pilot), why))
             continue
         rows.append((rate, half_width, plan.n, plan.more_labels, plan.expected_half_width,
                      plan.n_human_only, len(pilot), plan.note))

@@ -195,12 +195,25 @@ def records_table(
             f'<tbody>{"".join(body)}</tbody></table></div>{more}')
 
 
+#: Column names that hold counts (shown as integers: "3 handoffs", never "3.000").
+_COUNT_COLUMNS = frozenset({
+    "n", "N", "items", "handoffs", "facts", "retained", "lost", "contradicted", "skip",
+    "requests", "cache_hits", "tokens", "labels_needed", "more_labels", "labeled_now",
+    "labels_needed_without_judge", "count", "conversations", "annotators", "labels"})
+
+
+def _is_count(column: str) -> bool:
+    return column in _COUNT_COLUMNS or column.startswith("n_")
+
+
 def table(df: Any, columns: Sequence[str] | None = None, *, index: bool = False,
           **kwargs: Any) -> str:
     """An escaped HTML table from a DataFrame (see :func:`records_table` for options).
 
     >>> import pandas as pd
     >>> "&lt;script&gt;" in table(pd.DataFrame({"m": ["<script>"]}))
+    True
+    >>> ">3<" in table(pd.DataFrame({"handoffs": [3.0, float("nan")]}))   # a count, not 3.000
     True
     """
     if df is None or len(df) == 0:
@@ -210,6 +223,12 @@ def table(df: Any, columns: Sequence[str] | None = None, *, index: bool = False,
         df = df.reset_index(names=name if name else "index")
     cols = [str(c) for c in df.columns]
     records = [dict(zip(cols, row)) for row in df.itertuples(index=False, name=None)]
+    counts = [c for c in cols if _is_count(c)]
+    for rec in records:  # a count is an integer, even in a column a NaN made float
+        for c in counts:
+            v = rec[c]
+            if isinstance(v, float) and v.is_integer():
+                rec[c] = int(v)
     if columns is not None:
         columns = [c for c in columns if c in cols]
     return records_table(records, columns, **kwargs)
