@@ -185,10 +185,12 @@ class CalibrationResult:
                 f"{len(self.annotators)} annotators; {head})")
 
     def __str__(self) -> str:
-        cols = ["judge", "prompt", "kappa", "kappa_low", "kappa_high", "delta_kappa", "p_value",
-                "accuracy", "n_items", "parse_failure_rate", "status"]
-        lines = [self.leaderboard[cols].to_string(index=False, na_rep="n/a",
-                                                  float_format=lambda x: f"{x:.3f}")]
+        cols = ["rank", "judge", "prompt", "kappa", "kappa_low", "kappa_high", "delta_kappa",
+                "p_value", "accuracy", "n_items", "parse_failure_rate", "status"]
+        board = self.leaderboard.assign(rank=rank_labels(list(self.leaderboard["kappa"]),
+                                                         list(self.leaderboard["status"])))
+        lines = [board[cols].to_string(index=False, na_rep="n/a",
+                                       float_format=lambda x: f"{x:.3f}")]
         if self.label_accounting:
             lines.append(accounting_text(self.label_accounting))
         if self.label_counts:
@@ -260,6 +262,31 @@ class CalibrationResult:
             "label_counts": dict(self.label_counts), "label_problem": self.label_problem,
             "notes": list(self.notes), "label_accounting": dict(self.label_accounting),
         }
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def rank_labels(kappas: Sequence[Any], statuses: Sequence[str] | None = None) -> list[str]:
+    """Each row's place by κ (best first), ties marked: ``"= 1st"`` for two judges whose κ is
+    the same to 3 decimals; ``"—"`` for a row with no κ or whose judge did not run.
+
+    >>> rank_labels([0.8, 0.8, 0.5, float("nan")])
+    ['= 1st', '= 1st', '3rd', '—']
+    """
+    ks = [None if k is None or (isinstance(k, float) and math.isnan(k))
+          or (statuses is not None and statuses[i] != "ok") else round(float(k), 3)
+          for i, k in enumerate(kappas)]
+    out = []
+    for k in ks:
+        if k is None:
+            out.append("—")
+            continue
+        place = 1 + sum(1 for o in ks if o is not None and o > k)
+        tied = sum(1 for o in ks if o == k) > 1
+        out.append(("= " if tied else "") + _ordinal(place))
+    return out
 
 
 def account_labels(labeled_set: Any, human: Mapping[str, Any], scored: Iterable[str],
