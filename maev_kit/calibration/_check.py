@@ -576,8 +576,7 @@ def _verdict(r: Mapping[str, Any], n_err: int, n: int, max_judge_errors: float,
     top = k_now if math.isnan(hi) else hi  # no interval: κ itself is all there is
     if top < floor:
         what = "κ" if math.isnan(hi) else "κ's CI upper bound"
-        reasons = [*(reasons if status == "FAIL" else []),
-                   f"{what} {top:.3f} is below the floor min_kappa {floor:g} "
+        reasons = [*reasons, f"{what} {top:.3f} is below the floor min_kappa {floor:g} "
                    f"({_SOURCES[r['min_kappa_source']]}): even at its best this judge agrees "
                    "with people too little to be trusted"]
         return "FAIL", reasons

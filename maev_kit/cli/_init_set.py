@@ -114,9 +114,10 @@ def init_set_command(traces: tuple[str, ...], out: str, facts: str, name: str | 
                  if backup is not None else None)
         for line in made.kept.lines(shown):
             click.echo(f"kept: {line}")
-    click.echo(f"next: label in a notebook (see {out.rstrip('/')}/README.md), then "
-               f"`maev calibrate {out} --judge heuristic --judge <model>`, `maev score {out} --split test`, "
-               f"`maev report {out} --out report.html`")
+    click.echo(f"next: `maev sample {out} --n 40`, label the sample in a notebook (see "
+               f"{out.rstrip('/')}/README.md), then `maev calibrate {out} --judge heuristic "
+               f"--judge <model> --card judge_card.json`, `maev score {out} --split test`, "
+               f"`maev check judge_card.json`, `maev report {out} --out report.html`")
 
 
 def _s(n: int) -> str:
