@@ -80,8 +80,8 @@ def init_set_command(traces: tuple[str, ...], out: str, facts: str, name: str | 
     if fs.notes:
         n = len(fs.notes)
         click.echo(f"no fact proposed for {n} conversation{_s(n)} or handoff{_s(n)}:")
-        for note in fs.notes[:SHOWN_NOTES]:
-            click.echo(f"  {note}")
+        for fact_note in fs.notes[:SHOWN_NOTES]:
+            click.echo(f"  {fact_note}")
         if len(fs.notes) > SHOWN_NOTES:
             click.echo(f"  … and {len(fs.notes) - SHOWN_NOTES} more")
     if not n_items:
