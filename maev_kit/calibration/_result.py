@@ -189,6 +189,8 @@ class CalibrationResult:
                 "p_value", "accuracy", "n_items", "parse_failure_rate", "status"]
         board = self.leaderboard.assign(rank=rank_labels(list(self.leaderboard["kappa"]),
                                                          list(self.leaderboard["status"])))
+        flat = board["kappa_low"] == board["kappa_high"]  # a zero-width interval is none
+        board.loc[flat, ["kappa_low", "kappa_high"]] = np.nan
         lines = [board[cols].to_string(index=False, na_rep="n/a",
                                        float_format=lambda x: f"{x:.3f}")]
         if self.label_accounting:
@@ -230,6 +232,7 @@ class CalibrationResult:
         if row["status"] != "ok":
             raise JudgeErrorsExceeded(f"no judge card for {key}: it {row['status']}")
         run, meta = self.runs[key], self.meta.get(key, JudgeMeta(key))
+        flat = row["kappa_low"] == row["kappa_high"]  # a zero-width interval: no interval
         return JudgeCard(
             judge_name=run.judge_name, judge_version=str(run.judge_version), model=run.model,
             params=meta.params, prompt=meta.prompt, prompt_hash=meta.prompt_hash,
@@ -237,8 +240,8 @@ class CalibrationResult:
             labeled_set_version=self.labeled_set.get("version"),
             labeled_set_hash=self.labeled_set.get("content_hash"), labels_hash=self.labels_hash,
             split=self.split, n_items=int(row["n_items"]), annotators=list(self.annotators),
-            kappa=_f(row["kappa"]), kappa_low=_f(row["kappa_low"]),
-            kappa_high=_f(row["kappa_high"]), confidence=self.confidence,
+            kappa=_f(row["kappa"]), kappa_low=None if flat else _f(row["kappa_low"]),
+            kappa_high=None if flat else _f(row["kappa_high"]), confidence=self.confidence,
             human_kappa=None if self.ceiling is None else _f(self.ceiling["kappa"]),
             threshold=self.threshold, min_kappa=min_kappa, **meta.card_fields,
             **verdict_fields(run, _f(row["accuracy"])))  # the drift gate pairs with these
@@ -247,8 +250,16 @@ class CalibrationResult:
         """JSON-friendly summary (NaN → None)."""
         def recs(df: pd.DataFrame) -> list[dict[str, Any]]:
             return [{k: _f(v) for k, v in r.items()} for r in df.to_dict("records")]
+        board = self.leaderboard.assign(
+            kappa_text=[kappa_text(k, lo, hi, n=None if pd.isna(n) else int(n),
+                                   confidence=self.confidence)
+                        for k, lo, hi, n in zip(self.leaderboard["kappa"],
+                                                self.leaderboard["kappa_low"],
+                                                self.leaderboard["kappa_high"],
+                                                self.leaderboard["n_items"])],
+            rank=rank_labels(list(self.leaderboard["kappa"]), list(self.leaderboard["status"])))
         return {
-            "leaderboard": recs(self.leaderboard),
+            "leaderboard": recs(board),
             "ceiling": None if self.ceiling is None else {k: _f(v) for k, v in
                                                           self.ceiling.to_dict().items()},
             "confusions": {k: {"labels": list(df.index), "counts": df.astype(int).values.tolist()}
