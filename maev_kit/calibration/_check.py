@@ -573,9 +573,10 @@ def _verdict(r: Mapping[str, Any], n_err: int, n: int, max_judge_errors: float,
     if status == "ERROR":
         return status, reasons
     floor, hi, k_now = r["min_kappa"], r["kappa_now_high"], r["kappa_now"]
-    top = k_now if math.isnan(hi) else hi  # no interval: κ itself is all there is
+    none = math.isnan(hi) or hi == r["kappa_now_low"]  # no interval (or a zero-width one)
+    top = k_now if none else hi  # no interval: κ itself is all there is
     if top < floor:
-        what = "κ" if math.isnan(hi) else "κ's CI upper bound"
+        what = "κ (no interval)" if none else "κ's CI upper bound"
         reasons = [*reasons, f"{what} {top:.3f} is below the floor min_kappa {floor:g} "
                    f"({_SOURCES[r['min_kappa_source']]}): even at its best this judge agrees "
                    "with people too little to be trusted"]
