@@ -300,7 +300,8 @@ def _run_all(plan: _Plan, run_options: Mapping[str, Any]
     """Run each judge on the scored items: (runs, their metadata, judges not run → why).
 
     A judge with nothing to learn from is not run (a row of the leaderboard says why; its
-    error is raised when no judge is left); a judge that cannot answer at all gets a failed run, and so does the same
+    error is raised when no judge is left); a judge that cannot answer at all gets a failed
+    run, and so does the same
     model at the same endpoint with another prompt (no retry)."""
     from maev_kit.runner import run_judge
 
@@ -326,8 +327,11 @@ def _run_all(plan: _Plan, run_options: Mapping[str, Any]
     return runs, {s.key: s.meta for s in plan.specs}, {k: str(e) for k, e in unfit.items()}
 
 
-def label_accounting(plan: _Plan, fitted: Sequence[str]) -> dict[str, Any]:
-    """Where every human-labeled item of a calibration went (see :func:`account_labels`)."""
+def label_accounting(plan: _Plan, not_run: Mapping[str, str]) -> dict[str, Any]:
+    """Where every human-labeled item of a calibration went (see :func:`account_labels`);
+    the learned judges that ran were fit on the other splits."""
+    fitted = [s.key for s in plan.specs if getattr(s.judge, "requires_fit", False)
+              and s.key not in not_run]
     return account_labels(plan.labeled_set, plan.human, {it.item_id for it in plan.scored},
                           plan.split_name, fitted)
 
@@ -405,13 +409,11 @@ def calibrate(
     runs, meta, not_run = _run_all(plan, {
         "max_concurrency": max_concurrency, "max_retries": max_retries, "timeout": timeout,
         "cache": cache, "progress": progress, "mode": mode})
-    fitted = [s.key for s in plan.specs if getattr(s.judge, "requires_fit", False)
-              and s.key not in not_run]
     result = calibration_from_runs(
         runs, plan.human, items=plan.scored, meta=meta, threshold=threshold,
         n_resamples=n_resamples, confidence=confidence, seed=seed,
         labeled_set=labeled_set_info(plan.labeled_set), split=plan.split_name,
         reference_labels=labels_are_reference(plan.human_labels), notes=plan.notes,
         not_run=not_run)
-    result.label_accounting = label_accounting(plan, fitted)
+    result.label_accounting = label_accounting(plan, not_run)
     return result

@@ -376,7 +376,8 @@ def check_card(
     card: Any, labeled_set: Any = None, *, judge: Any = None, prompt: Any = None,
     backend: Any = None, backend_params: Mapping[str, Any] | None = None,
     tolerance: float | None = None, min_kappa: float | None = None,
-    confidence: float | None = None, max_judge_errors: float = 0.05, n_resamples: int = 10_000, seed: int = 0,
+    confidence: float | None = None, max_judge_errors: float = 0.05,
+    n_resamples: int = 10_000, seed: int = 0,
     cache: Any = None, progress: bool = True, max_concurrency: int = 16,
     max_retries: int = 3, timeout: float = 60, mode: str = "sync",
 ) -> DriftReport:
@@ -410,9 +411,9 @@ def check_card(
     cache, progress, max_concurrency, max_retries, timeout, mode : for ``run_judge``.
 
     The verdict (docs/drift-gate.md): **FAIL** when κ's CI upper bound is below ``min_kappa``
-    (a useless judge never passes, even one as useless as its card), or κ fell by more than the tolerance,
-    significantly (McNemar on recorded verdicts, or the new CI's top below the recorded κ −
-    tolerance) or with a changed judge; **ERROR** when too many calls failed; else **PASS**.
+    (a useless judge never passes, even one as useless as its card), or κ fell by more than
+    the tolerance, significantly (McNemar on recorded verdicts, or the new CI's top below the
+    recorded κ − tolerance) or with a changed judge; **ERROR** when too many calls failed.
 
     Raises
     ------
@@ -431,36 +432,53 @@ def check_card(
     >>> report.status, report.exit_code, round(report.delta_kappa, 6)
     ('PASS', 0, 0.0)
     """
-    from maev_kit.calibration._result import (account_labels, calibration_from_runs,
-                                              labels_are_reference)
-    from maev_kit.runner import run_judge
-
     card, where, confidence = _checked_card(card, max_judge_errors, confidence)
     notes: list[str] = []
-    tol, tol_source = _tolerance(card, tolerance, notes)
-    floor = _min_kappa(card, min_kappa)
+    tol, tol_source, floor = *_tolerance(card, tolerance, notes), _min_kappa(card, min_kappa)
     ls, items, scored, human = _labeled_items(card, labeled_set, where)
     notes += _set_notes(card, ls)
     judge_obj, backend_obj = _judge_to_check(card, ls, judge, prompt, backend,
                                              backend_params or {})
     then, now = _card_identity(card), _identity(judge_obj, backend_obj)
     changes = _changes(then, now)
-    run = run_judge(judge_obj, scored, backend_obj, max_concurrency=max_concurrency,
-                    max_retries=max_retries, timeout=timeout, cache=cache, progress=progress,
-                    mode=mode)
-    result = calibration_from_runs({"now": run}, human, items=scored, n_resamples=n_resamples,
-                                   confidence=confidence, seed=seed, split=card.split,
-                                   reference_labels=labels_are_reference(ls))
+    run, row = _measure(judge_obj, backend_obj, scored, human, ls, card.split,
+                        (n_resamples, confidence, seed), dict(
+                            max_concurrency=max_concurrency, max_retries=max_retries,
+                            timeout=timeout, cache=cache, progress=progress, mode=mode))
     n_err = sum(1 for v in run.verdicts if v.label is None)
-    base = _then_and_now(card, where, ls.name, (then, now, changes), result.leaderboard.iloc[0],
+    base = _then_and_now(card, where, ls.name, (then, now, changes), row,
                          run, len(scored), confidence, (tol, tol_source), notes)
     base.update(_paired(card, run, scored, human, n_resamples, confidence, seed, notes))
-    base.update(min_kappa=floor[0], min_kappa_source=floor[1])
+    base.update(_floor_and_labels(floor, ls, human, scored, card.split, judge_obj, now))
     status, reasons = _verdict(base, n_err, len(scored), max_judge_errors, 1 - confidence)
+    return DriftReport(status=status, reasons=tuple(reasons), notes=tuple(notes), **base)
+
+
+def _measure(judge_obj: Any, backend_obj: Any, scored: list[Any], human: Any, ls: Any,
+             split: str | None, stats: tuple[int, float, int], run_options: dict[str, Any]
+             ) -> tuple[Any, Any]:
+    """Run the judge on the scored items; (its run, its leaderboard row as calibrate scores
+    it)."""
+    from maev_kit.calibration._result import calibration_from_runs, labels_are_reference
+    from maev_kit.runner import run_judge
+
+    n_resamples, confidence, seed = stats
+    run = run_judge(judge_obj, scored, backend_obj, **run_options)
+    result = calibration_from_runs({"now": run}, human, items=scored, n_resamples=n_resamples,
+                                   confidence=confidence, seed=seed, split=split,
+                                   reference_labels=labels_are_reference(ls))
+    return run, result.leaderboard.iloc[0]
+
+
+def _floor_and_labels(floor: tuple[float, str], ls: Any, human: Any, scored: list[Any],
+                      split: str | None, judge_obj: Any, now: Any) -> dict[str, Any]:
+    """The report's floor fields, and where every labeled item went (as calibrate says)."""
+    from maev_kit.calibration._result import account_labels
+
     fitted = [now.name] if getattr(judge_obj, "requires_fit", False) else []
-    acc = account_labels(ls, human, [it.item_id for it in scored], card.split, fitted)
-    return DriftReport(status=status, reasons=tuple(reasons), notes=tuple(notes),
-                       label_accounting=acc, **base)
+    return {"min_kappa": floor[0], "min_kappa_source": floor[1],
+            "label_accounting": account_labels(ls, human, [it.item_id for it in scored],
+                                               split, fitted)}
 
 
 def _then_and_now(card: Any, where: str, set_name: str, judges: tuple[Any, Any, list[str]],

@@ -456,7 +456,8 @@ def _recommend(board: pd.DataFrame, ceiling: pd.Series | None, threshold: float,
         row = ok.iloc[0]
         shown = kappa_text(row["kappa"], row["kappa_low"], row["kappa_high"],
                            confidence=confidence)
-        text = f"Use {row['key']}: κ = {shown}, whose lower bound clears the threshold {threshold}."
+        text = (f"Use {row['key']}: κ = {shown}, whose lower bound clears the threshold "
+                f"{threshold}.")
         if ceiling is not None:
             text += f" Humans agree with each other at κ = {ceiling['kappa']:.3f}."
         return text, str(row["key"])
@@ -689,12 +690,18 @@ def _disagreement_rows(key: str, status: str, got: Mapping[str, Any], jl: list[s
     return rows
 
 
-def _not_run_row(key: str, why: str, m: JudgeMeta) -> dict[str, Any]:
-    """The leaderboard row of a judge that could not run: its status says why."""
-    row: dict[str, Any] = {c: np.nan for c in LEADERBOARD_COLUMNS}
-    row.update(judge=m.judge, prompt=m.prompt, status=f"not run: {why}", n_items=0,
-               judge_version=None, prompt_sha256=m.prompt_hash, key=key)
-    return row
+def _not_run_rows(not_run: Mapping[str, str] | None, meta: dict[str, JudgeMeta]
+                  ) -> list[dict[str, Any]]:
+    """The leaderboard rows of the judges that could not run (e.g. nothing to fit on), after
+    the others: the status says why; ``meta`` names each."""
+    rows = []
+    for key, why in (not_run or {}).items():
+        m = meta.setdefault(key, JudgeMeta(judge=key))
+        row: dict[str, Any] = {c: np.nan for c in LEADERBOARD_COLUMNS}
+        row.update(judge=m.judge, prompt=m.prompt, status=f"not run: {why}", n_items=0,
+                   judge_version=None, prompt_sha256=m.prompt_hash, key=key)
+        rows.append(row)
+    return rows
 
 
 def _ranked_board(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -789,12 +796,10 @@ def calibration_from_runs(
         :func:`labels_are_reference` (a ``{item_id: {annotator: label}}`` mapping keeps no
         source, so pass it with such a mapping).
     notes : what the caller set aside (shown with the result).
-    not_run : judge key → why it could not run (e.g. nothing to fit on): a leaderboard row
-        with status ``"not run: <why>"``, after the others (its ``meta`` names it).
+    not_run : judge key → why it could not run: a row with status ``"not run: <why>"``.
 
-    Labels of one class leave κ undefined (n/a) for every judge; one class, or fewer than
-    :data:`MIN_PER_CLASS` labels in each of two classes, leaves no judge recommended (see
-    :func:`label_problem`); accuracy and ``n_items`` are always given.
+    Labels of one class leave κ undefined (n/a); they, or fewer than :data:`MIN_PER_CLASS`
+    in each of two classes, leave no judge recommended (:func:`label_problem`).
 
     Examples
     --------
@@ -818,14 +823,11 @@ def calibration_from_runs(
     table = human_table(human, item_ids, labels, check=True)
     sc = _Scoring(table, human, by_id, labels, table.label_counts(labels), n_resamples,
                   confidence, seed)
-    problem = label_problem(sc.label_counts, n_items=len(item_ids))
-    meta = dict(meta or {})
+    problem, meta = label_problem(sc.label_counts, n_items=len(item_ids)), dict(meta or {})
     ceiling_obj, ceiling = _ceiling(sc)
     scores = {key: _score_judge(key, run, meta.setdefault(key, JudgeMeta(judge=key)), sc)
               for key, run in runs.items()}
-    board = _ranked_board([s.row for s in scores.values()] + [
-        _not_run_row(key, why, meta.setdefault(key, JudgeMeta(judge=key)))
-        for key, why in (not_run or {}).items()])
+    board = _ranked_board([s.row for s in scores.values()] + _not_run_rows(not_run, meta))
     _add_deltas(board, {key: s.labels for key, s in scores.items()}, sc)
     text, recommended = _recommendation(board, runs, problem, ceiling, threshold, sc, meta)
     disagreements = [d for s in scores.values() for d in s.disagreements]
@@ -838,5 +840,5 @@ def calibration_from_runs(
         labels_hash=labels_hash(human, item_ids), labeled_set=dict(labeled_set or {}),
         split=split, confidence=confidence, human_ceiling=ceiling_obj,
         reference_labels=(labels_are_reference(human_labels) if reference_labels is None
-                          else reference_labels),
-        label_counts=sc.label_counts, label_problem=problem, notes=list(notes))
+                          else reference_labels), label_counts=sc.label_counts,
+        label_problem=problem, notes=list(notes))

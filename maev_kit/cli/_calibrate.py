@@ -12,8 +12,8 @@ from maev_kit.cli._notes import note
 from maev_kit.calibration._result import DegenerateLabelsError
 from maev_kit.cli._flags import (JudgeFlags, _check_split, _labeled_set, judge_options,
                                  kappa_options)
-from maev_kit.cli._output import (_best_working, _echo_json, _failed_judges, _judge_line, _over_threshold,
-                                  _output_file, _output_folder)
+from maev_kit.cli._output import (_best_working, _echo_json, _failed_judges, _judge_line,
+                                  _output_file, _output_folder, _over_threshold)
 from maev_kit.errors import MaevError
 
 __all__ = ["calibrate_command"]

@@ -28,7 +28,8 @@ __all__ = ["check_command"]
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @judge_options()
 def check_command(judge_card: str, set_path: str | None, tolerance: float | None,
-                  min_kappa: float | None, resamples: int, as_json: bool, flags: JudgeFlags) -> None:
+                  min_kappa: float | None, resamples: int, as_json: bool,
+                  flags: JudgeFlags) -> None:
     """Drift gate: re-run the judge of CARD (a judge_card.json from `maev calibrate`) on the
     card's labeled items and compare its agreement with the human labels to what the card
     recorded.

@@ -36,7 +36,8 @@ CSS = """
 svg.plot text{font-family:var(--font)!important}
 *{box-sizing:border-box}
 html{background:var(--soft)}
-body{margin:0;font-family:var(--font);font-size:14px;line-height:1.5;color:var(--fg);background:var(--soft)}
+body{margin:0;font-family:var(--font);font-size:14px;line-height:1.5;color:var(--fg);
+ background:var(--soft)}
 .wrap{max-width:1180px;margin:0 auto;padding:0 24px 40px}
 header.top{background:#0b2239;color:#fff;padding:22px 0 16px;margin-bottom:18px}
 header.top h1{margin:0 0 4px;font-size:24px;font-weight:650;letter-spacing:.2px}
