@@ -314,7 +314,12 @@ def account_labels(labeled_set: Any, human: Mapping[str, Any], scored: Iterable[
             continue
         where = (labeled_set.split_of(conv[iid]) if iid in conv else None) or "no split"
         by_split[where] = by_split.get(where, 0) + 1
-    aside = len({r.item_id for r in getattr(labeled_set, "set_aside_labels", None) or []})
+    aside = 0
+    if getattr(labeled_set, "set_aside_labels", None):  # those not re-attached since
+        from maev_kit.labels._attach import label_status
+
+        st = label_status(labeled_set)
+        aside = len({k[0] for k in st.set_aside if k not in st.reattached})
     n_scored = sum(1 for i in human if i in scored)
     return {"labeled_items": n_scored + sum(by_split.values()) + aside, "scored_split": split,
             "scored": n_scored, "other_splits": by_split, "fitted": list(fitted),

@@ -1,16 +1,18 @@
 """Fonts for the report: every script a trace may hold drawn as letters, not empty boxes, with
 no network access.
 
-The report's font stack names the system fonts that cover CJK, Cyrillic, Arabic and emoji on
-the usual systems (macOS, Windows, Linux with Noto). A reader's machine may have none of them
-(a bare Linux desktop, a CI browser), so the report also embeds, as a last fallback
-(``maev-fallback``), a subset of a font found on the machine that writes the report: only the
-glyphs of the report's own non-Latin characters, so the file stays small. Measured with
-WenQuanYi Micro Hei (Debian ``fonts-wqy-microhei``): 6.1 KB for 5 distinct CJK characters,
-9.8 KB for 22 (about 5 KB of tables, then ~0.2 KB a glyph); a report on 6 conversations with
-CJK agent names embedded 24 KB in a 144 KB file; nothing at all for a report in Latin script.
-When no font there covers a character, nothing is embedded for it and the system fonts of the
-stack are all there is. Colour emoji are left to the system's emoji font (named in the stack).
+The report's font stack names the system fonts that cover CJK, Arabic and emoji on the usual
+systems (macOS, Windows, Linux with Noto); Latin, Greek and Cyrillic are in every system UI
+font. A reader's machine may lack the others (a bare Linux desktop, a CI browser), so the
+report also embeds, as the stack's last fallback (``maev-fallback``), a subset of a font found
+on the machine that writes the report: only the glyphs of the report's own characters in those
+scripts (:data:`_FALLBACK_RANGES`: Hebrew, Arabic, Indic, Thai, CJK, kana, Hangul), so the file
+stays small. Measured with WenQuanYi Micro Hei (Debian ``fonts-wqy-microhei``): 6.1 KB for 5
+distinct CJK characters, 9.8 KB for 22 (about 5 KB of tables, then ~0.2 KB a glyph); a report
+on 6 conversations with CJK agent names embedded 9.9 KB in a 125 KB file; nothing at all for a
+report without those scripts. When no font there covers a character, nothing is embedded for
+it and the system fonts of the stack are all there is. Colour emoji are left to the system's
+emoji font (named in the stack).
 """
 
 from __future__ import annotations
@@ -38,10 +40,18 @@ _DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.fonts", "~/.local/sha
          "/Library/Fonts", "/System/Library/Fonts", "C:/Windows/Fonts")
 
 
+#: Scripts a reader's fonts may lack (Latin, Greek, Cyrillic and the usual symbols are in
+#: every system UI font): Hebrew, Arabic, the Indic scripts, Thai, CJK, kana, Hangul, full
+#: width forms.
+_FALLBACK_RANGES = ((0x0590, 0x08FF), (0x0900, 0x0DFF), (0x0E00, 0x0E7F), (0x2E80, 0x9FFF),
+                    (0xA960, 0xA97F), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0xFB1D, 0xFDFF),
+                    (0xFE30, 0xFE4F), (0xFE70, 0xFEFF), (0xFF00, 0xFFEF))
+
+
 def _needs_fallback(ch: str) -> bool:
-    """Characters beyond Latin (and its punctuation) that a basic font may lack."""
+    """Characters of a script a reader's system fonts may lack (:data:`_FALLBACK_RANGES`)."""
     o = ord(ch)
-    return o >= 0x0370 and not 0x2000 <= o <= 0x206F and not 0xFE00 <= o <= 0xFE0F
+    return any(lo <= o <= hi for lo, hi in _FALLBACK_RANGES)
 
 
 @lru_cache(maxsize=1)
@@ -92,7 +102,7 @@ def fallback_font_css(text: str) -> str:
     """``@font-face`` rules embedding the glyphs of ``text``'s non-Latin characters from the
     fonts on this machine (empty when there are none, or no font has them).
 
-    >>> fallback_font_css("plain ASCII text")
+    >>> fallback_font_css("plain ASCII text, κ → Δκ, Привет")
     ''
     """
     chars = {c for c in set(text) if _needs_fallback(c)}
