@@ -30,8 +30,8 @@ import numpy as np
 
 from maev_kit.errors import InputError
 
-__all__ = ["MIN_LABELS_FOR_INTERVAL", "Estimate", "LabelPlan", "human_mean", "judge_mean",
-           "plan_labels", "ppi_mean"]
+__all__ = ["MIN_LABELS_FOR_INTERVAL", "Estimate", "LabelPlan", "human_mean", "human_share",
+           "judge_mean", "plan_labels", "ppi_mean"]
 
 #: Fewest values (human labels for :func:`ppi_mean` and :func:`human_mean`, judged items for
 #: :func:`judge_mean`) for which a CLT interval is given; below it only the point estimate.
@@ -423,6 +423,36 @@ def human_mean(y: Any, *, confidence: float = 0.95) -> Estimate:
     return _interval("human-only", float(y_.mean()), float(np.var(y_) / n), n=n, N=0,
                      confidence=conf, count=n, count_name="human labels",
                      spread=bool(np.ptp(y_) > 0), note=_rare_note(y_))
+
+
+def human_share(y: Any, *, confidence: float = 0.95) -> Estimate:
+    """The share of the human labels alone, with its Wilson score interval.
+
+    For a share (values in [0, 1]: each item 0/1, or the share of its annotators who gave the
+    label) the Wilson interval ``(p + z²/2n ± z·sqrt(p(1−p)/n + z²/4n²)) / (1 + z²/n)`` stays
+    inside [0, 1] at any n and has width even when every label is the same — unlike the CLT
+    interval of :func:`human_mean`, which can leave [0, 1] on a small sample.
+
+    Examples
+    --------
+    >>> est = human_share([1, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+    >>> round(est.estimate, 3), round(est.ci_low, 3), round(est.ci_high, 3)
+    (0.1, 0.018, 0.404)
+    >>> human_share([0] * 5).ci_low
+    0.0
+    """
+    y_ = _values(y, "y")
+    conf = _check_confidence(confidence)
+    if ((y_ < 0) | (y_ > 1)).any():
+        raise InputError("`y` must hold shares in [0, 1] (0/1 labels, or an item's share of "
+                         "annotators); use human_mean for other values")
+    n, p, z = y_.size, float(y_.mean()), _z(conf)
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    note = "Wilson score interval" + (f" (only {n} labels)" if n < MIN_LABELS_FOR_INTERVAL
+                                      else "")
+    return Estimate("human-only", p, max(0.0, centre - half), min(1.0, centre + half), n, 0,
+                    conf, None, note)
 
 
 def judge_mean(yhat_all: Any, *, confidence: float = 0.95) -> Estimate:

@@ -25,9 +25,32 @@ from maev_kit.agreement._kappa import (
 )
 from maev_kit.agreement._labels import LABELS, check_labels, encode, undefined
 
-__all__ = ["AgreementReport", "agreement_report", "ci_label", "landis_koch"]
+__all__ = ["AgreementReport", "agreement_report", "ci_label", "kappa_text", "landis_koch"]
 
 _Z = {0.90: 1.6448536269514722, 0.95: 1.959963984540054, 0.99: 2.5758293035489004}
+
+
+def kappa_text(kappa: Any, low: Any = None, high: Any = None, *, n: int | None = None,
+               confidence: float = 0.95) -> str:
+    """κ with its interval, the one way every view writes it — an undefined κ or a missing
+    (or zero-width) interval is said in words, never shown as ``0.000–0.000``.
+
+    >>> kappa_text(0.64, 0.3, 0.91)
+    '0.640 (95% CI 0.300 to 0.910)'
+    >>> kappa_text(float("nan"))
+    'undefined — labels hold one class'
+    >>> kappa_text(1.0, 1.0, 1.0, n=3)
+    '1.000 (no interval — n = 3)'
+    """
+    def num(x: Any) -> float | None:
+        return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+    k, lo, hi = num(kappa), num(low), num(high)
+    if k is None:
+        return "undefined — labels hold one class"
+    if lo is None or hi is None or lo == hi:
+        return f"{k:.3f} (no interval" + (f" — n = {n})" if n is not None else ")")
+    return f"{k:.3f} ({ci_label(confidence)} {lo:.3f} to {hi:.3f})"
 
 
 def ci_label(confidence: float) -> str:

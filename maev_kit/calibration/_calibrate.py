@@ -16,6 +16,7 @@ from maev_kit.calibration._human import (
 )
 from maev_kit.calibration._result import (
     CalibrationResult,
+    account_labels,
     JudgeMeta,
     calibration_from_runs,
     labels_are_reference,
@@ -295,11 +296,12 @@ def _fit(spec: _Spec, plan: _Plan) -> CannotFitError | None:
 
 
 def _run_all(plan: _Plan, run_options: Mapping[str, Any]
-             ) -> tuple[dict[str, Any], dict[str, JudgeMeta], list[str]]:
-    """Run each judge on the scored items: (runs, their metadata, notes).
+             ) -> tuple[dict[str, Any], dict[str, JudgeMeta], dict[str, str]]:
+    """Run each judge on the scored items: (runs, their metadata, judges not run → why).
 
-    A judge with nothing to learn from is left out with a note (its error is raised when no
-    judge is left); a judge that cannot answer at all gets a failed run, and so does the same
+    A judge with nothing to learn from is not run (a row of the leaderboard says why; its
+    error is raised when no judge is left); a judge that cannot answer at all gets a failed
+    run, and so does the same
     model at the same endpoint with another prompt (no retry)."""
     from maev_kit.runner import run_judge
 
@@ -322,8 +324,17 @@ def _run_all(plan: _Plan, run_options: Mapping[str, Any]
             runs[spec.key] = _failed_run(spec, plan.scored, exc)
     if unfit and not runs:
         raise next(iter(unfit.values()))
-    notes = plan.notes + [f"{key} not calibrated: {exc}" for key, exc in unfit.items()]
-    return runs, {s.key: s.meta for s in plan.specs if s.key not in unfit}, notes
+    return runs, {s.key: s.meta for s in plan.specs}, {k: str(e) for k, e in unfit.items()}
+
+
+def label_accounting(plan: _Plan, not_run: Mapping[str, str]) -> dict[str, Any]:
+    """Where every human-labeled item of a calibration went (see :func:`account_labels`);
+    the learned judges that ran were fit on the other splits."""
+    fitted = [s.key for s in plan.specs if getattr(s.judge, "requires_fit", False)
+              and s.key not in not_run]
+    return account_labels(plan.labeled_set, plan.human, {it.item_id for it in plan.scored},
+                          plan.split_name, fitted)
+
 
 
 def calibrate(
@@ -397,12 +408,14 @@ def calibrate(
     plan = _plan(items, human_labels, judges, prompts, backend_params or {}, split, threshold,
                  {"examples": examples, "example_split": example_split,
                   "example_strategy": example_strategy, "seed": seed})
-    runs, meta, notes = _run_all(plan, {
+    runs, meta, not_run = _run_all(plan, {
         "max_concurrency": max_concurrency, "max_retries": max_retries, "timeout": timeout,
         "cache": cache, "progress": progress, "mode": mode})
-    return calibration_from_runs(
+    result = calibration_from_runs(
         runs, plan.human, items=plan.scored, meta=meta, threshold=threshold,
         n_resamples=n_resamples, confidence=confidence, seed=seed,
         labeled_set=labeled_set_info(plan.labeled_set), split=plan.split_name,
-        reference_labels=labels_are_reference(plan.human_labels), notes=notes,
-        max_judge_errors=max_judge_errors)
+        reference_labels=labels_are_reference(plan.human_labels), notes=plan.notes,
+        not_run=not_run, max_judge_errors=max_judge_errors)
+    result.label_accounting = label_accounting(plan, not_run)
+    return result

@@ -22,7 +22,9 @@ __all__ = ["JudgeCard", "JudgeCardMismatchWarning", "card_backend", "card_fields
 #: left out of the JSON while unset, so a card without them is written byte for byte as before
 #: (an older maev-kit reads it), and every older card loads unchanged: schema_version stays 1.
 #: (An older maev-kit refuses a card that sets one, naming it as an unknown field.)
-_OPTIONAL_FIELDS = ("accuracy", "tolerance", "item_verdicts")
+_OPTIONAL_FIELDS = ("accuracy", "tolerance", "item_verdicts", "min_kappa")
+#: The floor ``maev check`` holds κ's CI upper bound to when neither card nor caller says.
+DEFAULT_MIN_KAPPA = 0.4
 
 
 class JudgeCardMismatchWarning(UserWarning):
@@ -85,6 +87,8 @@ class JudgeCard(BaseModel):
     human_kappa: float | None = None
     threshold: float | None = None
     tolerance: float | None = Field(default=None, ge=0, le=1)
+    #: The floor of the drift gate: ``maev check`` fails when κ's CI upper bound is below it.
+    min_kappa: float | None = Field(default=None, ge=-1, le=1)
     created_at: str = ""
     maev_kit_version: str = ""
     item_verdicts: dict[str, Literal["retained", "lost", "contradicted"]] | None = None

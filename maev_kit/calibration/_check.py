@@ -86,6 +86,8 @@ class DriftReport:
     paired: bool
     test: str
     p_value: float | None = None
+    min_kappa: float = 0.4  # the floor of κ's CI upper bound
+    min_kappa_source: str = "default"  # "card", "argument" or "default"
     n_paired: int = 0
     then_only_correct: int | None = None
     now_only_correct: int | None = None
@@ -99,6 +101,8 @@ class DriftReport:
     errors_by_cause: dict[str, int] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict, repr=False)
     notes: tuple[str, ...] = ()
+    #: Where every labeled item of the set went (as calibrate says it).
+    label_accounting: dict[str, Any] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -135,17 +139,21 @@ class DriftReport:
         lines = [f"drift check of judge card {self.card}: labeled set {self.labeled_set}, "
                  f"split {self.split or '(all)'}, {self.n_items_now} items "
                  f"(card: {self.n_items_then})",
+                 *([accounting_text(self.label_accounting)] if self.label_accounting else []),
                  f"judge then: {self.judge_then}",
                  f"judge now:  {self.judge_now}"
                  + (f" — changed: {'; '.join(self.changes)}" if self.changes else
                     " — the card's judge")]
-        then_k = _ci(self.kappa_then, self.kappa_then_low, self.kappa_then_high)
+        then_k = _ci(self.kappa_then, self.kappa_then_low, self.kappa_then_high,
+                     self.n_items_then, self.confidence)
         if self.status == "ERROR":  # a failed run is not a result: no number of it is shown
             lines.append(f"κ then → now: {then_k} → not measured (see below)")
         else:
-            lines.append(f"κ then → now: {then_k} → "
-                         f"{_ci(self.kappa_now, self.kappa_now_low, self.kappa_now_high)} "
-                         f"({pct} CIs; Δκ {_signed(self.delta_kappa)})")
+            now_k = _ci(self.kappa_now, self.kappa_now_low, self.kappa_now_high,
+                        self.n_items_now, self.confidence)
+            lines.append(f"κ then → now: {then_k} → {now_k} "
+                         f"(Δκ {_signed(self.delta_kappa)}; floor of κ's upper bound "
+                         f"{self.min_kappa:g}, {self.min_kappa_source})")
             lines.append(f"accuracy then → now: {_fmt(self.accuracy_then, 'not recorded')} → "
                          f"{_fmt(self.accuracy_now)}")
         if self.status == "ERROR":
@@ -193,13 +201,19 @@ def _p(p: float | None) -> str:
     return f"{p:.3g}" if p >= 0.001 else f"{p:.1e}"
 
 
-def _ci(k: float | None, lo: float | None, hi: float | None) -> str:
-    """``0.806 [0.730, 0.873]``; a zero-width interval is no interval and is said so."""
-    if _num(lo) is None or _num(hi) is None:
-        return _fmt(k)
-    if lo == hi:
-        return f"{_fmt(k)} (no interval: every resample gave the same κ)"
-    return f"{_fmt(k)} [{_fmt(lo)}, {_fmt(hi)}]"
+def accounting_text(acc: dict[str, Any]) -> str:
+    """:func:`~maev_kit.calibration._result.accounting_text` (imported when used)."""
+    from maev_kit.calibration._result import accounting_text as text
+
+    return text(acc)
+
+
+def _ci(k: float | None, lo: float | None, hi: float | None, n: int | None = None,
+        confidence: float = 0.95) -> str:
+    """κ as every view writes it (:func:`~maev_kit.agreement.kappa_text`)."""
+    from maev_kit.agreement._report import kappa_text
+
+    return kappa_text(k, lo, hi, n=n, confidence=confidence)
 
 
 # --- the judge to check -------------------------------------------------------------------
@@ -340,14 +354,30 @@ def _tolerance(card: Any, tolerance: float | None, notes: list[str]) -> tuple[fl
     return DEFAULT_TOLERANCE, "default"
 
 
+def _min_kappa(card: Any, min_kappa: float | None) -> tuple[float, str]:
+    """The floor of κ's upper bound and where it came from (the argument wins: it is the
+    gate's own setting, e.g. ``maev check --min-kappa``)."""
+    from maev_kit.calibration._card import DEFAULT_MIN_KAPPA
+
+    if min_kappa is not None:
+        if not (isinstance(min_kappa, (int, float)) and -1 <= min_kappa <= 1):
+            raise InputError(f"min_kappa must be a κ value in [-1, 1], e.g. 0.4; got "
+                             f"{min_kappa!r}")
+        return float(min_kappa), "argument"
+    if card.min_kappa is not None:
+        return float(card.min_kappa), "card"
+    return DEFAULT_MIN_KAPPA, "default"
+
+
 # --- the check ------------------------------------------------------------------------------
 
 
 def check_card(
     card: Any, labeled_set: Any = None, *, judge: Any = None, prompt: Any = None,
     backend: Any = None, backend_params: Mapping[str, Any] | None = None,
-    tolerance: float | None = None, confidence: float | None = None,
-    max_judge_errors: float = 0.05, n_resamples: int = 10_000, seed: int = 0,
+    tolerance: float | None = None, min_kappa: float | None = None,
+    confidence: float | None = None, max_judge_errors: float = 0.05,
+    n_resamples: int = 10_000, seed: int = 0,
     cache: Any = None, progress: bool = True, max_concurrency: int = 16,
     max_retries: int = 3, timeout: float = 60, mode: str = "sync",
 ) -> DriftReport:
@@ -371,16 +401,19 @@ def check_card(
     prompt : a prompt to check instead of the card's (builtin id, template file or
         :class:`~maev_kit.judges.PromptTemplate`), on the card's model unless ``judge`` is given.
     backend, backend_params : as for :func:`~maev_kit.calibration.judge_from_card`.
-    tolerance : the κ fall allowed (the card's field wins; default 0.05). max_judge_errors:
+    tolerance : the κ fall allowed (the card's field wins; default 0.05).
+    min_kappa : the floor of κ's CI upper bound (default: the card's ``min_kappa``, else
+        0.4): a judge whose κ cannot reach it fails however steady it is. max_judge_errors:
         a larger share of failed judge calls gives ``"ERROR"``.
     confidence : of the κ CIs; default the card's (0.95). Tests are significant at
         ``1 − confidence``.
     n_resamples, seed : bootstrap settings (calibrate's: an unchanged judge reproduces the CI).
     cache, progress, max_concurrency, max_retries, timeout, mode : for ``run_judge``.
 
-    The verdict (docs/drift-gate.md): **FAIL** when κ fell by more than the tolerance,
-    significantly (McNemar on recorded verdicts, or the new CI's top below the recorded κ −
-    tolerance) or with a changed judge; **ERROR** when too many calls failed; else **PASS**.
+    The verdict (docs/drift-gate.md): **FAIL** when κ's CI upper bound is below ``min_kappa``
+    (a useless judge never passes, even one as useless as its card), or κ fell by more than
+    the tolerance, significantly (McNemar on recorded verdicts, or the new CI's top below the
+    recorded κ − tolerance) or with a changed judge; **ERROR** when too many calls failed.
 
     Raises
     ------
@@ -399,30 +432,53 @@ def check_card(
     >>> report.status, report.exit_code, round(report.delta_kappa, 6)
     ('PASS', 0, 0.0)
     """
-    from maev_kit.calibration._result import calibration_from_runs, labels_are_reference
-    from maev_kit.runner import run_judge
-
     card, where, confidence = _checked_card(card, max_judge_errors, confidence)
     notes: list[str] = []
-    tol, tol_source = _tolerance(card, tolerance, notes)
+    tol, tol_source, floor = *_tolerance(card, tolerance, notes), _min_kappa(card, min_kappa)
     ls, items, scored, human = _labeled_items(card, labeled_set, where)
     notes += _set_notes(card, ls)
     judge_obj, backend_obj = _judge_to_check(card, ls, judge, prompt, backend,
                                              backend_params or {})
     then, now = _card_identity(card), _identity(judge_obj, backend_obj)
     changes = _changes(then, now)
-    run = run_judge(judge_obj, scored, backend_obj, max_concurrency=max_concurrency,
-                    max_retries=max_retries, timeout=timeout, cache=cache, progress=progress,
-                    mode=mode)
-    result = calibration_from_runs({"now": run}, human, items=scored, n_resamples=n_resamples,
-                                   confidence=confidence, seed=seed, split=card.split,
-                                   reference_labels=labels_are_reference(ls))
+    run, row = _measure(judge_obj, backend_obj, scored, human, ls, card.split,
+                        (n_resamples, confidence, seed), dict(
+                            max_concurrency=max_concurrency, max_retries=max_retries,
+                            timeout=timeout, cache=cache, progress=progress, mode=mode))
     n_err = sum(1 for v in run.verdicts if v.label is None)
-    base = _then_and_now(card, where, ls.name, (then, now, changes), result.leaderboard.iloc[0],
+    base = _then_and_now(card, where, ls.name, (then, now, changes), row,
                          run, len(scored), confidence, (tol, tol_source), notes)
     base.update(_paired(card, run, scored, human, n_resamples, confidence, seed, notes))
+    base.update(_floor_and_labels(floor, ls, human, scored, card.split, judge_obj, now))
     status, reasons = _verdict(base, n_err, len(scored), max_judge_errors, 1 - confidence)
     return DriftReport(status=status, reasons=tuple(reasons), notes=tuple(notes), **base)
+
+
+def _measure(judge_obj: Any, backend_obj: Any, scored: list[Any], human: Any, ls: Any,
+             split: str | None, stats: tuple[int, float, int], run_options: dict[str, Any]
+             ) -> tuple[Any, Any]:
+    """Run the judge on the scored items; (its run, its leaderboard row as calibrate scores
+    it)."""
+    from maev_kit.calibration._result import calibration_from_runs, labels_are_reference
+    from maev_kit.runner import run_judge
+
+    n_resamples, confidence, seed = stats
+    run = run_judge(judge_obj, scored, backend_obj, **run_options)
+    result = calibration_from_runs({"now": run}, human, items=scored, n_resamples=n_resamples,
+                                   confidence=confidence, seed=seed, split=split,
+                                   reference_labels=labels_are_reference(ls))
+    return run, result.leaderboard.iloc[0]
+
+
+def _floor_and_labels(floor: tuple[float, str], ls: Any, human: Any, scored: list[Any],
+                      split: str | None, judge_obj: Any, now: Any) -> dict[str, Any]:
+    """The report's floor fields, and where every labeled item went (as calibrate says)."""
+    from maev_kit.calibration._result import account_labels
+
+    fitted = [now.name] if getattr(judge_obj, "requires_fit", False) else []
+    return {"min_kappa": floor[0], "min_kappa_source": floor[1],
+            "label_accounting": account_labels(ls, human, [it.item_id for it in scored],
+                                               split, fitted)}
 
 
 def _then_and_now(card: Any, where: str, set_name: str, judges: tuple[Any, Any, list[str]],
@@ -555,9 +611,31 @@ def _paired(card: Any, run: Any, scored: list[Any], human: Mapping[str, Mapping[
             "paired_delta_p": _num(float(pair["p_value"]))}
 
 
+_SOURCES = {"card": "the card's", "argument": "the given", "default": "the default"}
+
+
 def _verdict(r: Mapping[str, Any], n_err: int, n: int, max_judge_errors: float,
              alpha: float) -> tuple[str, list[str]]:
-    """PASS / FAIL / ERROR and why."""
+    """PASS / FAIL / ERROR and why: the drift verdict, and FAIL whenever κ's CI upper bound
+    is below the floor ``min_kappa`` (a useless judge never passes)."""
+    status, reasons = _drift_verdict(r, n_err, n, max_judge_errors, alpha)
+    if status == "ERROR":
+        return status, reasons
+    floor, hi, k_now = r["min_kappa"], r["kappa_now_high"], r["kappa_now"]
+    none = math.isnan(hi) or hi == r["kappa_now_low"]  # no interval (or a zero-width one)
+    top = k_now if none else hi  # no interval: κ itself is all there is
+    if top < floor:
+        what = "κ (no interval)" if none else "κ's CI upper bound"
+        reasons = [*reasons, f"{what} {top:.3f} is below the floor min_kappa {floor:g} "
+                   f"({_SOURCES[r['min_kappa_source']]}): even at its best this judge agrees "
+                   "with people too little to be trusted"]
+        return "FAIL", reasons
+    return status, reasons
+
+
+def _drift_verdict(r: Mapping[str, Any], n_err: int, n: int, max_judge_errors: float,
+                   alpha: float) -> tuple[str, list[str]]:
+    """PASS / FAIL / ERROR of the κ fall against the card, and why."""
     if n_err and n_err / n > max_judge_errors:
         by = ", ".join(f"{k} {v}" for k, v in sorted(r["errors_by_cause"].items()))
         return "ERROR", [f"{n_err} of {n} items could not be judged ({by}), over the allowed "
@@ -568,8 +646,7 @@ def _verdict(r: Mapping[str, Any], n_err: int, n: int, max_judge_errors: float,
         return "ERROR", ["κ is undefined on these items now (the labels hold one class?): "
                          "nothing to compare"]
     fall = k_then - k_now
-    src = {"card": "the card's", "argument": "the given", "default": "the default"}[
-        r["tolerance_source"]]
+    src = _SOURCES[r["tolerance_source"]]
     movement = f"{k_then:.3f} → {k_now:.3f}"
     if fall <= 0:
         return "PASS", [f"κ did not fall ({movement}; {src} tolerance {tol:g})"]

@@ -23,7 +23,7 @@ from maev_kit.agreement import (
 )
 from maev_kit.agreement._kappa import ac_from_table
 from maev_kit.agreement._labels import LABELS, encode
-from maev_kit.agreement._report import _f, ci_label
+from maev_kit.agreement._report import _f, ci_label, kappa_text
 from maev_kit.calibration._card import JudgeCard, labels_hash, verdict_fields
 from maev_kit.calibration._human import load_human_labels
 from maev_kit.errors import ERROR_CAUSES, InputError, JudgeErrorsExceeded
@@ -131,8 +131,11 @@ class CalibrationResult:
         (:func:`label_problem`: one class — then κ is undefined, n/a, for every judge — or too
         few labels per class); the recommendation then says it, no judge is recommended and
         :meth:`card` refuses.
-    notes : list of str. What else the calibration set aside: labels whose item is gone, a
-        learned judge with nothing to learn from.
+    notes : list of str. What else the calibration set aside: labels whose item is gone.
+    label_accounting : dict. Where every human-labeled item went (from :func:`calibrate`):
+        ``labeled_items``, ``scored`` (used for κ) on ``scored_split``, ``other_splits``
+        (split → items; they fit the learned judges ``fitted``), ``set_aside``. A judge that
+        could not run (nothing to fit on) is a leaderboard row with status ``"not run: …"``.
     """
 
     leaderboard: pd.DataFrame
@@ -155,6 +158,7 @@ class CalibrationResult:
     label_counts: dict[str, int] = field(default_factory=dict)
     label_problem: str | None = None
     notes: list[str] = field(default_factory=list)
+    label_accounting: dict[str, Any] = field(default_factory=dict)
 
     @property
     def kappa_undefined(self) -> bool:
@@ -181,14 +185,20 @@ class CalibrationResult:
                 f"{len(self.annotators)} annotators; {head})")
 
     def __str__(self) -> str:
-        cols = ["judge", "prompt", "kappa", "kappa_low", "kappa_high", "delta_kappa", "p_value",
-                "accuracy", "n_items", "parse_failure_rate", "status"]
-        lines = [self.leaderboard[cols].to_string(index=False, na_rep="n/a",
-                                                  float_format=lambda x: f"{x:.3f}")]
+        cols = ["rank", "judge", "prompt", "kappa", "kappa_low", "kappa_high", "delta_kappa",
+                "p_value", "accuracy", "n_items", "parse_failure_rate", "status"]
+        board = self.leaderboard.assign(rank=rank_labels(list(self.leaderboard["kappa"]),
+                                                         list(self.leaderboard["status"])))
+        flat = board["kappa_low"] == board["kappa_high"]  # a zero-width interval is none
+        board.loc[flat, ["kappa_low", "kappa_high"]] = np.nan
+        lines = [board[cols].to_string(index=False, na_rep="n/a",
+                                       float_format=lambda x: f"{x:.3f}")]
+        if self.label_accounting:
+            lines.append(accounting_text(self.label_accounting))
         if self.label_counts:
             who = "reference" if self.reference_labels else "human"
-            lines.append(f"{who} labels on {len(self.item_ids)} items: " + ", ".join(
-                f"{k} {v}" for k, v in self.label_counts.items()))
+            lines.append(f"{who} labels on the {len(self.item_ids)} items used for κ: "
+                         + ", ".join(f"{k} {v}" for k, v in self.label_counts.items()))
         lines += [f"note: {n}" for n in self.notes]
         if self.ceiling is not None:
             c = self.ceiling
@@ -199,8 +209,11 @@ class CalibrationResult:
         lines.append(self.recommendation)
         return "\n".join(lines)
 
-    def card(self, key: str | None = None) -> JudgeCard:
+    def card(self, key: str | None = None, *, min_kappa: float | None = None) -> JudgeCard:
         """A :class:`JudgeCard` for ``key`` (default: the recommended judge, else the best).
+
+        ``min_kappa``: the floor the drift gate (``maev check``) holds κ's CI upper bound to,
+        written into the card (``maev calibrate --min-kappa``, default 0.4).
 
         Raises :class:`~maev_kit.errors.JudgeErrorsExceeded` for a judge that failed (or when
         every judge did): a failed run vouches for nothing; :class:`DegenerateLabelsError`
@@ -219,6 +232,7 @@ class CalibrationResult:
         if row["status"] != "ok":
             raise JudgeErrorsExceeded(f"no judge card for {key}: it {row['status']}")
         run, meta = self.runs[key], self.meta.get(key, JudgeMeta(key))
+        flat = row["kappa_low"] == row["kappa_high"]  # a zero-width interval: no interval
         return JudgeCard(
             judge_name=run.judge_name, judge_version=str(run.judge_version), model=run.model,
             params=meta.params, prompt=meta.prompt, prompt_hash=meta.prompt_hash,
@@ -226,18 +240,26 @@ class CalibrationResult:
             labeled_set_version=self.labeled_set.get("version"),
             labeled_set_hash=self.labeled_set.get("content_hash"), labels_hash=self.labels_hash,
             split=self.split, n_items=int(row["n_items"]), annotators=list(self.annotators),
-            kappa=_f(row["kappa"]), kappa_low=_f(row["kappa_low"]),
-            kappa_high=_f(row["kappa_high"]), confidence=self.confidence,
+            kappa=_f(row["kappa"]), kappa_low=None if flat else _f(row["kappa_low"]),
+            kappa_high=None if flat else _f(row["kappa_high"]), confidence=self.confidence,
             human_kappa=None if self.ceiling is None else _f(self.ceiling["kappa"]),
-            threshold=self.threshold, **meta.card_fields,
+            threshold=self.threshold, min_kappa=min_kappa, **meta.card_fields,
             **verdict_fields(run, _f(row["accuracy"])))  # the drift gate pairs with these
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly summary (NaN → None)."""
         def recs(df: pd.DataFrame) -> list[dict[str, Any]]:
             return [{k: _f(v) for k, v in r.items()} for r in df.to_dict("records")]
+        board = self.leaderboard.assign(
+            kappa_text=[kappa_text(k, lo, hi, n=None if pd.isna(n) else int(n),
+                                   confidence=self.confidence)
+                        for k, lo, hi, n in zip(self.leaderboard["kappa"],
+                                                self.leaderboard["kappa_low"],
+                                                self.leaderboard["kappa_high"],
+                                                self.leaderboard["n_items"])],
+            rank=rank_labels(list(self.leaderboard["kappa"]), list(self.leaderboard["status"])))
         return {
-            "leaderboard": recs(self.leaderboard),
+            "leaderboard": recs(board),
             "ceiling": None if self.ceiling is None else {k: _f(v) for k, v in
                                                           self.ceiling.to_dict().items()},
             "confusions": {k: {"labels": list(df.index), "counts": df.astype(int).values.tolist()}
@@ -249,8 +271,73 @@ class CalibrationResult:
             "labeled_set": dict(self.labeled_set), "split": self.split,
             "confidence": self.confidence, "reference_labels": self.reference_labels,
             "label_counts": dict(self.label_counts), "label_problem": self.label_problem,
-            "notes": list(self.notes),
+            "notes": list(self.notes), "label_accounting": dict(self.label_accounting),
         }
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def rank_labels(kappas: Sequence[Any], statuses: Sequence[str] | None = None) -> list[str]:
+    """Each row's place by κ (best first), ties marked: ``"= 1st"`` for two judges whose κ is
+    the same to 3 decimals; ``"—"`` for a row with no κ or whose judge did not run.
+
+    >>> rank_labels([0.8, 0.8, 0.5, float("nan")])
+    ['= 1st', '= 1st', '3rd', '—']
+    """
+    ks = [None if k is None or (isinstance(k, float) and math.isnan(k))
+          or (statuses is not None and statuses[i] != "ok") else round(float(k), 3)
+          for i, k in enumerate(kappas)]
+    out = []
+    for k in ks:
+        if k is None:
+            out.append("—")
+            continue
+        place = 1 + sum(1 for o in ks if o is not None and o > k)
+        tied = sum(1 for o in ks if o == k) > 1
+        out.append(("= " if tied else "") + _ordinal(place))
+    return out
+
+
+def account_labels(labeled_set: Any, human: Mapping[str, Any], scored: Iterable[str],
+                   split: str | None, fitted: Sequence[str] = ()) -> dict[str, Any]:
+    """Where every human-labeled item went: the ``scored`` ones (used for κ, on ``split``),
+    the others by split (they fit the learned judges ``fitted``, or are unused), and those
+    set aside (their item is gone). Every view (calibrate, check, the report) says these."""
+    scored = set(scored)
+    conv = ({it.item_id: it.conversation_id for it in labeled_set.items}
+            if labeled_set is not None else {})
+    by_split: dict[str, int] = {}
+    for iid in human:
+        if iid in scored:
+            continue
+        where = (labeled_set.split_of(conv[iid]) if iid in conv else None) or "no split"
+        by_split[where] = by_split.get(where, 0) + 1
+    aside = 0
+    if getattr(labeled_set, "set_aside_labels", None):  # those not re-attached since
+        from maev_kit.labels._attach import label_status
+
+        st = label_status(labeled_set)
+        aside = len({k[0] for k in st.set_aside if k not in st.reattached})
+    n_scored = sum(1 for i in human if i in scored)
+    return {"labeled_items": n_scored + sum(by_split.values()) + aside, "scored_split": split,
+            "scored": n_scored, "other_splits": by_split, "fitted": list(fitted),
+            "set_aside": aside}
+
+
+def accounting_text(acc: dict[str, Any]) -> str:
+    """``40 labeled items: 23 on test (used for κ), 17 on dev (fit tfidf-logreg), 0 set
+    aside``: where every label went, in one line."""
+    where = acc.get("scored_split")
+    parts = [f"{acc['scored']} " + (f"on {where}" if where else "scored") + " (used for κ)"]
+    fit = ", ".join(acc.get("fitted") or [])
+    for split, n in acc.get("other_splits", {}).items():
+        parts.append(f"{n} on {split} (" + (f"fit {fit}" if fit else "not used: no judge "
+                                            "learns from labels") + ")")
+    parts.append(f"{acc['set_aside']} set aside" + (" (their item is gone: `maev labels`)"
+                                                   if acc["set_aside"] else ""))
+    return f"{acc['labeled_items']} labeled items: " + ", ".join(parts)
 
 
 def labels_are_reference(labels: Any) -> bool:
@@ -358,6 +445,9 @@ def _failures(board: pd.DataFrame, runs: Mapping[str, Any]) -> str:
     for key, status in zip(board["key"], board["status"]):
         if status == "ok":
             continue
+        if key not in runs:  # not run: its status says why and what to do
+            groups.setdefault(str(status), []).append(str(key))
+            continue
         stats = getattr(runs[key], "stats", None) or {}
         fix = stats.get("unavailable")
         if not fix:
@@ -379,21 +469,24 @@ def _kappa(jl: list[str | None], by_ann: Mapping[str, list[str | None]],
         if len(annotators) == 1:
             rep = agreement_report(by_ann[annotators[0]], jl, labels=labels,
                                    n_resamples=n_resamples, confidence=confidence, seed=seed)
-            return rep.kappa, rep.ci
-        jv = judge_vs_humans(jl, by_ann, labels=labels, n_resamples=n_resamples,
-                             confidence=confidence, seed=seed)
-        return jv.judge_kappa, jv.judge_ci
+            k, ci = rep.kappa, rep.ci
+        else:
+            jv = judge_vs_humans(jl, by_ann, labels=labels, n_resamples=n_resamples,
+                                 confidence=confidence, seed=seed)
+            k, ci = jv.judge_kappa, jv.judge_ci
+    return k, ci  # a zero-width interval is kept as data; kappa_text writes "no interval"
 
 
 def _recommend(board: pd.DataFrame, ceiling: pd.Series | None, threshold: float,
                marginals: np.ndarray, n_items: int, prompts_tried: set[str],
                confidence: float) -> tuple[str, str | None]:
-    ci = ci_label(confidence)
     ok = board[board["kappa_low"] >= threshold]
     if len(ok):
         row = ok.iloc[0]
-        text = (f"Use {row['key']}: κ = {row['kappa']:.3f} ({ci} {row['kappa_low']:.3f} to "
-                f"{row['kappa_high']:.3f}), whose lower bound clears the threshold {threshold}.")
+        shown = kappa_text(row["kappa"], row["kappa_low"], row["kappa_high"],
+                           confidence=confidence)
+        text = (f"Use {row['key']}: κ = {shown}, whose lower bound clears the threshold "
+                f"{threshold}.")
         if ceiling is not None:
             text += f" Humans agree with each other at κ = {ceiling['kappa']:.3f}."
         return text, str(row["key"])
@@ -401,9 +494,12 @@ def _recommend(board: pd.DataFrame, ceiling: pd.Series | None, threshold: float,
         return ("No judge is trustworthy yet: no judge's κ could be computed (too few labeled "
                 "items, or a single class). Label more items, covering every label."), None
     best = board.iloc[0]
-    k, lo = float(best["kappa"]), float(best["kappa_low"])
-    text = (f"No judge is trustworthy yet: the best, {best['key']}, has κ = {k:.3f} ({ci} "
-            f"{lo:.3f} to {best['kappa_high']:.3f}), whose lower bound is below {threshold}.")
+    k = float(best["kappa"])
+    shown = kappa_text(k, best["kappa_low"], best["kappa_high"], n=int(best["n_items"]),
+                       confidence=confidence)
+    text = f"No judge is trustworthy yet: the best, {best['key']}, has κ = {shown}, " + (
+        f"whose lower bound is below {threshold}." if "CI" in shown
+        else "so nothing bounds it from below.")
     todo = []
     if k > threshold and marginals.sum() > 0 and (marginals > 0).sum() >= 2:
         need = labels_needed(target_halfwidth=k - threshold, kappa=min(k, 0.999),
@@ -624,6 +720,20 @@ def _disagreement_rows(key: str, status: str, got: Mapping[str, Any], jl: list[s
     return rows
 
 
+def _not_run_rows(not_run: Mapping[str, str] | None, meta: dict[str, JudgeMeta]
+                  ) -> list[dict[str, Any]]:
+    """The leaderboard rows of the judges that could not run (e.g. nothing to fit on), after
+    the others: the status says why; ``meta`` names each."""
+    rows = []
+    for key, why in (not_run or {}).items():
+        m = meta.setdefault(key, JudgeMeta(judge=key))
+        row: dict[str, Any] = {c: np.nan for c in LEADERBOARD_COLUMNS}
+        row.update(judge=m.judge, prompt=m.prompt, status=f"not run: {why}", n_items=0,
+                   judge_version=None, prompt_sha256=m.prompt_hash, key=key)
+        rows.append(row)
+    return rows
+
+
 def _ranked_board(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """The leaderboard: judges that ran by κ (best first, n/a last), then the failed ones."""
     board = pd.DataFrame(rows, columns=LEADERBOARD_COLUMNS)
@@ -697,7 +807,7 @@ def calibration_from_runs(
     labels: Sequence[str] = LABELS, threshold: float = 0.6, n_resamples: int = 10_000,
     confidence: float = 0.95, seed: int = 0, labeled_set: Mapping[str, Any] | None = None,
     split: str | None = None, reference_labels: bool | None = None, notes: Sequence[str] = (),
-    max_judge_errors: float = MAX_JUDGE_ERRORS,
+    max_judge_errors: float = MAX_JUDGE_ERRORS, not_run: Mapping[str, str] | None = None,
 ) -> CalibrationResult:
     """Build a :class:`CalibrationResult` from judge runs already made.
 
@@ -718,10 +828,10 @@ def calibration_from_runs(
     notes : what the caller set aside (shown with the result).
     max_judge_errors : the largest share of a judge's items that may lack a verdict; a judge
         that lost more is failed: κ n/a, not ranked, never recommended, no card.
+    not_run : judge key → why it could not run: a row with status ``"not run: <why>"``.
 
-    Labels of one class leave κ undefined (n/a) for every judge; one class, or fewer than
-    :data:`MIN_PER_CLASS` labels in each of two classes, leaves no judge recommended (see
-    :func:`label_problem`); accuracy and ``n_items`` are always given.
+    Labels of one class leave κ undefined (n/a); they, or fewer than :data:`MIN_PER_CLASS`
+    in each of two classes, leave no judge recommended (:func:`label_problem`).
 
     Examples
     --------
@@ -745,12 +855,11 @@ def calibration_from_runs(
     table = human_table(human, item_ids, labels, check=True)
     sc = _Scoring(table, human, by_id, labels, table.label_counts(labels), n_resamples,
                   confidence, seed, _share(max_judge_errors))
-    problem = label_problem(sc.label_counts, n_items=len(item_ids))
-    meta = dict(meta or {})
+    problem, meta = label_problem(sc.label_counts, n_items=len(item_ids)), dict(meta or {})
     ceiling_obj, ceiling = _ceiling(sc)
     scores = {key: _score_judge(key, run, meta.setdefault(key, JudgeMeta(judge=key)), sc)
               for key, run in runs.items()}
-    board = _ranked_board([s.row for s in scores.values()])
+    board = _ranked_board([s.row for s in scores.values()] + _not_run_rows(not_run, meta))
     _add_deltas(board, {key: s.labels for key, s in scores.items()}, sc)
     text, recommended = _recommendation(board, runs, problem, ceiling, threshold, sc, meta)
     disagreements = [d for s in scores.values() for d in s.disagreements]
@@ -763,5 +872,5 @@ def calibration_from_runs(
         labels_hash=labels_hash(human, item_ids), labeled_set=dict(labeled_set or {}),
         split=split, confidence=confidence, human_ceiling=ceiling_obj,
         reference_labels=(labels_are_reference(human_labels) if reference_labels is None
-                          else reference_labels),
-        label_counts=sc.label_counts, label_problem=problem, notes=list(notes))
+                          else reference_labels), label_counts=sc.label_counts,
+        label_problem=problem, notes=list(notes))

@@ -6,9 +6,11 @@ import json
 
 import click
 
+from maev_kit.cli._notes import note as add_note
+
 from maev_kit.cli._flags import (JudgeFlags, _is_offline, _labeled_set, judge_options,
                                  kappa_options)
-from maev_kit.cli._output import _judge_line, _output_folder
+from maev_kit.cli._output import _echo_json, _judge_line, _output_folder
 from maev_kit.errors import InputError, MaevError
 from maev_kit.judges._prompts import DEFAULT_PROMPT
 
@@ -88,11 +90,10 @@ def align_command(labeled_set: str, examples: tuple[int, ...], strategies: tuple
         raise MaevError(f"no candidate could be scored on dev, nothing written: {why}")
     for key, st, note in zip(cands["candidate"], cands["status"], cands["note"]):
         if st != "ok":
-            click.echo(f"warning: candidate {key}: {st}" + (f" ({note})" if note else ""),
-                       err=True)
+            add_note(f"candidate {key}: {st}" + (f" ({note})" if note else ""))
     written = [str(p) for p in result.save(out_dir)] if out_dir else []
     if as_json:
-        click.echo(json.dumps({**result.to_dict(), "files": written}, indent=2, default=str))
+        _echo_json({**result.to_dict(), "files": written})
     else:
         click.echo(str(result))
         if result.test is not None:

@@ -7,11 +7,13 @@ from typing import Any
 
 import click
 
+from maev_kit.cli._notes import note
+
 from maev_kit.calibration._result import DegenerateLabelsError
 from maev_kit.cli._flags import (JudgeFlags, _check_split, _labeled_set, judge_options,
                                  kappa_options)
-from maev_kit.cli._output import (_best_working, _failed_judges, _judge_line, _over_threshold,
-                                  _output_file, _output_folder)
+from maev_kit.cli._output import (_best_working, _echo_json, _failed_judges, _judge_line,
+                                  _output_file, _output_folder, _over_threshold)
 from maev_kit.errors import MaevError
 
 __all__ = ["calibrate_command"]
@@ -28,11 +30,14 @@ __all__ = ["calibrate_command"]
               help="Write leaderboard.csv, disagreements.csv, confusions.csv, "
                    "calibration.json and judge_card.json into this folder. A missing folder is "
                    "created.")
+@click.option("--min-kappa", "min_kappa", type=click.FloatRange(-1, 1), default=0.4,
+              show_default=True,
+              help="The floor `maev check` holds κ's CI upper bound to, written into the card.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @judge_options(several=True)
 def calibrate_command(labeled_set: str, split: str | None, threshold: float, resamples: int,
-                      card_path: str | None, out_dir: str | None, as_json: bool,
-                      flags: JudgeFlags) -> None:
+                      card_path: str | None, out_dir: str | None, min_kappa: float,
+                      as_json: bool, flags: JudgeFlags) -> None:
     """Calibrate judges against the human labels of LABELED_SET (a folder or bundled name).
 
     Prints the leaderboard (κ with CI, Δκ to the best with its paired p-value), the human
@@ -61,24 +66,26 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
         raise MaevError("every judge failed, nothing written: " + "; ".join(
             f"{k} {why}" for k, why in failed.items()))
     for key, why in failed.items():
-        click.echo(f"warning: judge {key} is not ranked: {why}", err=True)
+        note(f"judge {key} is not ranked: {why}")
     over = _over_threshold(result, flags.max_judge_errors)
     for key, why in over.items():
-        click.echo(f"warning: judge {key}: {why}", err=True)
+        note(f"judge {key}: {why}")
     written = []
     problem = result.label_problem if result.kappa_undefined else None
     if result.label_problem is not None and problem is None:
-        click.echo(f"warning: {result.label_problem}", err=True)
+        note(f"{result.label_problem}")
     if card_path and problem is None:
         if result.recommended is None:
-            click.echo("warning: no judge cleared the threshold: writing the best judge's card "
-                       "anyway", err=True)
-        result.card(_best_working(result, failed)).save(card_path)
+            note("no judge cleared the threshold: writing the best judge's card "
+                 "anyway")
+        card = result.card(_best_working(result, failed), min_kappa=min_kappa)
+        card.save(card_path)
         written.append(card_path)
+        _warn_below_floor(card, min_kappa)
     if out_dir:
-        written += _write_outputs(result, out_dir, _best_working(result, failed))
+        written += _write_outputs(result, out_dir, _best_working(result, failed), min_kappa)
     if as_json:
-        click.echo(json.dumps({**result.to_dict(), "files": written}, indent=2, default=str))
+        _echo_json({**result.to_dict(), "files": written})
     else:
         click.echo(str(result))
         for key, run in result.runs.items():
@@ -102,7 +109,18 @@ def _fail_if_judges_failed(result: Any, failed: dict[str, str], over: dict[str, 
                         + "); the ranking covers the others")
 
 
-def _write_outputs(result: Any, out_dir: str, card_key: str | None) -> list[str]:
+def _warn_below_floor(card: Any, min_kappa: float) -> None:
+    """Say now that the card just written will not pass `maev check`."""
+    import math
+
+    top = card.kappa_high if card.kappa_high is not None else card.kappa
+    if top is not None and not math.isnan(top) and top < min_kappa:
+        note(f"the card's judge {card.judge_name} has κ upper bound {top:.3f}, "
+             f"below --min-kappa {min_kappa:g}: `maev check` will not pass it")
+
+
+def _write_outputs(result: Any, out_dir: str, card_key: str | None,
+                   min_kappa: float) -> list[str]:
     """Write the calibration's tables and the best working judge's card into ``out_dir``."""
     from pathlib import Path
 
@@ -128,6 +146,6 @@ def _write_outputs(result: Any, out_dir: str, card_key: str | None) -> list[str]
     write_text(out / "calibration.json", json.dumps(result.to_dict(), indent=2, default=str))
     written.append(out / "calibration.json")
     if not result.kappa_undefined:  # labels of one class cannot support a card
-        result.card(card_key).save(out / "judge_card.json")
+        result.card(card_key, min_kappa=min_kappa).save(out / "judge_card.json")
         written.append(out / "judge_card.json")
     return [str(p) for p in written]

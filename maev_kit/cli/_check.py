@@ -20,19 +20,24 @@ __all__ = ["check_command"]
               help=SET_HELP + " Default: the set the card names, found by name.")
 @click.option("--tolerance", type=click.FloatRange(0, 1), default=None,
               help="The κ fall allowed (default: the card's `tolerance` field, else 0.05).")
+@click.option("--min-kappa", "min_kappa", type=click.FloatRange(-1, 1), default=None,
+              help="Fail when κ's CI upper bound is below this floor (default: the card's "
+                   "`min_kappa`, written by `maev calibrate --min-kappa`, else 0.4).")
 @click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(100),
               help="Bootstrap resamples (as calibrate's, to reproduce the card's CI).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @judge_options()
 def check_command(judge_card: str, set_path: str | None, tolerance: float | None,
-                  resamples: int, as_json: bool, flags: JudgeFlags) -> None:
+                  min_kappa: float | None, resamples: int, as_json: bool,
+                  flags: JudgeFlags) -> None:
     """Drift gate: re-run the judge of CARD (a judge_card.json from `maev calibrate`) on the
     card's labeled items and compare its agreement with the human labels to what the card
     recorded.
 
     Without --judge and --prompt the card's own judge runs (model, parameters, prompt, worked
     examples); --judge and/or --prompt check a changed model or prompt against the card. Exit
-    0: PASS. Exit 1: FAIL — κ fell by more than the tolerance, significantly (McNemar's exact
+    0: PASS. Exit 1: FAIL — κ's CI upper bound is below --min-kappa (a useless judge
+    never passes), or κ fell by more than the tolerance, significantly (McNemar's exact
     test on the card's recorded per-item verdicts, or the new κ's CI upper bound below the
     recorded κ − tolerance), or with a changed judge — or judge calls failed, so there is no
     verdict. Exit 2: bad input, or a card that cannot be compared with the set — made on
@@ -53,6 +58,7 @@ def check_command(judge_card: str, set_path: str | None, tolerance: float | None
         params["progress"] = False
     report = check_card(judge_card, set_path, judge=judge, prompt=flags.prompt,
                         backend_params=flags.backend_params(), tolerance=tolerance,
+                        min_kappa=min_kappa,
                         max_judge_errors=flags.max_judge_errors, n_resamples=resamples,
                         **params)
     if as_json:

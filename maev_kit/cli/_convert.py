@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from maev_kit.cli._notes import note
+
 from maev_kit.errors import InputError
 from maev_kit.scale._read import read_any
 
@@ -36,9 +38,9 @@ def convert_command(src: str, dst: str, fmt: str, force: bool) -> None:
     replacing = check_output(dst, "traces", "OUT", force=force)
     traces, warns = read_any(src, fmt)
     for w in warns[:10]:
-        click.echo(f"warning: {w}", err=True)
+        note(f"{w}")
     if len(warns) > 10:
-        click.echo(f"warning: … and {len(warns) - 10} more", err=True)
+        note(f"… and {len(warns) - 10} more")
     Path(dst).parent.mkdir(parents=True, exist_ok=True)
     save_traces(traces, dst)
     import warnings

@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from maev_kit.cli._notes import note
+
 from maev_kit.cli._output import _input_file
 from maev_kit.errors import InputError
 
@@ -347,10 +349,10 @@ def _traces_or_set(path: str, format: str) -> tuple[Any, bool]:
 
     traces, issues = load_any(path, format)
     for w in issues[:_SHOWN_IMPORT_WARNINGS]:
-        click.echo(f"warning: {w}", err=True)
+        note(f"{w}")
     if len(issues) > _SHOWN_IMPORT_WARNINGS:
-        click.echo(f"warning: … and {len(issues) - _SHOWN_IMPORT_WARNINGS} more import "
-                   "warnings", err=True)
+        note(f"… and {len(issues) - _SHOWN_IMPORT_WARNINGS} more import "
+             "warnings")
     return traces, True
 
 

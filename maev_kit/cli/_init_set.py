@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from maev_kit.cli._notes import note
+
 __all__ = ["init_set_command"]
 
 #: Import warnings printed before the rest are counted.
@@ -64,9 +66,9 @@ def init_set_command(traces: tuple[str, ...], out: str, facts: str, name: str | 
                       labels=labels)
     src, fs, ls = made.source, made.facts, made.labeled_set
     for w in src.warnings[:_SHOWN_WARNINGS]:
-        click.echo(f"warning: {w}", err=True)
+        note(f"{w}")
     if len(src.warnings) > _SHOWN_WARNINGS:
-        click.echo(f"warning: … and {len(src.warnings) - _SHOWN_WARNINGS} more", err=True)
+        note(f"… and {len(src.warnings) - _SHOWN_WARNINGS} more")
 
     disk = _Written.read(out, ls)
     fmt = ("trace JSONL" if src.format == "maev" else "several formats"
@@ -81,13 +83,13 @@ def init_set_command(traces: tuple[str, ...], out: str, facts: str, name: str | 
     if fs.notes:
         n = len(fs.notes)
         click.echo(f"no fact proposed for {n} conversation{_s(n)} or handoff{_s(n)}:")
-        for note in fs.notes[:SHOWN_NOTES]:
-            click.echo(f"  {note}")
+        for fact_note in fs.notes[:SHOWN_NOTES]:
+            click.echo(f"  {fact_note}")
         if len(fs.notes) > SHOWN_NOTES:
             click.echo(f"  … and {len(fs.notes) - SHOWN_NOTES} more")
     if not disk.items:
-        click.echo("warning: no key fact, so nothing to label or score for retention"
-                   + (" (see why above)" if fs.notes else ""), err=True)
+        note("no key fact, so nothing to label or score for retention"
+             + (" (see why above)" if fs.notes else ""))
     splits = ls.manifest.splits
     click.echo(f"splits (seed {seed}): dev {len(splits['dev'])}, test {len(splits['test'])}"
                + (f" ({made.split_note})" if made.split_note else ""))
@@ -116,9 +118,10 @@ def init_set_command(traces: tuple[str, ...], out: str, facts: str, name: str | 
                  if backup is not None else None)
         for line in made.kept.lines(shown):
             click.echo(f"kept: {line}")
-    click.echo(f"next: label in a notebook (see {out.rstrip('/')}/README.md), then "
-               f"`maev calibrate {out} --judge heuristic --judge <model>`, `maev score {out} --split test`, "
-               f"`maev report {out} --out report.html`")
+    click.echo(f"next: `maev sample {out} --n 40`, label the sample in a notebook (see "
+               f"{out.rstrip('/')}/README.md), then `maev calibrate {out} --judge heuristic "
+               f"--judge <model> --card judge_card.json`, `maev score {out} --split test`, "
+               f"`maev check judge_card.json`, `maev report {out} --out report.html`")
 
 
 def _s(n: int) -> str:

@@ -141,10 +141,14 @@ def main(argv: list[str] | None = None) -> Any:
     (a file, a flag, a path) exits 2, a run that failed exits 1. Python warnings raised while a
     command runs print as ``warning: ...`` lines.
     """
+    from maev_kit.cli._notes import collecting
+
+    os.environ["MAEV_CLEAR_BARS"] = "1"  # the Notes block and results follow on a clean screen
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         try:
-            return cli.main(args=argv, prog_name="maev", standalone_mode=False)
+            with collecting():
+                return cli.main(args=argv, prog_name="maev", standalone_mode=False)
         except click.exceptions.Abort:
             _fail("aborted", 130)
         except click.UsageError as e:
@@ -250,8 +254,10 @@ def _os_error_text(e: OSError) -> str:
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
                   file: Any = None, line: str | None = None) -> None:
-    """Print a warning as ``warning: message`` on stderr (no source line, no file name); each
-    line of a multi-line warning (a list of findings) gets its own ``warning:`` prefix."""
-    lines = [ln.strip() for ln in str(message).splitlines() if ln.strip()] or [""]
-    click.echo("\n".join(f"warning: {ln}" for ln in lines), err=True)
+    """Keep a warning for the command's Notes block (printed once, after the progress bars;
+    no source line, no file name); each line of a multi-line warning (a list of findings) is
+    a note of its own."""
+    from maev_kit.cli._notes import note
+
+    note(str(message))
 

@@ -17,7 +17,12 @@ FRAME_SUFFIXES = (".csv", ".jsonl", ".parquet")
 
 def _echo_json(obj: Any) -> None:
     """``obj`` as standard JSON: NaN (n/a, no interval) is ``null``, never the ``NaN`` token
-    that strict JSON readers refuse."""
+    that strict JSON readers refuse. A JSON object gets the command's notes so far as its
+    ``warnings`` list (they are printed on stderr too)."""
+    from maev_kit.cli._notes import collected
+
+    if isinstance(obj, dict) and "warnings" not in obj:
+        obj = {**obj, "warnings": collected()}
     click.echo(json.dumps(_nan_to_none(obj), indent=2, default=_json_default,
                           allow_nan=False))
 
@@ -101,6 +106,9 @@ def _failed_judges(result: Any) -> dict[str, str]:
         return out
     for key, status in zip(board["key"], board["status"]):
         if status == "ok":
+            continue
+        if key not in result.runs:  # not run: the status says why and what to do
+            out[str(key)] = str(status)
             continue
         stats = getattr(result.runs.get(key), "stats", None) or {}
         by_cause = Counter(stats.get("errors_by_cause") or {})
@@ -215,7 +223,9 @@ def _echo_run_lines(result: Any) -> None:
         click.echo(facts_line)
     warn = _error_summary_line(result)
     if warn:
-        click.echo(warn, err=True)
+        from maev_kit.cli._notes import note
+
+        note(warn)
 
 
 def _na(df: Any) -> Any:

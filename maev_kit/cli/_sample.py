@@ -15,8 +15,9 @@ __all__ = ["sample_command"]
 @click.command("sample")
 @click.argument("source", metavar="SOURCE")
 @click.option("--n", "n", type=int, required=True,
-              help="How many items to draw for people to label (see `maev plan` in "
-                   "docs/estimates.md for how many a target width needs).")
+              help="How many items to draw for people to label (40 is a good start; once some "
+                   "are labeled, `maev score` prints the label budget: how many a target "
+                   "interval width needs, docs/estimates.md).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
 @click.option("--split", default=None, help="Draw from this split of a labeled set only.")
 @click.option("--facts", default="auto", show_default=True,

@@ -13,6 +13,8 @@ from typing import Any, cast
 
 import click
 
+from maev_kit.cli._notes import note
+
 from maev_kit._files import check_output, output_line, write_text
 from maev_kit.cli._flags import (OFFLINE_JUDGES, SET_HELP, JudgeFlags, _check_split,
                                  _is_offline, _judge_defaulted, _labeled_set, _load_card, _run_params,
@@ -126,7 +128,7 @@ def _read_labels(path: str) -> list[dict[str, Any]]:
             from maev_kit.errors import LabelValidationError
             raise LabelValidationError(lf.problems)
         if lf.torn_last_line:
-            click.echo(f"warning: {lf.torn_last_line}", err=True)
+            note(f"{lf.torn_last_line}")
         records = lf.records
     return [{"item_id": k[0], "annotator": k[1], "label": r.label}
             for k, r in latest_labels(records).items() if r.source != "gold"]
@@ -547,8 +549,10 @@ def _calibrate_for_report(ls: Any, flags: JudgeFlags, *, n_resamples: int = 2000
         params = {"prompts": [flags.prompt or DEFAULT_PROMPT],
                   "backend_params": flags.backend_params()}
     cal = calibrate(ls, judges=judges, n_resamples=n_resamples, **params, **flags.run_params)
-    failed = _failed_judges(cal)
-    if failed:  # the model judge that is about to score failed already: stop here
+    # a judge that ran and failed stops here (the model judge about to score); an offline
+    # judge that could not run (nothing to fit on) is a row of the report's table instead
+    failed = {k: why for k, why in _failed_judges(cal).items() if k in cal.runs}
+    if failed:
         from maev_kit.errors import JudgeErrorsExceeded
 
         raise JudgeErrorsExceeded("; ".join(f"judge {k} {why}" for k, why in failed.items())
@@ -634,7 +638,9 @@ def demo(out: str, set_path: str, as_json: bool, force: bool, flags: JudgeFlags)
     click.echo("\n" + _judge_line(result.judge))
     warn = _error_summary_line(result)
     if warn:
-        click.echo(warn, err=True)
+        from maev_kit.cli._notes import note
+
+        note(warn)
     click.echo(f"\nReport: {path}" + (" (replaced)" if path in existed else ""))
     for p in written[1:]:
         click.echo(output_line(p, p in existed and p.name != "judge_card.json"))

@@ -47,20 +47,29 @@ def _set_folder(set_path: str) -> Path:
               help="Share of the items labeled by two annotators (for agreement).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the plan.")
 def plan_command(set_path: str, annotators: tuple[str, ...], overlap: float, seed: int) -> None:
-    """Assign the items of SET to annotators; write SET/session_plan.json."""
+    """Assign the items of SET to annotators; write SET/session_plan.json.
+
+    The items of SET's random sample (label_sample.json, from `maev sample`) come first in
+    every queue, in the sample's order."""
     from maev_kit.datasets import load_labeled_set
-    from maev_kit.labels import plan_session
+    from maev_kit.labels import SAMPLE_FILE, LabelSample, plan_session
 
     folder = _set_folder(set_path)
     items = load_labeled_set(folder).items
+    sample = (LabelSample.load(folder / SAMPLE_FILE) if (folder / SAMPLE_FILE).is_file()
+              else None)
     try:
         plan = plan_session([it.item_id for it in items], list(annotators), overlap=overlap,
-                            seed=seed)
+                            seed=seed, first=sample.item_ids if sample else ())
     except ValueError as e:
         raise InputError(str(e)) from None
     out = plan.save(folder)
     click.echo(f"wrote {out}: {len(plan.item_ids)} items, {len(plan.overlap_items())} labeled "
                f"twice (overlap {overlap:g}, seed {seed})")
+    if sample is not None:
+        n = sum(1 for i in sample.item_ids if i in plan.assignments)
+        click.echo(f"the {n} items of the random sample ({SAMPLE_FILE}) come first in every "
+                   "queue, in its order")
     for ann, n in plan.counts().items():
         click.echo(f"  {ann}: {n} items")
 

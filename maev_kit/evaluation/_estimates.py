@@ -89,7 +89,12 @@ def corrected_estimates(ledger: pd.DataFrame, human_labels: Mapping[str, Mapping
     for scope, part in scopes:
         rows.extend(_scope_rows(scope, part, human_labels, sample, blocker,
                                 confidence=confidence))
-    return pd.DataFrame(rows, columns=list(ESTIMATE_COLUMNS))
+    out = pd.DataFrame(rows, columns=list(ESTIMATE_COLUMNS))
+    if sample is not None and sample.note and blocker is None:
+        corrected = out["method"] != "judge-only"
+        out.loc[corrected, "note"] = ["; ".join(filter(None, [str(n), sample.note]))
+                                      for n in out.loc[corrected, "note"]]
+    return out
 
 
 def _why_not_corrected(population: Sequence[str], ids: Sequence[str],
@@ -122,7 +127,7 @@ def _scope_rows(scope: str, part: pd.DataFrame, human_labels: Mapping[str, Mappi
                 sample: LabelSample | None, blocker: str | None, *,
                 confidence: float) -> list[tuple[Any, ...]]:
     """The rows of one scope: per rate, judge-only, then human-only and ppi++ when corrected."""
-    from maev_kit.agreement import human_mean, judge_mean, ppi_mean
+    from maev_kit.agreement import human_share, judge_mean, ppi_mean
 
     ids = [str(i) for i in part["item_id"]]
     judge = dict(zip(ids, (str(v) for v in part["label"])))
@@ -141,7 +146,7 @@ def _scope_rows(scope: str, part: pd.DataFrame, human_labels: Mapping[str, Mappi
                          len(unlabeled), float("nan"), "no sampled item of this scope is "
                                                        "labeled"))
             continue
-        rows.append(_row(scope, rate, human_mean(y, confidence=confidence), ""))
+        rows.append(_row(scope, rate, human_share(y, confidence=confidence), ""))
         rows.append(_row(scope, rate, ppi_mean(
             y, [float(judge[i] == rate) for i in labeled],
             [float(judge[i] == rate) for i in unlabeled], confidence=confidence), ""))
@@ -160,9 +165,13 @@ def _row(scope: str, rate: str, est: Any, note: str) -> tuple[Any, ...]:
     if est.method == "judge-only":  # our note says it is not corrected, and why
         notes = "; ".join([note, *(p for p in est.note.split("; ")
                                    if p and "not corrected" not in p)])
-    return (scope, rate, est.method, est.estimate,
-            nan if est.ci_low is None else est.ci_low, nan if est.ci_high is None else est.ci_high,
-            est.n, est.N, nan if est.lam is None else est.lam, notes)
+    lo, hi = est.ci_low, est.ci_high
+    if lo is not None and hi is not None and (lo < 0 or hi > 1):  # a share stays in [0, 1]
+        lo, hi = max(0.0, lo), min(1.0, hi)
+        notes = "; ".join(filter(None, [notes, "the normal interval crossed [0, 1]: clipped "
+                                               "to it"]))
+    return (scope, rate, est.method, est.estimate, nan if lo is None else lo,
+            nan if hi is None else hi, est.n, est.N, nan if est.lam is None else est.lam, notes)
 
 
 def estimates_for(ledger: pd.DataFrame, *, labeled_set: Any = None, human_labels: Any = None,
@@ -180,10 +189,27 @@ def estimates_for(ledger: pd.DataFrame, *, labeled_set: Any = None, human_labels
         label_sample = own if own.is_file() else None
     sample = (label_sample if label_sample is None or isinstance(label_sample, LabelSample)
               else LabelSample.load(label_sample))
+    if sample is not None and labeled_set is not None and len(ledger):
+        sample = _sample_of_part(sample, labeled_set, [str(i) for i in ledger["item_id"]])
     source = human_labels if human_labels is not None else labeled_set
     labels = load_human_labels(source) if source is not None else {}
     return (corrected_estimates(ledger, labels, sample, confidence=confidence),
             label_budget(ledger, labels, sample, half_width=half_width, confidence=confidence))
+
+
+def _sample_of_part(sample: LabelSample, labeled_set: Any, ids: list[str]) -> LabelSample:
+    """A sample drawn over a whole labeled set, narrowed to the items scored (a split): its
+    sampled items there are a random sample of them. Else the sample as it is."""
+    from maev_kit.labels import population_hash
+
+    if sample.population_hash == population_hash(ids):
+        return sample
+    conv = {it.item_id: it.conversation_id for it in labeled_set.items}
+    splits = {labeled_set.split_of(conv[i]) for i in ids if i in conv}
+    what = f"split {splits.pop()}" if len(splits) == 1 and None not in splits \
+        else "the items scored"
+    part = sample.within(list(conv), ids, what=what)
+    return part if part is not None else sample
 
 
 def label_budget(ledger: pd.DataFrame, human_labels: Mapping[str, Mapping[str, str]],
@@ -215,7 +241,9 @@ def label_budget(ledger: pd.DataFrame, human_labels: Mapping[str, Mapping[str, s
                                [float(judge[i] == rate) for i in rest],
                                half_width=half_width, confidence=confidence)
         except InputError as e:  # e.g. a pilot of one label: say why, plan nothing
-            rows.append((rate, half_width, None, None, None, None, len(pilot), str(e)))
+            why = str(e).replace("`y_pilot`", "the sampled labels").replace(
+                "`yhat_pilot`", "the judge's verdicts on them")
+            rows.append((rate, half_width, None, None, None, None, len(pilot), why))
             continue
         rows.append((rate, half_width, plan.n, plan.more_labels, plan.expected_half_width,
                      plan.n_human_only, len(pilot), plan.note))

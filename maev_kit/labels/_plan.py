@@ -248,8 +248,11 @@ def _assign(ids: Sequence[str], k: int, counts: dict[str, int], rng: random.Rand
 
 
 def plan_session(item_ids: Iterable[str], annotators: Sequence[str], *, overlap: float = 0.2,
-                 seed: int = 0) -> SessionPlan:
+                 seed: int = 0, first: Sequence[str] = ()) -> SessionPlan:
     """Assign items to annotators: each to one, an ``overlap`` share to two.
+
+    ``first``: item ids served first, in this order (the random sample of ``maev sample``),
+    in every annotator's queue; the others follow in random order.
 
     The overlap items (``round(overlap × n)``, half up) are drawn at random; every annotator
     gets as many overlap items and as many items in all as any other, within one. The same
@@ -278,6 +281,9 @@ def plan_session(item_ids: Iterable[str], annotators: Sequence[str], *, overlap:
     assigned: dict[str, tuple[str, ...]] = {}
     _assign([i for i in order if i in twice], 2, counts, rng, assigned)
     _assign([i for i in order if i not in twice], 1, counts, rng, assigned)
+    if first:
+        lead = list(dict.fromkeys(i for i in first if i in assigned))
+        order = lead + [i for i in order if i not in set(lead)]
     created = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
     return SessionPlan({iid: assigned[iid] for iid in order}, tuple(anns), float(overlap),
                        seed, created)

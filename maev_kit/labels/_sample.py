@@ -61,6 +61,30 @@ class LabelSample:
     seed: int
     method: str = SIMPLE_RANDOM
     created_at: str = ""
+    #: How this sample was narrowed from the one drawn (empty: it is the one drawn).
+    note: str = ""
+
+    def within(self, population: Iterable[str], part: Iterable[str], *, what: str = "these"
+               ) -> LabelSample | None:
+        """This sample narrowed to ``part`` of the ``population`` it was drawn from: the sampled
+        items in ``part``, in order — a simple random sample of ``part`` (given how many fall
+        there). None when ``population`` is not the one drawn from or ``part`` is not in it.
+
+        >>> ids = [f"c{i}/h0/f1" for i in range(10)]
+        >>> s = draw_label_sample(ids, 4, seed=2)
+        >>> half = s.within(ids, ids[:5], what="split dev")
+        >>> half.population, all(i in ids[:5] for i in half.item_ids)
+        (5, True)
+        """
+        pop, sub = set(population), set(part)
+        if population_hash(pop) != self.population_hash or not sub <= pop:
+            return None
+        kept = tuple(i for i in self.item_ids if i in sub)
+        note = (f"the {len(kept)} of the {len(self.item_ids)} sampled items that fall in "
+                f"{what} ({len(sub)} of the {len(pop)} items the sample was drawn from): a "
+                "random sample of them")
+        return LabelSample(kept, len(sub), population_hash(sub), self.seed, self.method,
+                           self.created_at, note)
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": _FORMAT, "schema_version": 1, "method": self.method,

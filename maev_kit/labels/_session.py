@@ -61,19 +61,36 @@ def _normalize_verdicts(verdicts: Any) -> dict[str, ShownVerdict]:
     return out
 
 
+def _find_sample(labeled_set: Any, store: LabelStore) -> Any:
+    """The label sample of ``labeled_set``, else the one next to ``store``'s labels.jsonl."""
+    from pathlib import Path
+
+    from maev_kit.labels._sample import SAMPLE_FILE, LabelSample
+
+    folder = getattr(labeled_set, "path", None) or (store.path.parent if store.path else None)
+    if folder is None or not (Path(folder) / SAMPLE_FILE).is_file():
+        return None
+    return LabelSample.load(Path(folder) / SAMPLE_FILE)
+
+
 class LabelingSession(ItemQueue):
     """Label retention items one at a time, with resume, undo and blind judge verdicts.
 
     Parameters
     ----------
-    items : sequence of RetentionItem
-        What to label (anything with ``item_id``, ``fact``, ``before`` and ``after``).
+    items : sequence of RetentionItem, or a loaded labeled set
+        What to label (anything with ``item_id``, ``fact``, ``before`` and ``after``); a
+        labeled set gives its items and its ``label_sample.json``.
     store : LabelStore or path
         Where labels go (``labels.jsonl``); shared by every annotator.
     annotator : str
         Who is labeling. Labels by others in the same store are not shown.
-    order : "random", "given", a list of item ids or a DataFrame with ``item_id``
-        ``"random"`` shuffles with ``seed`` (the same order for everyone with the same seed);
+    order : "sample", "random", "given", a list of item ids or a DataFrame with ``item_id``
+        ``"sample"`` (the default when there is a sample) serves the items of the random sample
+        ``maev sample`` drew (``label_sample.json`` of the labeled set, or next to the
+        ``labels.jsonl`` of ``store``) first, in its order — so any first k labeled are a random
+        sample — then the other items in random order (``seed``); ``"random"`` shuffles
+        with ``seed`` (the same order for everyone with the same seed);
         ``"given"`` keeps the order of ``items``; a list of ids, or the DataFrame returned by
         :func:`~maev_kit.calibration.next_items_to_label`, labels those items in that order.
     seed : int
@@ -83,6 +100,9 @@ class LabelingSession(ItemQueue):
         the annotator has labeled it.
     blind : bool
         Set False to show verdicts before labeling (not recommended for calibration labels).
+
+    :meth:`sample_position` says where an item is in the sample (None: outside it; labels
+    there are kept, but a corrected estimate does not use them).
 
     The session resumes: it starts at the first item (in ``order``) this annotator has not
     labeled yet (a ``skip`` counts as seen).
@@ -112,8 +132,11 @@ class LabelingSession(ItemQueue):
 
     def __init__(self, items: Sequence[Any], store: LabelStore | str | os.PathLike[str], *,
                  annotator: str,
-                 order: Literal["random", "given"] | Sequence[str] = "random",
+                 order: Literal["sample", "random", "given"] | Sequence[str] | None = None,
                  seed: int = 0, verdicts: Any = None, blind: bool = True):
+        labeled_set = items if hasattr(items, "manifest") and hasattr(items, "items") else None
+        if labeled_set is not None:
+            items = list(labeled_set.items)
         if isinstance(items, (str, bytes)) or not isinstance(items, Sequence):
             try:
                 items = list(items)
@@ -129,6 +152,15 @@ class LabelingSession(ItemQueue):
         self.annotator = annotator
         self.blind = bool(blind)
         self._by_id = by_id
+        #: The random sample people label first (None: no ``label_sample.json`` found).
+        self.sample = _find_sample(labeled_set, self.store)
+        if order is None:
+            order = "sample" if self.sample is not None else "random"
+        #: sampled item id -> its 1-based place in the sample (of the items given).
+        self._in_sample: dict[str, int] = {} if self.sample is None else {
+            iid: k for k, iid in enumerate((i for i in self.sample.item_ids if i in by_id), 1)}
+        if isinstance(order, str) and order == "sample":
+            order = self._sample_order(list(by_id), seed)
         self.order: list[str] = self._make_order(list(by_id), order, seed)
         self._verdicts = _normalize_verdicts(getattr(verdicts, "verdicts", verdicts))
         self._judge_name = getattr(verdicts, "judge_name", "") or ""
@@ -137,6 +169,28 @@ class LabelingSession(ItemQueue):
         self.refresh()
         self._undo: list[tuple[str, LabelRecord | None]] = []
         self.position = self._next_open(-1, self._latest)
+
+    def _sample_order(self, ids: list[str], seed: int) -> list[str]:
+        """The sampled items (those given) in the sample's order, then the rest shuffled."""
+        if self.sample is None:
+            raise ValueError("`order='sample'` needs the random sample `maev sample` draws: no "
+                             "label_sample.json in the labeled set or next to the store's "
+                             "labels.jsonl (draw one with `maev sample SET --n 40`)")
+        first = list(self._in_sample)
+        rest = [i for i in ids if i not in self._in_sample]
+        random.Random(seed).shuffle(rest)
+        return first + rest
+
+    def sample_position(self, item_id: str | None = None) -> int | None:
+        """The item's 1-based place in the random sample (default: the current item); None
+        when it is outside the sample or the session does not follow one."""
+        iid = self._iid(item_id)
+        return None if iid is None else self._in_sample.get(iid)
+
+    @property
+    def sample_size(self) -> int:
+        """How many of the session's items are in the random sample it follows (0: none)."""
+        return len(self._in_sample)
 
     @staticmethod
     def _make_order(ids: list[str], order: Any, seed: int) -> list[str]:

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from maev_kit._html import esc, fmt, is_missing
+from maev_kit.reporting._fonts import FONT_STACK
 
 __all__ = ["CSS", "Markup", "callout", "details", "esc", "figure", "fmt", "kv_table", "page",
            "records_table", "section", "table"]
@@ -31,11 +32,12 @@ _LABEL_COLUMNS = ("label", "human", "judge_label", "human_label", "human_majorit
 
 CSS = """
 :root{--fg:#1f2328;--muted:#57606a;--line:#d0d7de;--bg:#ffffff;--soft:#f6f8fa;
- --accent:#0072B2;--warn:#D55E00;--ok:#009E73;--amber:#E69F00}
+ --accent:#0072B2;--warn:#D55E00;--ok:#009E73;--amber:#E69F00;--font:__FONT_STACK__}
+svg.plot text{font-family:var(--font)!important}
 *{box-sizing:border-box}
 html{background:var(--soft)}
-body{margin:0;font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,
- sans-serif;font-size:14px;line-height:1.5;color:var(--fg);background:var(--soft)}
+body{margin:0;font-family:var(--font);font-size:14px;line-height:1.5;color:var(--fg);
+ background:var(--soft)}
 .wrap{max-width:1180px;margin:0 auto;padding:0 24px 40px}
 header.top{background:#0b2239;color:#fff;padding:22px 0 16px;margin-bottom:18px}
 header.top h1{margin:0 0 4px;font-size:24px;font-weight:650;letter-spacing:.2px}
@@ -124,7 +126,7 @@ a.ev-link{color:var(--accent)}
 footer{color:var(--muted);font-size:12px;text-align:center;margin:18px 0}
 @media print{html,body{background:#fff}header.top{background:#fff;color:#000}
  header.top .sub{color:#333}nav.toc{display:none}section.card{break-inside:avoid-page}}
-"""
+""".replace("__FONT_STACK__", FONT_STACK)
 
 
 _is_missing = is_missing
@@ -195,12 +197,37 @@ def records_table(
             f'<tbody>{"".join(body)}</tbody></table></div>{more}')
 
 
+#: Column names that hold counts (shown as integers: "3 handoffs", never "3.000").
+_COUNT_COLUMNS = frozenset({
+    "n", "N", "items", "handoffs", "facts", "retained", "lost", "contradicted", "skip",
+    "requests", "cache_hits", "tokens", "labels_needed", "more_labels", "labeled_now",
+    "labels_needed_without_judge", "count", "conversations", "annotators", "labels"})
+
+
+def _is_count(column: str) -> bool:
+    return column in _COUNT_COLUMNS or column.startswith("n_")
+
+
+def _css(content: str) -> str:
+    """The page's CSS: its font stack, and the glyphs of the page's non-Latin text embedded
+    as the stack's last fallback (see :mod:`maev_kit.reporting._fonts`)."""
+    import html as _html
+    import re as _re
+
+    from maev_kit.reporting._fonts import fallback_font_css
+
+    text = _html.unescape(_re.sub(r"<[^>]+>", " ", content))
+    return fallback_font_css(text) + CSS
+
+
 def table(df: Any, columns: Sequence[str] | None = None, *, index: bool = False,
           **kwargs: Any) -> str:
     """An escaped HTML table from a DataFrame (see :func:`records_table` for options).
 
     >>> import pandas as pd
     >>> "&lt;script&gt;" in table(pd.DataFrame({"m": ["<script>"]}))
+    True
+    >>> ">3<" in table(pd.DataFrame({"handoffs": [3.0, float("nan")]}))   # a count, not 3.000
     True
     """
     if df is None or len(df) == 0:
@@ -210,6 +237,12 @@ def table(df: Any, columns: Sequence[str] | None = None, *, index: bool = False,
         df = df.reset_index(names=name if name else "index")
     cols = [str(c) for c in df.columns]
     records = [dict(zip(cols, row)) for row in df.itertuples(index=False, name=None)]
+    counts = [c for c in cols if _is_count(c)]
+    for rec in records:  # a count is an integer, even in a column a NaN made float
+        for c in counts:
+            v = rec[c]
+            if isinstance(v, float) and v.is_integer():
+                rec[c] = int(v)
     if columns is not None:
         columns = [c for c in columns if c in cols]
     return records_table(records, columns, **kwargs)
@@ -268,7 +301,8 @@ def page(title: str, subtitle: str, nav: Sequence[tuple[str, str]], body: str,
     links = "".join(f'<a href="#{esc(a)}">{esc(t)}</a>' for a, t in nav)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
+            f"<title>{esc(title)}</title><style>{_css(title + body + subtitle + footer)}"
+            "</style></head><body>"
             f'<header class="top"><div class="wrap" style="padding-bottom:0">'
             f"<h1>{esc(title)}</h1><div class=\"sub\">{esc(subtitle)}</div>"
             f'<nav class="toc">{links}</nav></div></header>'

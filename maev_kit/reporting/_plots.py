@@ -14,6 +14,7 @@ import io
 import itertools
 import math
 import re
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -54,6 +55,20 @@ def _label(value: Any, limit: int = 36) -> str:
     return s.replace("\\", "\\\\").replace("$", r"\$")
 
 
+def _with_tooltip(svg: str, title: str, limit: int) -> str:
+    """The figure with its full title on hover (an SVG ``<title>``) when it was shortened.
+
+    >>> "<title>" + "x" * 70 in _with_tooltip('<svg class="plot"></svg>', "x" * 70, 60)
+    True
+    """
+    if len(title) <= limit:
+        return svg
+    from html import escape
+
+    at = svg.index(">") + 1
+    return svg[:at] + f"<title>{escape(title)}</title>" + svg[at:]
+
+
 def _margins(fig: Any, *, left: float, right: float, top: float, bottom: float) -> None:
     """Set the axes margins in inches (cheaper than ``bbox_inches="tight"``: one draw)."""
     w, h = fig.get_size_inches()
@@ -81,7 +96,11 @@ def figure_svg(fig: Any) -> str:
     import matplotlib
 
     buf = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "maev-kit"}):
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "maev-kit"}), \
+            warnings.catch_warnings():
+        # the text is drawn by the browser (svg.fonttype none), in the page's font stack:
+        # a glyph matplotlib's own font lacks (CJK agent names) is not missing there
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from font")
         fig.savefig(buf, format="svg", metadata={"Date": None})
     svg = buf.getvalue()
     svg = svg[svg.index("<svg"):]
@@ -237,7 +256,7 @@ def forest_svg(
         if has_legend:
             ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=3, frameon=False,
                       fontsize=8, borderaxespad=0.1, handlelength=1.8)
-        return figure_svg(fig)
+        return _with_tooltip(figure_svg(fig), title, 90)
 
 
 def heatmap_svg(
@@ -313,4 +332,4 @@ def heatmap_svg(
             ax.set_xlabel(_label(xlabel, 60))
         if ylabel:
             ax.set_ylabel(_label(ylabel, 60))
-        return figure_svg(fig)
+        return _with_tooltip(figure_svg(fig), title, 60)

@@ -125,6 +125,11 @@ def _calibration_notes(cal: Any, labels: _Labels, ev: Any) -> list[str]:
         # A calibration that recommends no judge says so in `recommended` (None).
         none_ok = hasattr(cal, "recommended") and getattr(cal, "recommended") is None
         out.append(h.callout(str(rec), warn=none_ok))
+    acc = getattr(cal, "label_accounting", None) or {}
+    if acc:
+        from maev_kit.calibration._result import accounting_text
+
+        out.append(f'<p class="note label-accounting">{h.esc(accounting_text(acc))}.</p>')
     counts = getattr(cal, "label_counts", None) or {}
     if counts:
         out.append(f'<p class="note">{h.esc(labels.name.capitalize())} per class: '
@@ -145,11 +150,27 @@ def _leaderboard_frame(lb: Any, ci_name: str) -> Any:
         lb["p_value"] = [("<0.001" if (v := _num(x)) is not None and v < 0.001
                           else h.fmt(x)) for x in lb["p_value"]]
     if "kappa_low" in lb.columns and "kappa_high" in lb.columns:
-        ci = [f"{h.fmt(lo)} – {h.fmt(hi)}" for lo, hi in zip(lb["kappa_low"],
-                                                             lb["kappa_high"])]
+        ci = [_ci_cell(k, lo, hi, n) for k, lo, hi, n in zip(
+            lb["kappa"], lb["kappa_low"], lb["kappa_high"],
+            lb["n_items"] if "n_items" in lb.columns else [None] * len(lb))]
         at = list(lb.columns).index("kappa_low")
         lb.insert(at, f"κ {ci_name}", ci)
+    if "kappa" in lb.columns:
+        from maev_kit.calibration._result import rank_labels
+
+        lb.insert(0, "rank", rank_labels(list(lb["kappa"]), list(lb["status"])
+                                         if "status" in lb.columns else None))
     return lb
+
+
+def _ci_cell(k: Any, lo: Any, hi: Any, n: Any) -> str:
+    """A κ CI cell: ``0.303 – 0.912``, or in words (the one rendering, kappa_text) when κ is
+    undefined or there is no interval."""
+    if _num(k) is None:
+        return "undefined — labels hold one class"
+    if _num(lo) is None or _num(hi) is None or lo == hi:
+        return f"no interval — n = {int(n)}" if _num(n) is not None else "no interval"
+    return f"{h.fmt(lo)} – {h.fmt(hi)}"
 
 
 def _best_kappa_row(recs: list[dict[str, Any]]) -> int | None:
@@ -195,7 +216,8 @@ def _leaderboard(cv: _CalView, lb: Any) -> str:
                 row_class=["best" if i == best else None for i in range(len(recs))])
             + '<p class="note">κ: Cohen\'s kappa of the judge against the '
             f"{h.esc(cv.labels.name)}, with a bootstrap CI; Δκ and p compare with the best judge; AC1: Gwet's "
-            "agreement coefficient. The highlighted row has the highest κ.</p>"
+            "agreement coefficient. The highlighted row has the highest κ; “= 1st” marks judges "
+            "whose κ is the same to 3 decimals.</p>"
             + _kappa_figure(cv, recs))
 
 

@@ -217,11 +217,17 @@ def _backoff(err: BackendError, attempt: int, base: float) -> float:
 
 
 def progress_bar(total: int, desc: str, enabled: bool, unit: str = "item") -> Any:
+    """A tqdm bar on stderr; cleared when done under ``MAEV_CLEAR_BARS=1`` (the ``maev``
+    command line sets it: its notes and results follow on a clean screen), kept in a
+    notebook."""
+    import os
+
     from tqdm.auto import tqdm
 
     # smoothing 0.05: the rate (and so the ETA) is an average over many replies, not the
     # last one's — replies of a local model vary from seconds to minutes.
-    return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, leave=True,
+    leave = os.environ.get("MAEV_CLEAR_BARS") != "1"
+    return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, leave=leave,
                 dynamic_ncols=True, smoothing=0.05)
 
 

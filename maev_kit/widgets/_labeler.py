@@ -58,10 +58,16 @@ class Labeler(widgets.VBox):
 
     Parameters
     ----------
-    items : sequence of RetentionItem
+    items : sequence of RetentionItem, a labeled set or its folder
+        A labeled set (or folder) gives its items and its random sample
+        (``label_sample.json``, from ``maev sample``).
     store : LabelStore or path to ``labels.jsonl``
     annotator : str
-    order : "random", "given" or a list of item ids (e.g. from ``next_items_to_label``)
+    order : "sample", "random", "given" or a list of item ids (e.g. from
+        ``next_items_to_label``). By default the items of the random sample come first, in
+        its order ("item 7 of the 40-item random sample"), when there is one (in the labeled
+        set, or next to ``labels.jsonl``); else a random order. See
+        :class:`~maev_kit.labels.LabelingSession`.
     seed : int
     verdicts : list of Verdict, JudgeRun or dict item_id -> label, optional
         Hidden until the annotator has labeled the item (``blind=True``), then shown with
@@ -89,10 +95,14 @@ class Labeler(widgets.VBox):
     2
     """
 
-    def __init__(self, items: Sequence[Any], store: LabelStore | str | os.PathLike[str], *,
+    def __init__(self, items: Any, store: LabelStore | str | os.PathLike[str], *,
                  annotator: str,
-                 order: Literal["random", "given"] | Sequence[str] = "random", seed: int = 0,
-                 verdicts: Any = None, blind: bool = True, **kwargs: Any):
+                 order: Literal["sample", "random", "given"] | Sequence[str] | None = None,
+                 seed: int = 0, verdicts: Any = None, blind: bool = True, **kwargs: Any):
+        if isinstance(items, (str, os.PathLike)):  # a labeled-set folder or bundled name
+            from maev_kit.datasets import load_labeled_set
+
+            items = load_labeled_set(items)
         self.session = LabelingSession(items, store, annotator=annotator, order=order,
                                        seed=seed, verdicts=verdicts, blind=blind)
         #: item id -> the judge's evidence span (shown only with the revealed verdict).
@@ -223,6 +233,17 @@ class Labeler(widgets.VBox):
     def _set_status(self, text: str, *, error: bool = False) -> None:
         self.status.value = status_html(text, error=error)
 
+    def _sample_text(self) -> str:
+        """Where the current item is in the random sample (nothing without a sample)."""
+        s = self.session
+        if not s.sample_size or s.current is None:
+            return ""
+        k = s.sample_position()
+        if k is not None:
+            return f" · item {k} of the {s.sample_size}-item random sample"
+        return (' · <span style="color:#9a6700">outside the random sample: a label here is '
+                "kept, but corrected estimates use only the sample's</span>")
+
     def _render(self) -> None:
         s = self.session
         p = s.progress()
@@ -232,7 +253,8 @@ class Labeler(widgets.VBox):
             for k in ("retained", "lost", "contradicted", "skip"))
         self.progress_text.value = (f'<span style="font-size:12.5px">&nbsp;{p["done"]} of '
                                     f'{p["total"]} labeled · {chips} · annotator '
-                                    f"<b>{html.escape(s.annotator)}</b></span>")
+                                    f"<b>{html.escape(s.annotator)}</b>"
+                                    f"{self._sample_text()}</span>")
         cur = s.current
         if cur is None:
             self.item_view.value = (

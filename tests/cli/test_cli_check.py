@@ -62,7 +62,7 @@ def test_the_same_judge_passes(heuristic_card, capsys):
     lines = out.splitlines()
     assert lines[0].startswith("judge: heuristic (")
     assert "judge now:  heuristic" in out and "the card's judge" in out
-    assert "κ then → now: 0.806 [" in out
+    assert "κ then → now: 0.806 (95% CI " in out
     assert lines[-1].startswith("PASS: κ did not fall (0.806 → 0.806; the default tolerance")
     code, out, _ = run_cli(["check", str(heuristic_card), "--json", *FAST], capsys)
     data = json.loads(out)
@@ -125,7 +125,9 @@ def test_a_worse_model_fails_and_the_same_passes(model_card, tmp_path, monkeypat
     assert f"judge now:  {MODEL}, prompt v4" in out and out.splitlines()[-1].startswith("PASS")
     code, out, err = run_cli(["check", str(card), "--api-base", lazy.base_url, *FAST], capsys)
     assert code == 1
-    assert "→ 0.000 (no interval: every resample gave the same κ)" in out
+    assert re.search(r"→ 0\.000 \(no interval — n = \d+\)", out)
+    # κ = 0 cannot pass, whatever the card says: the floor of κ's upper bound is said too
+    assert "below the floor min_kappa 0.4" in out.splitlines()[-1]
     # calibrate's card records each item's verdict: the test is paired (McNemar)
     assert "test: paired on " in out
     assert re.match(r"FAIL: κ fell by 0\.\d{3} \(0\.\d{3} → 0\.000\), more than the default "

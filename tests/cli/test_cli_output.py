@@ -40,8 +40,11 @@ def test_traces_without_expectations_show_na_and_one_plain_warning(
     rows = {ln.split()[0]: ln for ln in stdout.splitlines() if ln.strip()}
     assert "n/a" in rows["handoff_quality"] and "n/a" in rows["routing_quality"]
     assert stderr.strip(), "the run should say what is n/a"
-    for line in stderr.splitlines():
+    head, *notes = stderr.splitlines()
+    assert head == "Notes:" and notes, stderr  # one block, after the bars
+    for line in notes:
         assert line.startswith("warning: "), stderr
+    assert len(set(notes)) == len(notes), "each note once"
     assert "Warning:" not in stderr and "warnings.warn" not in stderr and ".py:" not in stderr
 
 

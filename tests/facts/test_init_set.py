@@ -125,8 +125,9 @@ def test_from_trace_jsonl_writes_a_valid_set(trace_file, tmp_path, capsys):
     assert "else the offline proposer), not reviewed" in readme
     assert "no-handoff: no handoff" in readme  # the notes, in a file validation ignores
     assert "Labeler" in readme and "a person" in readme.lower()
-    order = [readme.index(s) for s in ("Labeler(", "maev calibrate my_set",
-                                       "maev score my_set", "maev report my_set")]
+    order = [readme.index(s) for s in ("maev sample my_set", 'Labeler("my_set"',
+                                       "maev calibrate my_set", "maev score my_set",
+                                       "maev check", "maev report my_set")]
     assert order == sorted(order)
     assert str(tmp_path) not in (out / "manifest.json").read_text()
 
@@ -170,7 +171,8 @@ def test_from_a_framework_export(tmp_path, capsys):
     assert run("init-set", export, "--out", out, "--name", "shop") == 0
     cap = capsys.readouterr()
     assert "from langgraph_run.json (langgraph export;" in cap.out
-    warnings = [ln for ln in cap.err.splitlines() if ln.strip()]
+    head, *warnings = [ln for ln in cap.err.splitlines() if ln.strip()]
+    assert head == "Notes:"  # one block, after the work
     assert warnings and all(ln.startswith("warning: langgraph") for ln in warnings)
     ls = load_labeled_set(out)
     assert ls.name == "shop" and ls.traces[0].metadata["source_format"] == "langgraph"

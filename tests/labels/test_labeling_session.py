@@ -200,3 +200,35 @@ def test_refresh_sees_labels_written_elsewhere(tmp_path):
     assert s.progress()["done"] == 1 and s.label_of("c2/h0/f1").label == "contradicted"
     s.label("retained")
     assert s.current.item_id == "c1/h0/f1"  # c2 is labeled: skipped over
+
+
+def test_the_sample_next_to_the_labels_is_served_first_in_its_order(tmp_path):
+    """#36 A: with a label_sample.json beside labels.jsonl the session serves the sample first,
+    in its order, then the rest; order='sample' without one is refused, saying what to do."""
+    from maev_kit.labels import SAMPLE_FILE, draw_label_sample, plan_session
+
+    items = make_items(12)
+    ids = [it.item_id for it in items]
+    sample = draw_label_sample(ids, 4, seed=5)
+    sample.save(tmp_path / SAMPLE_FILE)
+    s = LabelingSession(items, tmp_path / "labels.jsonl", annotator="ana")
+    assert s.order[:4] == list(sample.item_ids) and sorted(s.order) == sorted(ids)
+    assert [s.sample_position(i) for i in sample.item_ids] == [1, 2, 3, 4]
+    assert s.sample_size == 4 and s.sample_position(s.order[4]) is None
+    for _ in range(4):
+        s.label("retained")
+    assert s.sample_position() is None  # past the sample: the session says it is outside
+    # a given order still knows the sample's places; a subset of the items keeps its order
+    sub = [it for it in items if it.item_id not in sample.item_ids[:1]]
+    t = LabelingSession(sub, tmp_path / "labels.jsonl", annotator="ben", order="sample")
+    assert t.order[:3] == list(sample.item_ids[1:]) and t.sample_size == 3
+    with pytest.raises(ValueError, match="maev sample"):
+        LabelingSession(items, tmp_path / "other" / "labels.jsonl", annotator="ana",
+                        order="sample")
+    # a team plan puts the sample first in every queue, the overlap still drawn at random
+    plan = plan_session(ids, ["ana", "ben"], overlap=0.25, seed=1, first=sample.item_ids)
+    assert plan.item_ids[:4] == list(sample.item_ids)
+    for ann in ("ana", "ben"):
+        queue = plan.queue(ann)
+        mine = [i for i in sample.item_ids if ann in plan.annotators_of(i)]
+        assert queue[:len(mine)] == mine

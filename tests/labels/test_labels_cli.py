@@ -96,7 +96,8 @@ def test_reattach_appends_lines_and_the_label_counts_again(folder, capsys):
     assert "382 label(s) attached" in out and f"re-attached to {new}" in out
     code, out, _ = run(["calibrate", str(folder), "--judge", "heuristic", "--resamples", "200",
                         "--no-progress"], capsys)
-    assert code == 0 and "set aside" not in out  # re-attached: nothing left aside
+    assert code == 0 and "label(s) set aside" not in out  # re-attached: nothing left aside
+    assert ", 0 set aside" in out  # where every label went
     # again: the same label is there already, nothing is written
     code, out, _ = run(["labels", "reattach", str(folder), old, new], capsys)
     assert code == 0 and "nothing to write" in out and len(_lines(labels)) == len(after)

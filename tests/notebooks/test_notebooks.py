@@ -12,7 +12,7 @@ NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 # What Run All must leave in the working folder (proof that outputs go there).
 WRITES = {"01_explore_traces": {"chat.json"}, "02_label_retention": set(),
-          "03_calibrate_judges": {"judge_card.json", "cache"},
+          "03_calibrate_judges": {"judge_card.json", "cache", "myset"},
           "04_coordination_report": {"report.html"},
           "05_team_session": {"team-session"}}
 

@@ -81,7 +81,7 @@ PUBLIC = {
         "JudgeVsHumans", "LabelPlan", "MultiRaterAgreement", "agreement_report", "bowker_test",
         "ci_label",
         "cohen_kappa", "compare_judges", "fleiss_kappa", "gwet_ac1", "holm", "human_ceiling",
-        "human_mean", "judge_mean",
+        "human_mean", "human_share", "judge_mean",
         "judge_vs_humans", "krippendorff_alpha", "labels_needed", "landis_koch", "majority_labels",
         "mcnemar_chi2", "mcnemar_exact", "mean_pairwise_kappa", "multi_rater_agreement",
         "plan_labels", "ppi_mean",

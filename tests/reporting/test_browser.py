@@ -64,3 +64,56 @@ def test_report_in_a_real_browser(tmp_path):
         finally:
             browser.close()
     assert requests == [path.as_uri()], requests
+
+
+def _cjk_report(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A report on two support_desk conversations whose agents have CJK names."""
+    import json
+
+    from maev_kit import evaluate
+    from maev_kit.datasets import bundled_set_path
+
+    names = {"triage": "分诊台", "billing": "账单专员", "technical_support": "技术サポート"}
+    lines = (bundled_set_path("support_desk") / "traces.jsonl").read_text().splitlines()[:2]
+    text = "\n".join(lines)
+    for old, new in names.items():
+        text = text.replace(f'"{old}"', json.dumps(new, ensure_ascii=False))
+    traces = tmp_path / "cjk.jsonl"
+    traces.write_text(text + "\n", encoding="utf-8")
+    ev = evaluate(str(traces), judge="heuristic", progress=False, n_resamples=200)
+    return report(ev).save(tmp_path / "cjk.html"), list(names.values())
+
+
+def test_cjk_agent_names_render_from_the_embedded_font(tmp_path):
+    """The report embeds the glyphs of its CJK text (no network): the browser loads them from
+    the page's own ``maev-fallback`` face, and a screenshot of the page is taken."""
+    from maev_kit.reporting._fonts import fallback_font_css
+
+    if not fallback_font_css("分诊台"):
+        pytest.skip("no font with CJK glyphs on this machine to embed from "
+                    "(apt-get install -y fonts-wqy-microhei)")
+    sync_api = _sync_api()
+    path, names = _cjk_report(tmp_path)
+    html = path.read_text(encoding="utf-8")
+    assert "maev-fallback" in html and all(n in html for n in names)
+    requests: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"])
+        try:
+            page = browser.new_page()
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(path.as_uri(), wait_until="load")
+            for name in names:  # the embedded face holds every glyph of every agent's name
+                loaded = page.evaluate(f"document.fonts.load('16px \"maev-fallback\"', "
+                                       f"{name!r}).then(fs => fs.length)")
+                assert loaded >= 1, name
+                assert page.evaluate(f"document.fonts.check('16px \"maev-fallback\"', "
+                                     f"{name!r})"), name
+            assert page.get_by_text(names[0]).first.is_visible()
+            page.screenshot(path=str(tmp_path / "cjk.png"), full_page=False)
+        finally:
+            browser.close()
+    assert (tmp_path / "cjk.png").stat().st_size > 10_000
+    assert requests == [path.as_uri()], requests  # the font came from the page itself
