@@ -359,16 +359,14 @@ def calibrate(
         ``"tfidf-logreg"``) or litellm model strings (``"gpt-4o-mini"``, ``"anthropic/..."``,
         ``"ollama/..."``, ``"openai/<name>"`` with ``backend_params={"api_base": ...}``); a
         backend object or offline judge object works too. Each model runs once per prompt.
-    prompts : prompts for the model judges (default ``["v3"]``): builtin ids (``"v1"``,
-        ``"v2"``), template files or :class:`~maev_kit.judges.PromptTemplate` objects (see
-        docs/prompts.md). The leaderboard's ``prompt`` column shows each prompt's name and
-        ``prompt_sha256`` its content hash.
+    prompts : prompts for the model judges (default ``["v4"]``): builtin ids (``"v1"``…
+        ``"v4"``), template files or :class:`~maev_kit.judges.PromptTemplate` objects (see
+        docs/prompts.md); the leaderboard shows each one's name and content hash.
     examples, example_split, example_strategy : worked examples for the model judges (see
         :class:`~maev_kit.judges.RetentionJudge`): ``examples`` human-labeled items of
         ``example_split`` shown with every request. Drawing them from the scored split is
         refused. The chosen ids go into the judge card.
-    backend_params : litellm parameters for every model string (``api_base``, ``api_key``,
-        ``temperature``...).
+    backend_params : litellm parameters for every model string (``api_base``, ``api_key``…).
     split : which items to score: a split name of the labeled set, or a mapping
         ``{"dev": ids, "test": ids}`` (conversation or item ids). Calibration reports on
         ``test``; a judge that learns from labels (``"tfidf-logreg"``) is fit on the other
