@@ -76,7 +76,8 @@ def test_the_journey_counts_add_up(traces, tmp_path, monkeypatch, capsys):
     assert code == 0, err
     (n_conv,) = _number(r"read (\d+) conversations", out)
     n_dev, n_test = _number(r"splits \(seed 0\): dev (\d+), test (\d+)", out)
-    (n_items,) = _number(r"expectations\.jsonl\s+\((\d+) key facts", out)
+    (n_items,) = _number(r"expectations\.jsonl\s+\(\d+ key facts in \d+ conversations?: "
+                         r"(\d+) retention items", out)
     assert n_conv == N_CONVERSATIONS == n_dev + n_test
     assert "maev sample" in out  # the next step is named
     # 2. sample: 40 of every item of the set, in the order to label them
