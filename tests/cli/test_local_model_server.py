@@ -6,6 +6,7 @@ card, and a server that dies mid-run — no card, exit 1, the address and how to
 from __future__ import annotations
 
 import json
+import re
 import threading
 from pathlib import Path
 
@@ -133,7 +134,11 @@ def test_a_server_that_dies_mid_run_gives_no_card_and_says_how_to_resume(
         resent = len(again.requests)
     assert code == 0, stderr
     (line,) = [ln for ln in stdout.splitlines() if ln.startswith("judge: openai/stub")]
-    assert f": {resent} requests, 1 cache hits, 0 errors" in line  # only the lost handoffs
+    # only the lost handoffs are asked again; how many were answered before the server died
+    # depends on timing, so the answers already cached count as hits, never as requests
+    m = re.search(r": (\d+) requests, (\d+) cache hits, 0 errors", line)
+    assert m is not None, line
+    assert int(m[1]) == resent >= 1 and int(m[2]) >= 1
     assert resent >= 1
 
 
