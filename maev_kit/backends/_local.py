@@ -85,7 +85,7 @@ def request_params(params: Mapping[str, Any], max_tokens: int | None = None) -> 
 
 
 def fold_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages with every system message folded into the first user message (the
+    r"""The messages with every system message folded into the first user message (the
     judge's rules first), for chat templates that drop system messages (Gemma's, for one):
     the backend parameter ``fold_system=True`` (``--fold-system``).
 

@@ -6,12 +6,14 @@ Subcommands load their modules only when run, so ``maev --help`` stays fast.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
 import re
 import sys
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -134,6 +136,21 @@ def _validate_one(path: str) -> Any:
     return validate_path(path)[0]
 
 
+@contextlib.contextmanager
+def _clear_bars() -> Iterator[None]:
+    """Progress bars are cleared when done while a command runs (the Notes block and results
+    follow on a clean screen); the setting is put back after, so a caller's bars are its own."""
+    before = os.environ.get("MAEV_CLEAR_BARS")
+    os.environ["MAEV_CLEAR_BARS"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("MAEV_CLEAR_BARS", None)
+        else:
+            os.environ["MAEV_CLEAR_BARS"] = before
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Entry point of the ``maev`` console script.
 
@@ -143,8 +160,7 @@ def main(argv: list[str] | None = None) -> Any:
     """
     from maev_kit.cli._notes import collecting
 
-    os.environ["MAEV_CLEAR_BARS"] = "1"  # the Notes block and results follow on a clean screen
-    with warnings.catch_warnings():
+    with _clear_bars(), warnings.catch_warnings():
         warnings.showwarning = _show_warning
         try:
             with collecting():
