@@ -384,27 +384,22 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
                if p and _write_frame(df, p)]
     mlflow_run = _log_mlflow(result, mlflow_uri)
     if as_json:
-        est = result.estimates
-        _echo_json({"aggregates": result.aggregates.to_dict(orient="records"),
-                    "judge": result.judge, "facts": result.provenance.get("facts"),
-                    "estimates": est.to_dict(orient="records") if est is not None else None,
-                    "label_budget": (result.label_budget.to_dict(orient="records")
-                                     if result.label_budget is not None else None),
-                    "files": written, "mlflow_run_id": mlflow_run})
-        return
-    _echo_scores(result, time.perf_counter() - t0,
-                 {p: (replacing.get(p, False), "conversations" if p == out else
-                      "verdicts (one per fact per handoff)") for p in written})
+        return _echo_json(_result_json(result, written, mlflow_run))
+    _echo_scores(result, time.perf_counter() - t0, _what_was_written(written, replacing, out))
     _echo_mlflow(mlflow_run, mlflow_uri)
     if engine == "ray":
         exit_on_failed_shards(result)
 
 
-def _echo_scores(result: Any, seconds: float, written: dict[str, tuple[bool, str]]) -> None:
+def _echo_scores(result: Any, seconds: float | None, written: dict[str, tuple[bool, str]], *,
+                 source: str | None = None) -> None:
     """The summary table, the run's lines, the estimates and label budget, and each file
-    written with the rows it holds, read back from disk."""
+    written with the rows it holds, read back from disk (``source``: a saved result's folder,
+    nothing re-run)."""
     click.echo(_frame_text(_na(result.summary())))
-    click.echo(f"\n{len(result.per_conversation)} conversations scored in {seconds:.1f} s")
+    n = len(result.per_conversation)
+    click.echo(f"\n{n} conversations, from the saved result {source} (nothing re-run)"
+               if source is not None else f"\n{n} conversations scored in {seconds:.1f} s")
     _echo_run_lines(result)
     for text in (_estimates_text(result.estimates), _budget_text(result.label_budget)):
         if text:
@@ -435,22 +430,27 @@ def _print_saved(source: str, out: str | None, ledger: str | None, as_json: bool
                if p and _write_frame(df, p)]
     mlflow_run = _log_mlflow(result, mlflow_uri)
     if as_json:
-        est = result.estimates
-        _echo_json({"aggregates": result.aggregates.to_dict(orient="records"),
-                    "judge": result.judge, "facts": result.provenance.get("facts"),
-                    "estimates": est.to_dict(orient="records") if est is not None else None,
-                    "files": written, "mlflow_run_id": mlflow_run, "saved_result": source})
-        return
-    click.echo(_frame_text(_na(result.summary())))
-    click.echo(f"\n{len(result.per_conversation)} conversations, from the saved result {source} "
-               "(nothing re-run)")
-    _echo_run_lines(result)
-    for text in (_estimates_text(result.estimates), _budget_text(result.label_budget)):
-        if text:
-            click.echo(text)
-    for p in written:
-        click.echo(output_line(p, replacing.get(p, False)))
+        return _echo_json(_result_json(result, written, mlflow_run, saved_result=source))
+    _echo_scores(result, None, _what_was_written(written, replacing, out), source=source)
     _echo_mlflow(mlflow_run, mlflow_uri)
+
+
+def _what_was_written(written: list[str], replacing: dict[Any, bool], out: str | None
+                      ) -> dict[str, tuple[bool, str]]:
+    """Each file written: whether it replaced an earlier one, and what its rows are."""
+    return {p: (replacing.get(p, False), "conversations" if p == out else
+                "verdicts (one per fact per handoff)") for p in written}
+
+
+def _result_json(result: Any, written: list[str], mlflow_run: str | None,
+                 **extra: Any) -> dict[str, Any]:
+    """What ``maev score --json`` prints of a result, fresh or saved."""
+    est, budget = result.estimates, result.label_budget
+    return {"aggregates": result.aggregates.to_dict(orient="records"),
+            "judge": result.judge, "facts": result.provenance.get("facts"),
+            "estimates": est.to_dict(orient="records") if est is not None else None,
+            "label_budget": budget.to_dict(orient="records") if budget is not None else None,
+            "files": written, "mlflow_run_id": mlflow_run, **extra}
 
 
 def score_on_ray(source: str, *, judge: Any, backend: Any, split: str | None,
