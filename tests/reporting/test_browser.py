@@ -34,14 +34,19 @@ def _sync_api():
     pytest.skip(missing)
 
 
+def _launch(playwright):
+    """Debian's Chromium, headless, with nothing that would reach the network by itself."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=[
+        "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"])
+
+
 def test_report_in_a_real_browser(tmp_path):
     sync_api = _sync_api()
     path = report(make_evaluation(), calibration=make_calibration()).save(tmp_path / "r.html")
     requests: list[str] = []
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"])
+        browser = _launch(p)
         try:
             page = browser.new_page()
             page.on("request", lambda r: requests.append(r.url))
@@ -100,9 +105,7 @@ def test_cjk_agent_names_render_from_the_embedded_font(tmp_path):
     assert "maev-fallback" in html and all(n in html for n in names)
     requests: list[str] = []
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"])
+        browser = _launch(p)
         try:
             page = browser.new_page()
             page.on("request", lambda r: requests.append(r.url))
