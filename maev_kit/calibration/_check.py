@@ -170,9 +170,10 @@ class DriftReport:
                    f"{_signed(self.paired_delta_high)}, bootstrap p = "
                    f"{_p(self.paired_delta_p)})"))
         else:
+            top = upper_bound(self.kappa_now, self.kappa_now_low, self.kappa_now_high,
+                              self.n_items_now, self.confidence)[1]
             lines.append("test: unpaired — the card records no per-item verdicts "
-                         "(item_verdicts): the new κ's CI upper bound "
-                         f"{_fmt(self.kappa_now_high)} against the recorded κ − tolerance "
+                         f"(item_verdicts): the new {top} against the recorded κ − tolerance "
                          f"{_fmt(self.kappa_then - self.tolerance)}")
         if self.judge_errors:
             by = ", ".join(f"{k} {v}" for k, v in sorted(self.errors_by_cause.items()))
@@ -214,6 +215,23 @@ def _ci(k: float | None, lo: float | None, hi: float | None, n: int | None = Non
     from maev_kit.agreement._report import kappa_text
 
     return kappa_text(k, lo, hi, n=n, confidence=confidence)
+
+
+def upper_bound(k: float, lo: float | None, hi: float | None, n: int | None = None,
+                confidence: float = 0.95) -> tuple[float, str]:
+    """κ's CI upper bound and how to say it: ``κ's CI upper bound 0.712``. With no interval
+    (none, or a zero-width one) κ itself is all there is, said the one way every view says it
+    (``κ 0.000 (no interval — n = 3)``), never as a bound of ``0.000``.
+
+    >>> upper_bound(0.5, 0.2, 0.7)
+    (0.7, "κ's CI upper bound 0.700")
+    >>> upper_bound(0.0, 0.0, 0.0, n=3)
+    (0.0, 'κ 0.000 (no interval — n = 3)')
+    """
+    if _num(hi) is None or hi == lo:
+        return k, f"κ {_ci(k, lo, hi, n, confidence)}"
+    assert hi is not None
+    return hi, f"κ's CI upper bound {hi:.3f}"
 
 
 # --- the judge to check -------------------------------------------------------------------
@@ -621,16 +639,20 @@ def _verdict(r: Mapping[str, Any], n_err: int, n: int, max_judge_errors: float,
     status, reasons = _drift_verdict(r, n_err, n, max_judge_errors, alpha)
     if status == "ERROR":
         return status, reasons
-    floor, hi, k_now = r["min_kappa"], r["kappa_now_high"], r["kappa_now"]
-    none = math.isnan(hi) or hi == r["kappa_now_low"]  # no interval (or a zero-width one)
-    top = k_now if none else hi  # no interval: κ itself is all there is
+    floor = r["min_kappa"]
+    top, what = _now_upper(r)
     if top < floor:
-        what = "κ (no interval)" if none else "κ's CI upper bound"
-        reasons = [*reasons, f"{what} {top:.3f} is below the floor min_kappa {floor:g} "
+        reasons = [*reasons, f"{what} is below the floor min_kappa {floor:g} "
                    f"({_SOURCES[r['min_kappa_source']]}): even at its best this judge agrees "
                    "with people too little to be trusted"]
         return "FAIL", reasons
     return status, reasons
+
+
+def _now_upper(r: Mapping[str, Any]) -> tuple[float, str]:
+    """:func:`upper_bound` of this run's κ in the report's fields ``r``."""
+    return upper_bound(r["kappa_now"], r["kappa_now_low"], r["kappa_now_high"],
+                       r.get("n_items_now"), r.get("confidence", 0.95))
 
 
 def _drift_verdict(r: Mapping[str, Any], n_err: int, n: int, max_judge_errors: float,
@@ -659,9 +681,9 @@ def _drift_verdict(r: Mapping[str, Any], n_err: int, n: int, max_judge_errors: f
         sig.append(f"McNemar exact p = {_p(r['p_value'])} < {alpha:g} (the card's judge alone "
                    f"was right on {r['then_only_correct']} items, this run alone on "
                    f"{r['now_only_correct']})")
-    if r["kappa_now_high"] < bound:
-        sig.append(f"the new κ's CI upper bound {r['kappa_now_high']:.3f} is below the "
-                   f"recorded κ − tolerance = {bound:.3f}")
+    top, what = _now_upper(r)
+    if top < bound:
+        sig.append(f"the new {what} is below the recorded κ − tolerance = {bound:.3f}")
     head = f"κ fell by {fall:.3f} ({movement}), more than {src} tolerance {tol:g}"
     if sig:
         return "FAIL", [f"{head}, and significantly: " + "; ".join(sig)]
@@ -669,5 +691,5 @@ def _drift_verdict(r: Mapping[str, Any], n_err: int, n: int, max_judge_errors: f
         return "FAIL", [f"{head}, with a judge that differs from the card's "
                         f"({'; '.join(r['changes'])})"]
     test = (f"McNemar exact p = {_p(r.get('p_value'))}" if r["paired"]
-            else f"the new κ's CI upper bound {r['kappa_now_high']:.3f} ≥ {bound:.3f}")
+            else f"the new {what} ≥ {bound:.3f}")
     return "PASS", [f"{head}, but not significantly ({test}) and the judge is the card's"]

@@ -113,9 +113,14 @@ def _warn_below_floor(card: Any, min_kappa: float) -> None:
     """Say now that the card just written will not pass `maev check`."""
     import math
 
-    top = card.kappa_high if card.kappa_high is not None else card.kappa
-    if top is not None and not math.isnan(top) and top < min_kappa:
-        note(f"the card's judge {card.judge_name} has κ upper bound {top:.3f}, "
+    from maev_kit.calibration._check import upper_bound
+
+    if card.kappa is None or math.isnan(card.kappa):
+        return
+    top, what = upper_bound(card.kappa, card.kappa_low, card.kappa_high, card.n_items,
+                            card.confidence)
+    if top < min_kappa:
+        note(f"the card's judge {card.judge_name} has {what}, "
              f"below --min-kappa {min_kappa:g}: `maev check` will not pass it")
 
 

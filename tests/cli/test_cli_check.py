@@ -128,6 +128,7 @@ def test_a_worse_model_fails_and_the_same_passes(model_card, tmp_path, monkeypat
     assert re.search(r"→ 0\.000 \(no interval — n = \d+\)", out)
     # κ = 0 cannot pass, whatever the card says: the floor of κ's upper bound is said too
     assert "below the floor min_kappa 0.4" in out.splitlines()[-1]
+    assert "upper bound 0.000" not in out  # a zero-width interval is said in words
     # calibrate's card records each item's verdict: the test is paired (McNemar)
     assert "test: paired on " in out
     assert re.match(r"FAIL: κ fell by 0\.\d{3} \(0\.\d{3} → 0\.000\), more than the default "
