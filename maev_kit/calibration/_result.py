@@ -304,7 +304,10 @@ def account_labels(labeled_set: Any, human: Mapping[str, Any], scored: Iterable[
                    split: str | None, fitted: Sequence[str] = ()) -> dict[str, Any]:
     """Where every human-labeled item went: the ``scored`` ones (used for κ, on ``split``),
     the others by split (they fit the learned judges ``fitted``, or are unused), and those
-    set aside (their item is gone). Every view (calibrate, check, the report) says these."""
+    set aside (their item is gone; None: not known, there is no labeled set to check the items
+    against). Across these, ``outside_sample`` counts the labeled items outside the set's random
+    sample (None: no sample, and no label marked). Every view (calibrate, score, check, agree,
+    the report) says these through :func:`accounting_text`."""
     scored = set(scored)
     conv = ({it.item_id: it.conversation_id for it in labeled_set.items}
             if labeled_set is not None else {})
@@ -314,30 +317,71 @@ def account_labels(labeled_set: Any, human: Mapping[str, Any], scored: Iterable[
             continue
         where = (labeled_set.split_of(conv[iid]) if iid in conv else None) or "no split"
         by_split[where] = by_split.get(where, 0) + 1
-    aside = 0
+    aside: int | None = None if labeled_set is None else 0
     if getattr(labeled_set, "set_aside_labels", None):  # those not re-attached since
         from maev_kit.labels._attach import label_status
 
         st = label_status(labeled_set)
         aside = len({k[0] for k in st.set_aside if k not in st.reattached})
     n_scored = sum(1 for i in human if i in scored)
-    return {"labeled_items": n_scored + sum(by_split.values()) + aside, "scored_split": split,
-            "scored": n_scored, "other_splits": by_split, "fitted": list(fitted),
-            "set_aside": aside}
+    return {"labeled_items": n_scored + sum(by_split.values()) + (aside or 0),
+            "scored_split": split, "scored": n_scored, "other_splits": by_split,
+            "fitted": list(fitted), "set_aside": aside,
+            "outside_sample": outside_sample(labeled_set, human)}
+
+
+def outside_sample(labeled_set: Any, item_ids: Iterable[str],
+                   records: Iterable[Any] | None = None) -> int | None:
+    """How many of ``item_ids`` (labeled items) are outside the random sample: the set's
+    ``label_sample.json`` decides when there is one (corrected estimates use only its items);
+    without it, the labels' own marks (``in_sample: false``, written by the labeling session
+    when it followed a sample). None: no sample and no mark — the question does not arise.
+    ``records`` default to the set's label lines."""
+    from pathlib import Path
+
+    from maev_kit.labels._sample import SAMPLE_FILE, LabelSample
+
+    ids = set(item_ids)
+    folder = getattr(labeled_set, "path", None)
+    if folder is not None and (Path(folder) / SAMPLE_FILE).is_file():
+        sampled = set(LabelSample.load(Path(folder) / SAMPLE_FILE).item_ids)
+        return len(ids - sampled)
+    if records is None:
+        records = getattr(labeled_set, "label_records", None) or ()
+    marks: dict[str, bool] = {}
+    for r in records:  # the latest mark per item wins, as the latest label does
+        mark = r.get("in_sample") if isinstance(r, Mapping) else getattr(r, "in_sample", None)
+        rid = r.get("item_id") if isinstance(r, Mapping) else getattr(r, "item_id", None)
+        if mark is not None and rid in ids:
+            marks[rid] = bool(mark)
+    return sum(1 for m in marks.values() if not m) if marks else None
 
 
 def accounting_text(acc: dict[str, Any]) -> str:
     """``40 labeled items: 23 on test (used for κ), 17 on dev (fit tfidf-logreg), 0 set
-    aside``: where every label went, in one line."""
+    aside``: where every label went, in one line (and, when there is a random sample, how
+    many of those items are outside it).
+
+    >>> print(accounting_text({"labeled_items": 30, "scored_split": None, "scored": 30,
+    ...                        "set_aside": None, "outside_sample": 2}))
+    30 labeled items: 30 scored (used for κ); 2 outside the random sample (kept; corrected estimates use only the sample's labels)
+    """
     where = acc.get("scored_split")
     parts = [f"{acc['scored']} " + (f"on {where}" if where else "scored") + " (used for κ)"]
     fit = ", ".join(acc.get("fitted") or [])
     for split, n in acc.get("other_splits", {}).items():
         parts.append(f"{n} on {split} (" + (f"fit {fit}" if fit else "not used: no judge "
                                             "learns from labels") + ")")
-    parts.append(f"{acc['set_aside']} set aside" + (" (their item is gone: `maev labels`)"
-                                                   if acc["set_aside"] else ""))
-    return f"{acc['labeled_items']} labeled items: " + ", ".join(parts)
+    aside = acc.get("set_aside")
+    if aside is not None:  # None: no labeled set to check the items against
+        parts.append(f"{aside} set aside" + (" (their item is gone: `maev labels`)"
+                                             if aside else ""))
+    text = f"{acc['labeled_items']} labeled items: " + ", ".join(parts)
+    out = acc.get("outside_sample")
+    if out is not None:
+        text += (f"; {out} outside the random sample (kept; corrected estimates use only the "
+                 "sample's labels)")
+    return text
 
 
 def labels_are_reference(labels: Any) -> bool:

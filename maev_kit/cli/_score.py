@@ -130,7 +130,7 @@ def _read_labels(path: str) -> list[dict[str, Any]]:
         if lf.torn_last_line:
             note(f"{lf.torn_last_line}")
         records = lf.records
-    return [{"item_id": k[0], "annotator": k[1], "label": r.label}
+    return [{"item_id": k[0], "annotator": k[1], "label": r.label, "in_sample": r.in_sample}
             for k, r in latest_labels(records).items() if r.source != "gold"]
 
 
@@ -174,8 +174,9 @@ def agree(labels_path: str, judge_run: str | None, resamples: int, as_json: bool
     """
     from maev_kit.calibration._result import label_problem
 
-    rows, table = _label_table(labels_path)
+    rows, table, acc = _label_table(labels_path)
     out = _agree_summary(labels_path, rows, table)
+    out["label_accounting"] = acc
     problem = label_problem(out["labels_per_class"], n_items=len(table))
     one_class = problem is not None and problem.startswith("κ undefined")
     if one_class:
@@ -191,17 +192,46 @@ def agree(labels_path: str, judge_run: str | None, resamples: int, as_json: bool
         _echo_agreement(out)
 
 
-def _label_table(labels_path: str) -> tuple[list[dict[str, Any]], Any]:
-    """The labels of a labels file (skips and gold labels left out) and their table: one row
-    per item, one column per annotator, None where an annotator left the item out."""
+def _label_table(labels_path: str) -> tuple[list[dict[str, Any]], Any, dict[str, Any]]:
+    """The labels of a labels file (skips and gold labels left out), their table (one row per
+    item, one column per annotator, None where an annotator left the item out) and where every
+    label went, as calibrate says it. In a labeled set's folder, labels whose item is gone are
+    set aside (not counted), as everywhere else."""
     import pandas as pd
 
+    from maev_kit.calibration._result import account_labels, outside_sample
+
     rows = _read_labels(labels_path)
+    ls = _set_of_labels(labels_path)
+    if ls is not None:
+        ids = {it.item_id for it in ls.items}
+        rows = [r for r in rows if r["item_id"] in ids]
     if not rows:
         raise InputError(f"{_shown_labels(labels_path)}: no labels (skips and gold labels are "
                          "not counted)")
+    human = {r["item_id"]: None for r in rows}
+    acc = account_labels(ls, human, human, None)
+    if ls is None:  # no sample to read: the labels' own marks say it
+        acc["outside_sample"] = outside_sample(None, human, rows)
     table = pd.DataFrame(rows).pivot(index="item_id", columns="annotator", values="label")
-    return rows, table.astype(object).where(table.notna(), None)
+    return rows, table.astype(object).where(table.notna(), None), acc
+
+
+def _set_of_labels(labels_path: str) -> Any:
+    """The labeled set whose folder holds the labels file ``labels_path`` (None: a store URL,
+    or no valid set there)."""
+    from maev_kit.errors import MaevError
+    from maev_kit.labels._backends import is_store_url
+
+    folder = Path(labels_path).parent
+    if is_store_url(labels_path) or not (folder / "manifest.json").is_file():
+        return None
+    from maev_kit.datasets import load_labeled_set
+
+    try:
+        return load_labeled_set(folder)
+    except MaevError:
+        return None
 
 
 def _agree_summary(labels_path: str, rows: list[dict[str, Any]], table: Any) -> dict[str, Any]:
@@ -218,8 +248,11 @@ def _agree_summary(labels_path: str, rows: list[dict[str, Any]], table: Any) -> 
 
 def _echo_labels_file(out: dict[str, Any]) -> None:
     """The first line of ``maev agree``'s text: the file, its items and annotators."""
+    from maev_kit.calibration._result import accounting_text
+
     click.echo(f"{out['labels_file']}: {out['items']} items, annotators: "
                f"{', '.join(out['annotators'])}")
+    click.echo(accounting_text(out["label_accounting"]))
 
 
 def _add_judge_accuracy(out: dict[str, Any], table: Any, judge_run: str | None) -> None:
@@ -281,7 +314,7 @@ def _echo_agreement(out: dict[str, Any]) -> None:
     if "note" in out:
         click.echo(out["note"])
     for key, val in out.items():
-        if isinstance(val, dict):
+        if isinstance(val, dict) and key != "label_accounting":
             click.echo(f"\n{key}:")
             for k, v in val.items():
                 if isinstance(v, (int, float, str)) or v is None:

@@ -61,10 +61,10 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 _URL = re.compile(r"^(?P<scheme>sqlite|postgres|postgresql)(?:\+[a-z0-9_]+)?://", re.I)
 _SECRET_KEYS = frozenset({"password", "passwd", "pass", "sslpassword"})
-_COLUMNS = ("label_id", "item_id", "annotator", "label", "note", "created_at", "source")
+_COLUMNS = ("label_id", "item_id", "annotator", "label", "note", "created_at", "source",
+            "in_sample")
 _INSERT = ("INSERT INTO maev_labels (label_id, item_id, annotator, label, note, created_at, "
-           "source) VALUES ({p}) ON CONFLICT (label_id) DO NOTHING")
-_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM maev_labels ORDER BY id"
+           "source, in_sample) VALUES ({p}) ON CONFLICT (label_id) DO NOTHING")
 _T = TypeVar("_T")
 
 
@@ -253,6 +253,27 @@ class DatabaseBackend(ABC):
     def _cause(self, exc: BaseException) -> str:
         return "other"
 
+    def _columns(self, conn: Any) -> str:
+        """The columns to read: a store made before the ``in_sample`` column reads it as
+        NULL (nothing is written by a read)."""
+        if self._has_in_sample(conn):
+            return ", ".join(_COLUMNS)
+        return ", ".join(_COLUMNS[:-1]) + ", NULL AS in_sample"
+
+    def _has_in_sample(self, conn: Any) -> bool:
+        raise NotImplementedError
+
+    def _add_in_sample(self, conn: Any) -> None:
+        raise NotImplementedError
+
+    def _ensure_in_sample(self, conn: Any) -> None:
+        """Before a write: add the ``in_sample`` column to a store made before it (older kits
+        name their columns, so they read and write such a store as before). Checked once."""
+        if not getattr(self, "_in_sample_ok", False):
+            if not self._has_in_sample(conn):
+                self._add_in_sample(conn)
+            self._in_sample_ok = True
+
     # ------------------------------------------------------------ the store's operations
     def append(self, records: Sequence[LabelRecord], label_ids: Sequence[str]) -> int:
         """Append label lines in one transaction; returns once committed durably.
@@ -275,9 +296,9 @@ class DatabaseBackend(ABC):
         found: dict[Any, tuple[Any, ...]] = {}
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
-            sql = (f"SELECT {', '.join(_COLUMNS)} FROM maev_labels WHERE label_id IN "
-                   f"({', '.join([mark] * len(chunk))})")
-            for row in self._run("read", lambda conn: self._select(conn, sql, chunk)):
+            where = f"WHERE label_id IN ({', '.join([mark] * len(chunk))})"
+            for row in self._run("read", lambda conn: self._select(
+                    conn, f"SELECT {self._columns(conn)} FROM maev_labels {where}", chunk)):
                 found[row[0]] = tuple(row)
         for row in rows:  # a retry of ``add`` may carry a later created_at: same label
             old = found.get(row[0], row)
@@ -289,12 +310,14 @@ class DatabaseBackend(ABC):
     def entries(self) -> list[tuple[str, LabelRecord]]:
         """Every label line as ``(label_id, record)``, in insertion order."""
         none: list[tuple[Any, ...]] = []
-        rows = self._run("read", lambda conn: self._select(conn, _SELECT), absent=none)
+        rows = self._run("read", lambda conn: self._select(
+            conn, f"SELECT {self._columns(conn)} FROM maev_labels ORDER BY id"), absent=none)
         out = []
         for row in rows:
             try:
                 rec = LabelRecord(item_id=row[1], annotator=row[2], label=row[3],
-                                  note=row[4] or "", created_at=row[5] or "", source=row[6])
+                                  note=row[4] or "", created_at=row[5] or "", source=row[6],
+                                  in_sample=None if row[7] is None else bool(row[7]))
             except ValidationError as exc:
                 from maev_kit._jsonl import pydantic_problems
 
@@ -364,7 +387,7 @@ def _row(label_id: str, record: LabelRecord) -> tuple[str | None, ...]:
     if not isinstance(record, LabelRecord):
         raise TypeError(f"expected a LabelRecord, got {type(record).__name__}")
     return (label_id, record.item_id, record.annotator, record.label, record.note or "",
-            record.created_at or "", record.source)
+            record.created_at or "", record.source, record.in_sample)
 
 
 _META_ROWS = "INSERT INTO maev_meta (key, value) VALUES ('schema_version', '{v}'), " \
@@ -377,6 +400,7 @@ _SQLITE_SCHEMA = (
     "label_id TEXT NOT NULL UNIQUE, item_id TEXT NOT NULL, annotator TEXT NOT NULL, "
     "label TEXT NOT NULL CHECK (label IN ('retained', 'lost', 'contradicted', 'skip')), "
     "note TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL DEFAULT '', source TEXT, "
+    "in_sample BOOLEAN, "
     "stored_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))",
     "CREATE INDEX maev_labels_by_annotator ON maev_labels (annotator, id)",
     "CREATE TRIGGER maev_labels_no_update BEFORE UPDATE ON maev_labels "
@@ -504,7 +528,18 @@ class SQLiteBackend(DatabaseBackend):
                 conn.execute("ROLLBACK")
             raise
 
+    def _has_in_sample(self, conn: Any) -> bool:
+        return any(r[1] == "in_sample" for r in conn.execute("PRAGMA table_info(maev_labels)"))
+
+    def _add_in_sample(self, conn: Any) -> None:
+        try:
+            conn.execute("ALTER TABLE maev_labels ADD COLUMN in_sample BOOLEAN")
+        except sqlite3.OperationalError as exc:  # another process added it first
+            if "duplicate column" not in str(exc):
+                raise
+
     def _insert(self, conn: Any, rows: list[tuple[str | None, ...]]) -> int:
+        self._ensure_in_sample(conn)
         sql = _INSERT.format(p=", ".join("?" * len(_COLUMNS)))
         if len(rows) == 1:  # one statement is one transaction
             return int(conn.execute(sql, rows[0]).rowcount)
@@ -531,7 +566,7 @@ _PG_SCHEMA = (
     "label_id text NOT NULL UNIQUE, item_id text NOT NULL, annotator text NOT NULL, "
     "label text NOT NULL CHECK (label IN ('retained', 'lost', 'contradicted', 'skip')), "
     "note text NOT NULL DEFAULT '', created_at text NOT NULL DEFAULT '', source text, "
-    "stored_at timestamptz NOT NULL DEFAULT now())",
+    "in_sample boolean, stored_at timestamptz NOT NULL DEFAULT now())",
     "CREATE INDEX maev_labels_by_annotator ON maev_labels (annotator, id)",
     "CREATE OR REPLACE FUNCTION maev_labels_append_only() RETURNS trigger LANGUAGE plpgsql AS "
     "$$BEGIN RAISE EXCEPTION 'maev_labels is append-only: % refused', TG_OP; END$$",
@@ -653,7 +688,16 @@ class PostgresBackend(DatabaseBackend):
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_SCHEMA_LOCK,))
 
+    def _has_in_sample(self, conn: Any) -> bool:
+        return conn.execute(
+            "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = 'maev_labels' AND column_name = 'in_sample'").fetchone() is not None
+
+    def _add_in_sample(self, conn: Any) -> None:
+        conn.execute("ALTER TABLE maev_labels ADD COLUMN IF NOT EXISTS in_sample boolean")
+
     def _insert(self, conn: Any, rows: list[tuple[str | None, ...]]) -> int:
+        self._ensure_in_sample(conn)
         sql = _INSERT.format(p=", ".join(["%s"] * len(_COLUMNS)))
         with conn.cursor() as cur:
             if len(rows) == 1:  # autocommit: one statement, one round trip, one commit

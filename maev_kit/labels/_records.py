@@ -55,6 +55,9 @@ class LabelRecord(BaseModel):
     note: str = ""
     created_at: str = ""
     source: str | None = None  # e.g. "gold" for a dataset's adjudicated label
+    #: Whether the item was in the random sample (``label_sample.json``) the labeling session
+    #: followed: ``false`` marks a label kept outside it. None (left out of the file): no sample.
+    in_sample: bool | None = None
 
     @field_validator("item_id")
     @classmethod

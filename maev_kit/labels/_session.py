@@ -187,6 +187,10 @@ class LabelingSession(ItemQueue):
         iid = self._iid(item_id)
         return None if iid is None else self._in_sample.get(iid)
 
+    def _sample_mark(self, item_id: str) -> bool | None:
+        """What a label written now says of the sample: in it or not (None: no sample)."""
+        return None if self.sample is None else item_id in self._in_sample
+
     @property
     def sample_size(self) -> int:
         """How many of the session's items are in the random sample it follows (0: none)."""
@@ -289,7 +293,8 @@ class LabelingSession(ItemQueue):
             raise ValueError("every item is done; call previous() to go back to one")
         iid = self.order[self.position]
         before = self._latest.get(iid)
-        rec = self.store.add(iid, value, annotator=self.annotator, note=note)
+        rec = self.store.add(iid, value, annotator=self.annotator, note=note,
+                             in_sample=self._sample_mark(iid))
         self._latest[iid] = rec
         self._undo.append((iid, before))
         self.position = self._next_open(self.position, self._latest)
@@ -323,7 +328,7 @@ class LabelingSession(ItemQueue):
             self._latest.pop(iid, None)
         else:
             rec = self.store.add(iid, before.label, annotator=self.annotator, note=before.note,
-                                 source=before.source)
+                                 source=before.source, in_sample=before.in_sample)
             self._latest[iid] = rec
         self.position = self.order.index(iid)
         return self.current

@@ -250,12 +250,14 @@ class LabelStore:
 
     # ---------------------------------------------------------------- writing
     def add(self, item_id: str, label: str, *, annotator: str, note: str = "",
-            source: str | None = None, label_id: str | None = None) -> LabelRecord:
+            source: str | None = None, label_id: str | None = None,
+            in_sample: bool | None = None) -> LabelRecord:
         """Append one label; returns once the line is on disk (written and fsync-ed).
 
         A database store returns once the transaction committed; ``label_id`` (default: a new
         UUID) names the line there, so adding it again with the same id stores it once. A
-        labels file keeps no ids.
+        labels file keeps no ids. ``in_sample`` marks whether the item was in the random sample
+        the labeler followed (``False``: a label kept outside it); None writes no mark.
 
         Raises
         ------
@@ -271,7 +273,8 @@ class LabelStore:
         check_annotator(annotator, "`annotator`")
         record = LabelRecord(item_id=item_id, annotator=annotator,
                              label=label,  # type: ignore[arg-type]
-                             note=note or "", created_at=_now(), source=source)
+                             note=note or "", created_at=_now(), source=source,
+                             in_sample=in_sample)
         self.append(record, label_id=label_id)
         return record
 

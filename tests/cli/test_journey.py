@@ -40,7 +40,8 @@ def _number(pattern: str, text: str) -> tuple[int, ...]:
 
 def _label_the_sample(folder: Path) -> list[str]:
     """A person labels the sample with the Labeler's buttons, in the order it serves: as the
-    heuristic reads each item, but disagreeing on every seventh (people are not heuristics).
+    heuristic reads each item, but disagreeing on every seventh (people are not heuristics),
+    then one item past the sample (kept, and marked outside it in the file).
     Returns the item ids in the order served."""
     from maev_kit.widgets import Labeler
 
@@ -57,6 +58,8 @@ def _label_the_sample(folder: Path) -> list[str]:
         served.append(item.item_id)
         lab.buttons[label].click()
     assert "outside the random sample" in lab.progress_text.value  # the 41st item says so
+    served.append(lab.session.current.item_id)
+    lab.buttons[truth[served[-1]]].click()
     return served
 
 
@@ -86,13 +89,25 @@ def test_the_journey_counts_add_up(traces, tmp_path, monkeypatch, capsys):
     assert _number(r"drew (\d+) of (\d+) items", out) == (N_SAMPLE, n_items)
     sample = json.loads((folder / "label_sample.json").read_text())["item_ids"]
     # 3. label through the Labeler's buttons: it serves the sample first, in its order
-    assert _label_the_sample(folder) == sample
-    assert len((folder / "labels.jsonl").read_text().splitlines()) == N_SAMPLE
+    served = _label_the_sample(folder)
+    assert served[:N_SAMPLE] == sample and served[-1] not in sample
+    lines = [json.loads(x) for x in (folder / "labels.jsonl").read_text().splitlines()]
+    assert [x["in_sample"] for x in lines] == [True] * N_SAMPLE + [False]  # marked in the file
     ls = load_labeled_set(folder)
     split_of = {it.item_id: ls.split_of(it.conversation_id) for it in ls.items}
-    on_test = sum(1 for i in sample if split_of[i] == "test")
+    on_test = sum(1 for i in served if split_of[i] == "test")
+    sampled_on_test = sum(1 for i in sample if split_of[i] == "test")
     test_items = sum(1 for s in split_of.values() if s == "test")
     assert 0 < on_test < N_SAMPLE
+    n_labeled = N_SAMPLE + 1
+    accounting = (f"{n_labeled} labeled items: {on_test} on test (used for κ), "
+                  f"{n_labeled - on_test} on dev (fit tfidf-logreg), 0 set aside; 1 outside "
+                  "the random sample")
+    # agree on the bare labels file says where every label went, as calibrate will
+    code, out, err = run_cli(["agree", str(folder / "labels.jsonl")], capsys)
+    assert code == 0, err
+    assert (f"{n_labeled} labeled items: {n_labeled} scored (used for κ), 0 set aside; "
+            "1 outside the random sample") in out
 
     with FakeOpenAIServer() as good, FakeOpenAIServer(says_retained) as useless:
         # 4. calibrate: every label accounted for, the same counts in the table
@@ -102,9 +117,9 @@ def test_the_journey_counts_add_up(traces, tmp_path, monkeypatch, capsys):
         assert code == 0, err
         cal = json.loads(out)
         acc = cal["label_accounting"]
-        assert acc == {"labeled_items": N_SAMPLE, "scored_split": "test", "scored": on_test,
-                       "other_splits": {"dev": N_SAMPLE - on_test}, "fitted": ["tfidf-logreg"],
-                       "set_aside": 0}
+        assert acc == {"labeled_items": n_labeled, "scored_split": "test", "scored": on_test,
+                       "other_splits": {"dev": n_labeled - on_test},
+                       "fitted": ["tfidf-logreg"], "set_aside": 0, "outside_sample": 1}
         board = {r["key"]: r for r in cal["leaderboard"]}
         assert {r["status"] for r in board.values()} == {"ok"} and len(board) == 3
         assert {r["n_items"] for r in board.values()} == {on_test}
@@ -114,18 +129,20 @@ def test_the_journey_counts_add_up(traces, tmp_path, monkeypatch, capsys):
         code, out, err = run_cli(["calibrate", str(folder), "--judge", "heuristic", "--judge",
                                   "tfidf-logreg", *FAST], capsys)
         assert code == 0, err
-        assert (f"{N_SAMPLE} labeled items: {on_test} on test (used for κ), "
-                f"{N_SAMPLE - on_test} on dev (fit tfidf-logreg), 0 set aside") in out
+        assert accounting in out
         # 5. score the test split: the sampled items there correct the judge's rates
         code, out, err = run_cli(["score", str(folder), "--split", "test", "--judge",
                                   "heuristic", "--no-progress"], capsys)
         assert code == 0, err
-        assert _number(r"\nretained .*?(\d+) / (\d+)", out) == (on_test, test_items - on_test)
-        assert f"the {on_test} of the {N_SAMPLE} sampled items that fall in split test" in out
+        assert _number(r"\nretained .*?(\d+) / (\d+)", out) == (sampled_on_test,
+                                                                test_items - sampled_on_test)
+        assert (f"the {sampled_on_test} of the {N_SAMPLE} sampled items that fall in split "
+                "test") in out
         # 6. check: the good judge's card passes; a useless judge's own card fails the floor
         code, out, err = run_cli(["check", "card.json", "--set", str(folder), *FAST], capsys)
         assert code == 0, (out, err)
-        assert f"{N_SAMPLE} labeled items: {on_test} on test" in out
+        assert f"{n_labeled} labeled items: {on_test} on test" in out
+        assert "1 outside the random sample" in out
         code, out, err = run_cli(["calibrate", str(folder), "--judge", USELESS, "--api-base",
                                   useless.base_url, "--card", "useless.json", *FAST], capsys)
         assert code == 0, err
@@ -140,5 +157,4 @@ def test_the_journey_counts_add_up(traces, tmp_path, monkeypatch, capsys):
                               "heuristic", "--no-progress"], capsys)
     assert code == 0, err
     html = Path("report.html").read_text()
-    assert (f"{N_SAMPLE} labeled items: {on_test} on test (used for κ), "
-            f"{N_SAMPLE - on_test} on dev (fit tfidf-logreg), 0 set aside") in html
+    assert accounting in html

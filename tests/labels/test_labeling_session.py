@@ -218,6 +218,10 @@ def test_the_sample_next_to_the_labels_is_served_first_in_its_order(tmp_path):
     for _ in range(4):
         s.label("retained")
     assert s.sample_position() is None  # past the sample: the session says it is outside
+    s.label("lost")  # a label outside the sample: kept, and marked so in the file
+    import json
+    lines = [json.loads(x) for x in (tmp_path / "labels.jsonl").read_text().splitlines()]
+    assert [x["in_sample"] for x in lines] == [True] * 4 + [False]
     # a given order still knows the sample's places; a subset of the items keeps its order
     sub = [it for it in items if it.item_id not in sample.item_ids[:1]]
     t = LabelingSession(sub, tmp_path / "labels.jsonl", annotator="ben", order="sample")

@@ -123,11 +123,14 @@ def test_history_round_trips_through_jsonl_idempotently(url, make_url, tmp_path)
     src.add("i1", "retained", annotator="ana")
     src.add("i1", "retained", annotator="ana")  # a repeated line is kept as a line
     src.extend([LabelRecord(item_id="g", annotator="gold", label="lost", source="gold")])
-    assert copy_labels(src, url) == 4
+    src.add("i2", "lost", annotator="ana", in_sample=False)  # #36: the sample's marks travel
+    src.add("i3", "lost", annotator="ana", in_sample=True)
+    assert copy_labels(src, url) == 6
     assert copy_labels(src, url) == 0  # run again: nothing twice
     assert LabelStore(url).records() == src.records()
+    assert [r.in_sample for r in LabelStore(url).records()][-3:] == [None, False, True]
     out = tmp_path / "export.jsonl"
-    assert copy_labels(url, out) == 4 and copy_labels(url, out) == 0
+    assert copy_labels(url, out) == 6 and copy_labels(url, out) == 0
     assert out.read_bytes() == (tmp_path / "src.jsonl").read_bytes()
 
 
@@ -183,6 +186,23 @@ def test_schema_is_created_on_first_write_versioned_and_a_newer_one_refused(db_u
                                               "versions up to 1: upgrade maev-kit") as e:
         LabelStore(db_url).records()
     assert e.value.cause == "schema" and "\n" not in str(e.value)
+
+
+def test_a_store_made_before_the_sample_mark_reads_as_before_and_gains_it(db_url):
+    """#36: a store whose table has no in_sample column (made by an older kit) is read with
+    no marks, nothing written; the first write adds the column, and the mark is kept."""
+    store = LabelStore(db_url)
+    store.add("i1", "lost", annotator="ana")
+    conn = _raw(store)
+    try:
+        conn.execute("ALTER TABLE maev_labels DROP COLUMN in_sample")  # as an older kit made it
+    finally:
+        conn.close()
+    old = LabelStore(db_url)
+    assert [(r.item_id, r.in_sample) for r in old.records()] == [("i1", None)]
+    old.add("i2", "retained", annotator="ana", in_sample=False)
+    assert [(r.item_id, r.in_sample) for r in LabelStore(db_url).records()] == \
+        [("i1", None), ("i2", False)]
 
 
 def test_a_foreign_maev_labels_table_is_refused(make_url):
