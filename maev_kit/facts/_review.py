@@ -39,14 +39,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from maev_kit._jsonl import append_lines, display_name, read_append_log, validated_lines
 from maev_kit.errors import InputError, LabelValidationError, Problem
 from maev_kit.facts._model import ProposedFact, fact_id_for
+from maev_kit.labels._reviews import DECISIONS, DecisionFileError, ReviewDecision, read_decisions
 from maev_kit.traces._model import Message
 
 __all__ = ["DECISIONS", "DecisionFileError", "ExpectationsExport", "ExpectationsFileError",
            "FactReviewSession", "FactReviewWarning", "FactUnderReview", "HandoffUnderReview",
            "ReviewDecision", "Span", "read_decisions"]
 
-#: What a reviewer can decide about a fact.
-DECISIONS: tuple[str, ...] = ("accept", "reject", "edit", "add", "undo")
 #: Decisions that keep a fact (it is exported).
 _KEPT = ("accept", "edit", "add")
 #: ``proposer`` of a fact the reviewer added.
@@ -57,65 +56,8 @@ class FactReviewWarning(UserWarning):
     """The decisions file had a torn last line (an interrupted write); it was ignored."""
 
 
-class DecisionFileError(LabelValidationError):
-    """A decisions file has a malformed line; ``.problems`` names file:line › field."""
-
-    kind = "review decisions"
-
-
-class ReviewDecision(BaseModel):
-    """One line of the decisions file."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    fact_id: str
-    conversation_id: str
-    handoff_index: int = Field(ge=0, strict=True)
-    reviewer: str
-    decision: Literal["accept", "reject", "edit", "add", "undo"]
-    text: str | None = None
-    value: str | None = None
-    created_at: str = ""
-
-    @field_validator("fact_id", "conversation_id", "reviewer")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("must not be blank")
-        return v
-
-    @property
-    def key(self) -> tuple[str, int, str]:
-        return (self.conversation_id, self.handoff_index, self.fact_id)
-
-
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def read_decisions(path: str | os.PathLike[str], *, name: str | None = None
-                   ) -> tuple[list[ReviewDecision], Problem | None]:
-    """Every decision line of a decisions file in file order, and its torn last line (or None).
-
-    Raises
-    ------
-    DecisionFileError
-        When any line other than a torn last line is malformed (every problem listed, each as
-        ``file:line › field: message``).
-    """
-    name = name or display_name(path)
-    lines, torn = read_append_log(path, name=name)
-    out: list[ReviewDecision] = []
-    problems: list[Problem] = []
-    for line, rec in validated_lines(lines, ReviewDecision.model_validate, name, problems):
-        if rec.decision in ("edit", "add") and not (rec.text or "").strip():
-            problems.append(Problem(name, line, "text",
-                                    f"an {rec.decision!r} decision needs the fact's text"))
-            continue
-        out.append(rec)
-    if problems:
-        raise DecisionFileError(problems)
-    return out, torn
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from typing import Any
 
 from maev_kit.errors import InputError
 from maev_kit.labels._records import LabelRecord, latest_labels
+from maev_kit.labels._reviews import read_decisions
 
 __all__ = ["LabelStatus", "SetAsideLabel", "label_status", "reason_kind", "reattach_labels",
            "set_aside_reason", "split_item_id"]
@@ -123,8 +124,6 @@ def review_rejections(folder: Path) -> dict[tuple[str, str], list[str]]:
     path = folder / "fact_reviews.jsonl"
     if not path.is_file():
         return {}
-    from maev_kit.facts._review import read_decisions
-
     try:
         records, _ = read_decisions(path)
     except Exception:  # noqa: BLE001 - a malformed decisions file only loses the reason
