@@ -81,6 +81,10 @@ _LAZY: dict[str, str] = {
     "load_contracts": "maev_kit.metrics",
     "coordination_score": "maev_kit.metrics",
     "weight_sensitivity": "maev_kit.metrics",
+    "HandoffReport": "maev_kit.metrics",
+    "RoutingReport": "maev_kit.metrics",
+    "LoopReport": "maev_kit.metrics",
+    "CoordinationReport": "maev_kit.metrics",
     # retention judging
     "RetentionItem": "maev_kit.retention",
     "build_retention_items": "maev_kit.retention",
@@ -173,7 +177,11 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed. Lists every _LA
     from maev_kit.labels import LabelStore, LabelingSession
     from maev_kit.metrics import (
         ContractViolation,
+        CoordinationReport,
         HandoffContract,
+        HandoffReport,
+        LoopReport,
+        RoutingReport,
         check_handoff_contracts,
         coordination_score,
         detect_circular_handoffs,

@@ -19,14 +19,16 @@ import maev_kit
 PUBLIC = {
     "maev_kit": [
         "AgentTurn", "AgreementReport", "CalibrationDashboard", "CalibrationResult",
-        "ContractViolation", "ConversationExpectations", "EvaluationOptions", "EvaluationResult",
-        "Handoff",
-        "HandoffContract", "HandoffExpectation", "HandoffReason", "HeuristicJudge", "ImportResult",
+        "ContractViolation", "ConversationExpectations", "CoordinationReport",
+        "EvaluationOptions", "EvaluationResult", "Handoff",
+        "HandoffContract", "HandoffExpectation", "HandoffReason", "HandoffReport",
+        "HeuristicJudge", "ImportResult",
         "InputError", "Judge", "JudgeCard", "JudgeErrorWarning", "JudgeErrorsExceeded", "JudgeRun",
         "JudgeUnavailableError", "KeyFact", "LabelStore", "LabelValidationError", "LabeledSet",
-        "Labeler", "LabelingSession", "LearnedJudge", "LiteLLMBackend", "MaevError", "Message",
-        "MultiAgentTrace", "NotApplicableWarning", "OpenAIClientBackend", "Problem", "Report",
-        "RetentionItem", "RetentionJudge", "RoutingTestCase", "TraceImportError",
+        "Labeler", "LabelingSession", "LearnedJudge", "LiteLLMBackend", "LoopReport", "MaevError",
+        "Message", "MultiAgentTrace", "NotApplicableWarning", "OpenAIClientBackend", "Problem",
+        "Report", "RetentionItem", "RetentionJudge", "RoutingReport", "RoutingTestCase",
+        "TraceImportError",
         "TraceValidationError", "TraceViewer", "TraceWarning", "UndefinedMetricWarning",
         "UserMessage", "Verdict", "__version__", "agreement_report", "arun_judge",
         "build_retention_items", "calibrate", "check_handoff_contracts", "cohen_kappa",
@@ -284,3 +286,39 @@ def test_documented_errors_are_public():
             if not any(_importable(cls, homes) for cls in classes):
                 missing.append(f"{module}: {label} documents {name}")
     assert not missing, "\n".join(missing)
+
+
+def _top_level_returns():
+    """(function name, class): each maev-kit class that a function exported by ``maev_kit``
+    returns (its return annotation, inside containers and unions too). Methods are held to
+    their own package by test_return_types_are_public."""
+    ns = _namespace()
+    for name in maev_kit.__all__:
+        fn = getattr(maev_kit, name)
+        if inspect.isfunction(fn):
+            for cls in _maev_types(typing.get_type_hints(fn, localns=ns).get("return")):
+                yield name, cls
+
+
+def test_what_a_top_level_function_returns_is_a_top_level_name():
+    """#39 C: a user who calls ``maev_kit.score_routing`` can annotate with, and find the docs
+    of, what it returns from the same place: ``from maev_kit import RoutingReport``."""
+    missing = sorted({f"{label} returns {cls.__module__}.{cls.__name__}"
+                      for label, cls in _top_level_returns()
+                      if getattr(maev_kit, cls.__name__, None) is not cls
+                      or cls.__name__ not in maev_kit.__all__})
+    assert not missing, "\n".join(missing)
+    found = {cls.__name__ for _, cls in _top_level_returns()}
+    assert {"HandoffReport", "RoutingReport", "LoopReport", "CoordinationReport"} <= found
+
+
+def test_the_architecture_api_table_lists_every_returned_class():
+    """docs/architecture.md's API table names every class a ``maev_kit`` function returns."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text()
+    section = doc.split("## The public API", 1)[1].split("\n## ", 1)[0]
+    table = "\n".join(line for line in section.splitlines() if line.startswith("|"))
+    missing = sorted({cls.__name__ for _, cls in _top_level_returns()
+                      if not re.search(rf"`{cls.__name__}`", table)})
+    assert not missing, f"not in docs/architecture.md's API table: {missing}"
