@@ -171,7 +171,7 @@ class DatabaseBackend(ABC):
         ``write`` is false. With ``write`` the schema is created when missing."""
 
     @abstractmethod
-    def _insert(self, conn: Any, rows: list[tuple[str | None, ...]]) -> int:
+    def _insert(self, conn: Any, rows: list[tuple[str | bool | None, ...]]) -> int:
         """Insert rows (one transaction); the number actually inserted (not already there)."""
 
     @abstractmethod
@@ -290,7 +290,7 @@ class DatabaseBackend(ABC):
             self._check_retries(rows)
         return inserted
 
-    def _check_retries(self, rows: list[tuple[str | None, ...]]) -> None:
+    def _check_retries(self, rows: list[tuple[str | bool | None, ...]]) -> None:
         ids = [r[0] for r in rows]
         mark = "?" if self.kind == "sqlite" else "%s"
         found: dict[Any, tuple[Any, ...]] = {}
@@ -383,7 +383,7 @@ class DatabaseBackend(ABC):
                                "or schema", cause="schema")
 
 
-def _row(label_id: str, record: LabelRecord) -> tuple[str | None, ...]:
+def _row(label_id: str, record: LabelRecord) -> tuple[str | bool | None, ...]:
     if not isinstance(record, LabelRecord):
         raise TypeError(f"expected a LabelRecord, got {type(record).__name__}")
     return (label_id, record.item_id, record.annotator, record.label, record.note or "",
@@ -538,7 +538,7 @@ class SQLiteBackend(DatabaseBackend):
             if "duplicate column" not in str(exc):
                 raise
 
-    def _insert(self, conn: Any, rows: list[tuple[str | None, ...]]) -> int:
+    def _insert(self, conn: Any, rows: list[tuple[str | bool | None, ...]]) -> int:
         self._ensure_in_sample(conn)
         sql = _INSERT.format(p=", ".join("?" * len(_COLUMNS)))
         if len(rows) == 1:  # one statement is one transaction
@@ -696,7 +696,7 @@ class PostgresBackend(DatabaseBackend):
     def _add_in_sample(self, conn: Any) -> None:
         conn.execute("ALTER TABLE maev_labels ADD COLUMN IF NOT EXISTS in_sample boolean")
 
-    def _insert(self, conn: Any, rows: list[tuple[str | None, ...]]) -> int:
+    def _insert(self, conn: Any, rows: list[tuple[str | bool | None, ...]]) -> int:
         self._ensure_in_sample(conn)
         sql = _INSERT.format(p=", ".join(["%s"] * len(_COLUMNS)))
         with conn.cursor() as cur:
