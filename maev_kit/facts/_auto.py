@@ -19,12 +19,14 @@ AUTO = "auto (context_passed where a handoff passes context, else the offline pr
 def auto_facts(rest: Sequence[MultiAgentTrace]) -> tuple[list[ProposedFact], list[FactNote]]:
     """The ``"auto"`` facts of conversations with no key fact of their own: handoff by handoff,
     one fact per ``context_passed`` value when the handoff passes context, else the offline
-    proposer's (also at a handoff whose receiver is silent, :func:`maev_kit.retention.
-    receiver_silent`: it is judged on what it handed over); and the proposer's notes (where nothing was proposed).
+    proposer's — also at a handoff whose receiver is silent
+    (:func:`maev_kit.retention.receiver_silent`: it is judged on what it handed over) — and
+    the proposer's notes (where nothing was proposed).
 
     >>> from maev_kit.traces import AgentTurn, Handoff, MultiAgentTrace
-    >>> t = MultiAgentTrace("c1", [AgentTurn("triage", "router", "Passing you on.", 1),
-    ...                            AgentTurn("billing", "billing", "Account ACCT-1 fixed.", 3)],
+    >>> t = MultiAgentTrace("c1", [
+    ...     AgentTurn("triage", "router", "Passing you on.", turn_index=1),
+    ...     AgentTurn("billing", "billing", "Account ACCT-1 fixed.", turn_index=3)],
     ...                     [Handoff("triage", "billing", None, {"account": "ACCT-1"}, 2)])
     >>> facts, notes = auto_facts([t])
     >>> [(f.proposer, f.value) for f in facts]
