@@ -8,7 +8,20 @@ Run from the repository root (the traces from ``benchmarks/convert_tau_bench.py`
     python benchmarks/bench_fact_precision.py tau_airline.jsonl
     python benchmarks/bench_fact_precision.py tests/data/tau_bench_airline_subset.jsonl --misses
 
-The reference is an **automatic proxy**, not a person's list: each tau-bench task names the
+With ``--reference`` the reference is a person's list instead:
+``benchmarks/data/fact_reference_tau_airline.json``, reference labels written by the maev-kit
+authors for the 48 conversations with a transfer (what matters to the receiver, what is
+acceptable, what does not matter; split dev/test by task; its header says how it was written)::
+
+    python benchmarks/convert_tau_bench.py airline.json --out tau_transfers.jsonl --only-transfers
+    python benchmarks/bench_fact_precision.py tau_transfers.jsonl --reference --bundled
+
+Per split: recall of the ``matter`` values, precision (proposed values matching ``matter`` or
+``acceptable``), the ``not_matter`` values proposed and the tool-result-only share, with Wilson
+95 % intervals and a bootstrap over conversations; ``--bundled`` adds support_desk and the
+sample exports (``bench_fact_recall``) with Wilson intervals.
+
+Without it the reference is an **automatic proxy**, not a person's list: each tau-bench task names the
 *gold actions* its author expected the agent to take (``metadata.gold_actions``: tool names and
 keyword arguments). For one conversation and its first handoff (the ``transfer_to_human_agents``
 call; with ``--last-turn-hop`` conversations without a transfer get a handoff after their last
