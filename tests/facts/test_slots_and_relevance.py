@@ -4,6 +4,7 @@ proposer's recall / tool-result-only share on a converted tau-bench subset."""
 
 from __future__ import annotations
 
+import json
 import sys
 import warnings
 from pathlib import Path
@@ -176,3 +177,21 @@ def test_recall_and_tool_result_share_on_the_tau_bench_subset():
     # lower bound; see docs/facts.md): guard it against falling, not the 0.9 target
     assert c["supported"] / c["proposed"] >= 0.6
     assert all(f.slot for f in propose_facts(transfer) if f.kind in ("identifier", "date"))
+
+
+def test_precision_and_recall_against_the_person_made_reference_on_the_subset():
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from bench_fact_precision import REFERENCE, measure_reference
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traces = load_traces(REPO / "tests" / "data" / "tau_bench_airline_subset.jsonl")
+        reference = json.loads(REFERENCE.read_text(encoding="utf-8"))["conversations"]
+        rows = measure_reference(traces, reference)["rows"]
+    assert len(rows) == 5  # the subset's five transfers are in the reference
+    total = {k: sum(r[k] for r in rows) for k in ("matter", "found", "proposed", "right",
+                                                 "not_matter", "tool_only")}
+    assert total["found"] / total["matter"] >= 0.9
+    assert total["right"] / total["proposed"] >= 0.9
+    assert total["not_matter"] == 0  # exploratory lookups, policy quotes, unchosen options
+    assert total["tool_only"] == 0
