@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from maev_kit.facts._model import ProposedFact
 from maev_kit.facts._propose import FactNote, first_statements, propose_facts
+from maev_kit.retention import receiver_silent
 from maev_kit.traces._model import MultiAgentTrace
 
 __all__ = ["AUTO", "auto_facts"]
@@ -18,22 +19,24 @@ AUTO = "auto (context_passed where a handoff passes context, else the offline pr
 def auto_facts(rest: Sequence[MultiAgentTrace]) -> tuple[list[ProposedFact], list[FactNote]]:
     """The ``"auto"`` facts of conversations with no key fact of their own: handoff by handoff,
     one fact per ``context_passed`` value when the handoff passes context, else the offline
-    proposer's (also at a handoff whose receiver never speaks in the trace: it is judged on
-    what it handed over); and the proposer's notes (where nothing was proposed).
+    proposer's — also at a handoff whose receiver is silent
+    (:func:`maev_kit.retention.receiver_silent`: it is judged on what it handed over) — and
+    the proposer's notes (where nothing was proposed).
 
     >>> from maev_kit.traces import AgentTurn, Handoff, MultiAgentTrace
-    >>> t = MultiAgentTrace("c1", [AgentTurn("triage", "router", "Passing you on.", 1),
-    ...                            AgentTurn("billing", "billing", "Account ACCT-1 fixed.", 3)],
+    >>> t = MultiAgentTrace("c1", [
+    ...     AgentTurn("triage", "router", "Passing you on.", turn_index=1),
+    ...     AgentTurn("billing", "billing", "Account ACCT-1 fixed.", turn_index=3)],
     ...                     [Handoff("triage", "billing", None, {"account": "ACCT-1"}, 2)])
     >>> facts, notes = auto_facts([t])
     >>> [(f.proposer, f.value) for f in facts]
     [('context', 'ACCT-1')]
     """
-    # a handoff to a receiver that never speaks in the trace is judged on what it handed over
+    # a handoff to a silent receiver (no entry in its judged window) is judged on what it handed over
     # (its context among it): facts taken from that context would be judged against themselves,
     # so the offline proposer's facts (what was said before it) are judged there instead
-    silent = {(t.conversation_id, i) for t in rest for i, h in enumerate(t.handoffs)
-              if not any(turn.agent_id == h.to_agent for turn in t.turns)}
+    silent = {(t.conversation_id, i) for t in rest for i in range(len(t.handoffs))
+              if receiver_silent(t, i)}
     ctx = [f for f in propose_facts(rest, method="context")
            if (f.conversation_id, f.handoff_index) not in silent]
     filled = {(f.conversation_id, f.handoff_index) for f in ctx}

@@ -24,6 +24,9 @@ STRONG_KINDS = frozenset({"identifier", "email", "phone", "money"})
 #: counts an agent commits to ("at 10:00 am", "in 3-5 business days"), when they hold a digit.
 #: (An agent's dates are left out: in support_desk they were mostly an agent's slips.)
 AGENT_KINDS = STRONG_KINDS | frozenset({"time", "quantity"})
+#: What else is read in an agent's words and kept only when a tool call got the value before
+#: the handoff (the dates and airports of the change the agent made or searched for).
+AGENT_TOOL_KINDS = frozenset({"date", "place"})
 
 
 @dataclass(frozen=True)
@@ -414,6 +417,8 @@ def extract(message: str, *, strong_only: bool = False,
         add("identifier", 100, start, value, "train number" if train else "flight number")
     if allowed is None:
         _extract_weak(message, low, digits, add, found)
+    elif "place" in allowed and not message.islower():
+        _extract_airports(message, add)
     for kind, prio, gate, pattern in _PATTERNS:
         if allowed is not None and kind not in allowed:
             continue
@@ -454,9 +459,21 @@ _NOT_AIRPORT = frozenset({"THE", "AND", "USA", "API", "CEO", "FAQ", "ETA", "PDF"
                           "VPN", "DNS", "SSL", "TLS", "CSV", "PIN", "ATM", "YES", "NOT", "ALL"})
 
 
+# An airport code in brackets after a place's name: "my flight from Los Angeles (LAX)".
+_NAMED_AIRPORT = re.compile(r"\b[A-Z][a-z]+(?:\s[A-Z][a-z]+){0,2}\s\((?P<value>[A-Z]{3})\)")
+# A percentage the user asks for or quotes about money: "a 50% refund", "10 % off" (not a
+# split ratio, "train 80% / test 20%").
+_PERCENT = re.compile(r"(?<![\w.,-])\d{1,3}(?:\.\d+)?\s?%")
+_PERCENT_CUE = re.compile(r"\b(?:refund|discount|off|compensation|credit|voucher|fee|charge|"
+                          r"rebate|cashback|interest|price|cost|bill)")
+
+
 def _extract_airports(message: str, add) -> None:
-    """Airport codes after from/to/into/via/at: places whose slot is the origin or the
-    destination."""
+    """Airport codes after from/to/into/via/at (places whose slot is the origin or the
+    destination) or in brackets after a place's name (``Los Angeles (LAX)``)."""
+    for m in _NAMED_AIRPORT.finditer(message):
+        if m.group("value") not in _NOT_AIRPORT:
+            add("place", 30, m.start("value"), m.group("value"), "airport")
     for m in _AIRPORT.finditer(message):
         if m.group("value") in _NOT_AIRPORT:
             continue
@@ -506,6 +523,8 @@ def _extract_weak(message: str, low: str, digits: bool, add, found: list) -> Non
     for m in _MODEL.finditer(message) if digits else ():
         add("identifier", 45, m.start(), m.group(), "model")
     _extract_dates(message, low, digits, add)
+    for m in _PERCENT.finditer(message) if "%" in message and _PERCENT_CUE.search(low) else ():
+        add("other", 40, m.start(), m.group(), "percentage")
     if not message.islower():
         _extract_airports(message, add)
     quotes = any(q in message for q in _QUOTES) and _passes(_QUOTED_GATE, low, digits)

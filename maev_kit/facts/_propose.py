@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from maev_kit._gc import paused_gc
 from maev_kit.errors import InputError
 from maev_kit.facts._model import ProposedFact, _fact_id, _normalise
-from maev_kit.facts._offline import AGENT_KINDS, extract
+from maev_kit.facts._offline import AGENT_KINDS, AGENT_TOOL_KINDS, extract
 
 if TYPE_CHECKING:
     from maev_kit.traces._model import AgentTurn, Handoff, MultiAgentTrace
@@ -133,6 +133,16 @@ class _Timeline:
     uses: dict[str, list[tuple[int, int, str]]]
     tool_only: bool
     args: list[tuple[int, int, Any]]  # every agent's tool-call arguments: (turn, call, args)
+    lookups: frozenset[tuple[int, int]] = frozenset()  # (turn, call) of read-only lookups
+
+
+#: Tools whose arguments are the agent's notes to itself, not a use of a value (tau-bench's
+#: and Anthropic's ``think``).
+_SCRATCH_TOOL = re.compile(r"^(?:think|thought|reflect|scratchpad)$", re.I)
+#: Read-only lookups (``get_reservation_details``, ``search_direct_flight``): getting a value
+#: that a result list offered is exploring, not choosing it.
+_LOOKUP_TOOL = re.compile(r"^(?:get|search|find|list|lookup|look_up|fetch|read|query|retrieve"
+                          r"|show|view|describe|check)(?:_|$)", re.I)
 
 
 def _read_timeline(trace: MultiAgentTrace) -> _Timeline:
@@ -146,6 +156,7 @@ def _read_timeline(trace: MultiAgentTrace) -> _Timeline:
     outputs: list[tuple[int, str, int, Any]] = []
     uses: dict[str, list[tuple[int, int, str]]] = {}
     args: list[tuple[int, int, Any]] = []
+    lookups: set[tuple[int, int]] = set()
     last_agent: str | None = None
     for e in trace.timeline():
         if isinstance(e, UserMessage):
@@ -162,9 +173,12 @@ def _read_timeline(trace: MultiAgentTrace) -> _Timeline:
             for ci, call in enumerate(e.tool_calls or ()):
                 if not isinstance(call, dict):
                     continue
+                name = str(call.get("name") or "")
                 if call.get("output") is not None:
                     outputs.append((e.turn_index, e.agent_id, ci, call["output"]))
-                if call.get("arguments"):
+                if _LOOKUP_TOOL.match(name):
+                    lookups.add((e.turn_index, ci))
+                if call.get("arguments") and not _SCRATCH_TOOL.match(name):
                     uses.setdefault(e.agent_id, []).append(
                         (e.turn_index, ci, _as_text(call["arguments"])))
                     args.append((e.turn_index, ci, call["arguments"]))
@@ -176,7 +190,7 @@ def _read_timeline(trace: MultiAgentTrace) -> _Timeline:
                         (e.turn_index, len(e.tool_calls or ()), e.message))
                 else:
                     outputs.append((e.turn_index, e.agent_id, -1, e.message))
-    return _Timeline(said, outputs, uses, tool_only, args)
+    return _Timeline(said, outputs, uses, tool_only, args, frozenset(lookups))
 
 
 def _voices(trace: MultiAgentTrace, h: Handoff) -> set[str]:
@@ -228,12 +242,18 @@ def _propose_offline(trace: MultiAgentTrace, notes: list[FactNote], *,
             spans = cache.get(pos)
             if spans is None:  # each message is read once, however many handoffs follow it
                 got = given if given is not None else extract(
-                    text, kinds=None if speaker is None else AGENT_KINDS)
+                    text, kinds=None if speaker is None else AGENT_KINDS | AGENT_TOOL_KINDS)
+                if speaker is not None and given is None:
+                    got = [g for g in got if not _policy_quote(text, g)]
                 spans = cache[pos] = [(s, _normalise(s.value), _normalise(s.text))
                                       for s in got]
             for s, key, norm_text in spans:
                 if key in seen or (not carry_over and key in seen_in_conversation):
                     continue
+                if (speaker is not None and speaker is not _RELIED
+                        and s.kind in AGENT_TOOL_KINDS
+                        and not _passed_to_tool(s.value, timeline, h.turn_index)):
+                    continue  # an agent's date or airport no tool got: not relied on
                 if (used is not None and speaker is not None and speaker is not _RELIED
                         and _only_listed(s.value, turn, listed, used, h.turn_index)):
                     continue  # an agent reading out a result list: no use of the value
@@ -412,7 +432,8 @@ class _Uses:
 
     def __init__(self, timeline: _Timeline, user_said: list[_Said]) -> None:
         self.entries = sorted([(t, _normalise(text)) for t, _, text, _, _ in user_said]
-                              + [(t, _normalise(_as_text(a))) for t, _, a in timeline.args])
+                              + [(t, _normalise(_as_text(a))) for t, i, a in timeline.args
+                                 if (t, i) not in timeline.lookups])
 
     def used(self, value: str, after: int, until: int) -> bool:
         return any(after < t <= until and _relied_on(value, norm)
@@ -443,10 +464,15 @@ def _with_relied_values(said: list, timeline: _Timeline) -> tuple[list, list[tup
     normalised: dict[int, str] = {}  # id of a use's text → its normalised form
     users = [(t, _normalise(text)) for t, sp, text, _, _ in said if sp is None]
     args = {(t, i): a for t, i, a in timeline.args}
+    chosen = {k for k in args if k not in timeline.lookups}
+    explored = _explored(timeline, users)
     for turn, agent, ci, output in timeline.outputs:
         spans = _tool_spans(output)
+        every = (turn, ci) in explored  # a lookup of an offered value nobody chose
+        if every:
+            spans = [(span, True) for span, _ in spans]
         listed_text = " | ".join(_normalise(text) for _, text, listed in _leaves(output)
-                                 if listed)
+                                 if listed or every)
         if listed_text:
             listed_texts.append((turn, listed_text))
         later = sorted((t, i, text) for t, i, text in timeline.uses.get(agent, ())
@@ -454,8 +480,8 @@ def _with_relied_values(said: list, timeline: _Timeline) -> tuple[list, list[tup
         by_turn: dict[int, list[Any]] = {}
         for span, listed in spans:
             for t, i, text in later:
-                if listed and (t, i) not in args:
-                    continue  # words about a listed value: not a use
+                if listed and (t, i) not in chosen:
+                    continue  # words about a listed value, or a lookup of it: not a use
                 norm = normalised.get(id(text))
                 if norm is None:
                     norm = normalised[id(text)] = _normalise(text)
@@ -474,6 +500,51 @@ def _with_relied_values(said: list, timeline: _Timeline) -> tuple[list, list[tup
         return said, listed_texts
     # stable: at one turn a relied-on tool value comes before the words that restate it
     return sorted([*extra, *said], key=lambda s: (s[0], s[1] is not _RELIED)), listed_texts
+
+
+# A duration an agent quotes from its rules ("within 24 hours of booking", "more than 24
+# hours since", "the 24-hour window"): what the policy says, not a value of the case.
+_POLICY_BEFORE = re.compile(r"(?:within|more than|less than|fewer than|beyond|over|under|"
+                            r"at least|at most|up to|last|past|the first)\s+(?:the\s+)?$", re.I)
+_POLICY_AFTER = re.compile(r"^\s*(?:-\s*hours?\s+)?(?:window|of (?:booking|purchase|"
+                           r"departure|the booking|the flight)|before (?:departure|the flight)"
+                           r"|since)", re.I)
+_DURATION = re.compile(r"\b(?:hours?|days?|weeks?|months?|minutes?)\b", re.I)
+
+
+def _policy_quote(text: str, span: Any) -> bool:
+    if span.kind != "quantity" or not _DURATION.search(span.value):
+        return False
+    end = span.start + len(span.value)
+    return bool(_POLICY_BEFORE.search(text[max(0, span.start - 30):span.start])
+                or _POLICY_AFTER.match(text[end:end + 30]))
+
+
+def _passed_to_tool(value: str, timeline: _Timeline, until: int) -> bool:
+    """Whether a tool call at or before turn ``until`` got ``value`` in its arguments."""
+    return any(t <= until and _relied_on(value, _normalise(_as_text(a)))
+               for t, _, a in timeline.args)
+
+
+def _explored(timeline: _Timeline, users: list[tuple[int, str]]) -> set[tuple[int, int]]:
+    """The lookups (``(turn, call)``) that got a value an earlier result list offered which
+    nobody chose — the user never said it, no other tool call got it: the agent looking
+    through the user's reservations one by one. Their outputs count as result lists too."""
+    offered = [(turn, {_normalise(text) for _, text, listed in _leaves(out) if listed})
+               for turn, _, _, out in timeline.outputs]
+    if not any(values for _, values in offered):
+        return set()
+    choices = [norm for _, norm in users] + [_normalise(_as_text(a)) for t, i, a in
+                                             timeline.args if (t, i) not in timeline.lookups]
+    out = set()
+    for t, i, arguments in timeline.args:
+        if (t, i) not in timeline.lookups:
+            continue
+        got = [text for _, text, _ in _leaves(arguments)
+               if any(ot < t and _normalise(text) in values for ot, values in offered)]
+        if got and not any(_relied_on(v, norm) for v in got for norm in choices):
+            out.add((t, i))
+    return out
 
 
 def _arg_slots(args: list[tuple[int, int, Any]]) -> dict[str, str]:

@@ -14,9 +14,11 @@ from maev_kit.retention._items import (
     is_free_text,
     item_id,
     locate,
+    receiver_silent,
     unjudged_handoffs,
 )
 
 __all__ = ["LABELS", "EvidenceSpan", "RetentionItem", "UnjudgedHandoff", "build_retention_items",
            "context_values", "derive_facts", "fact_hops", "handover_payload", "hop_order",
-           "is_free_text", "item_id", "locate", "unjudged_handoffs"]
+           "is_free_text", "item_id", "locate", "receiver_silent",
+           "unjudged_handoffs"]

@@ -368,13 +368,52 @@ class _Hop:
     payload: tuple[Message, ...]
 
 
+def receiver_silent(trace: MultiAgentTrace, handoff_index: int, *,
+                    window: int | None = None) -> bool:
+    """Whether the receiver of ``trace.handoffs[handoff_index]`` has no entry of its own in
+    the window judged for that handoff — from the handoff to the next one in
+    :func:`hop_order` (the first ``window`` entries of it) — such as a person outside the
+    trace taking over after ``transfer_to_human_agents``, or an agent whose side was not
+    recorded. Such a handoff is judged on what was handed over (:func:`handover_payload`).
+
+    The one definition of a silent receiver: retention items (``receiver_silent``), the
+    not-applicable handoffs (:func:`unjudged_handoffs`) and the ``"auto"`` key facts
+    (``maev_kit.facts.auto_facts``) all use it.
+
+    >>> from maev_kit import AgentTurn, Handoff, MultiAgentTrace
+    >>> t = MultiAgentTrace("c1", user_messages=["Ref BK-1"],
+    ...     turns=[AgentTurn("bot", "agent", "Passing you on.", turn_index=1),
+    ...            AgentTurn("billing", "agent", "BK-1 is refunded.", turn_index=3)],
+    ...     handoffs=[Handoff("bot", "billing", None, turn_index=2),
+    ...               Handoff("billing", "human", None, turn_index=4)])
+    >>> receiver_silent(t, 0), receiver_silent(t, 1)
+    (False, True)
+    """
+    order = hop_order(trace)
+    rank = {hi: r for r, hi in enumerate(order)}
+    return _silent(trace, handoff_index, _after(trace, handoff_index, trace.messages(),
+                                                order, rank, window))
+
+
+def _after(trace: MultiAgentTrace, hi: int, view: list[Message], order: list[int],
+           rank: dict[int, int], window: int | None) -> tuple[Message, ...]:
+    r = rank[hi]
+    end = trace.handoffs[order[r + 1]].turn_index if r + 1 < len(order) else float("inf")
+    return _window(view, trace.handoffs[hi].turn_index, end, window)[1]
+
+
+def _silent(trace: MultiAgentTrace, hi: int, after: Sequence[Message]) -> bool:
+    to_agent = trace.handoffs[hi].to_agent
+    return not any(m.speaker == to_agent and not m.is_user for m in after)
+
+
 def _hop(trace: MultiAgentTrace, hi: int, view: list[Message], text: list[Message],
          order: list[int], rank: dict[int, int], window: int | None) -> _Hop:
     h = trace.handoffs[hi]
     r = rank[hi]
     end = trace.handoffs[order[r + 1]].turn_index if r + 1 < len(order) else float("inf")
     before, after = _window(view, h.turn_index, end, window)
-    silent = not any(m.speaker == h.to_agent and not m.is_user for m in after)
+    silent = _silent(trace, hi, after)
     payload = handover_payload(before, h.from_agent, h.to_agent, h.turn_index) if silent else ()
     return _Hop(before, after, *_window(text, h.turn_index, end, window), silent, payload)
 
