@@ -224,8 +224,7 @@ def agreement_report(
         judge: no verdict or unparseable output). Such items are dropped and counted.
     labels : the categories, in order (or a criterion: its labels).
     n_resamples, confidence, seed : bootstrap settings.
-    weights : None, ``"linear"`` or ``"quadratic"``: ``kappa``, its CIs and SE are then the
-        weighted κ (for ordered labels, such as an ordinal criterion's).
+    weights : None, ``"linear"`` or ``"quadratic"``: the weighted κ (CIs and SE too).
 
     Examples
     --------

@@ -8,7 +8,7 @@ import json
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -29,7 +29,8 @@ __all__ = ["JudgeCard", "JudgeCardMismatchWarning", "card_backend", "card_fields
 #: left out of the JSON while unset, so a card without them is written byte for byte as before
 #: (an older maev-kit reads it), and every older card loads unchanged: schema_version stays 1.
 #: (An older maev-kit refuses a card that sets one, naming it as an unknown field.)
-_OPTIONAL_FIELDS = ("accuracy", "tolerance", "item_verdicts", "min_kappa", "criterion")
+_OPTIONAL_FIELDS = ("accuracy", "tolerance", "item_verdicts", "min_kappa", "criterion",
+                    "criterion_verdicts")
 #: The floor ``maev check`` holds κ's CI upper bound to when neither card nor caller says.
 DEFAULT_MIN_KAPPA = 0.4
 
@@ -98,19 +99,21 @@ class JudgeCard(BaseModel):
     min_kappa: float | None = Field(default=None, ge=-1, le=1)
     created_at: str = ""
     maev_kit_version: str = ""
-    item_verdicts: dict[str, str] | None = None
+    item_verdicts: dict[str, Literal["retained", "lost", "contradicted"]] | None = None
     #: the criterion calibrated on (:class:`maev_kit.criteria.Criterion` fields); None:
-    #: retention. Its judge is ``judge_name`` (``module:function``) or ``model``.
+    #: retention. Its judge is ``judge_name`` (``module:function``) or ``model``; its
+    #: verdicts per item are ``criterion_verdicts`` (labels of the criterion).
     criterion: dict[str, Any] | None = None
+    criterion_verdicts: dict[str, str] | None = None
 
     @model_validator(mode="after")
-    def _verdict_labels(self) -> JudgeCard:
-        """A retention card's verdicts are retention labels; a criterion card's, its labels."""
-        allowed = (tuple((self.criterion or {}).get("labels") or ()) if self.criterion
-                   else ("retained", "lost", "contradicted"))
-        bad = sorted({v for v in (self.item_verdicts or {}).values() if v not in allowed})
+    def _criterion_labels(self) -> JudgeCard:
+        """A criterion card's verdicts are its criterion's labels."""
+        allowed = tuple((self.criterion or {}).get("labels") or ())
+        bad = sorted({v for v in (self.criterion_verdicts or {}).values() if v not in allowed})
         if bad:
-            raise ValueError(f"item_verdicts holds {bad}, not one of {list(allowed)}")
+            raise ValueError(f"criterion_verdicts holds {bad}, not one of the criterion's "
+                             f"labels {list(allowed)}")
         return self
 
     @model_serializer(mode="wrap")

@@ -6,9 +6,10 @@ scoring and recommendation as retention (:func:`calibration_from_runs`)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from maev_kit.calibration._human import load_human_labels
 from maev_kit.calibration._result import (
@@ -93,6 +94,29 @@ def _runs(judges: Sequence[Any], scored: list[Any], backend_params: Mapping[str,
             runs[key] = _failed_run(judge, backend, scored, exc)
         meta[key] = m
     return runs, meta
+
+
+#: What :func:`calibrate` passes on for a criterion's items (the rest is retention's).
+_CRITERION_OPTIONS = frozenset({
+    "judges", "backend_params", "split", "threshold", "max_judge_errors", "n_resamples",
+    "confidence", "seed", "cache", "progress", "max_concurrency", "max_retries", "timeout"})
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def criteria_aware(calibrate: _F) -> _F:
+    """``calibrate``, handing a criterion's items to :func:`calibrate_criterion` (an option
+    that applies to retention only, such as ``prompts``, is an InputError there)."""
+    @functools.wraps(calibrate)
+    def run(items: Any, human_labels: Any = None, **options: Any) -> Any:
+        if not is_criterion_items(items):
+            return calibrate(items, human_labels, **options)
+        other = sorted(set(options) - _CRITERION_OPTIONS)
+        if other:
+            raise InputError(f"{', '.join(other)}: for retention items only, not for a "
+                             "criterion's items")
+        return calibrate_criterion(items, human_labels, **options)
+    return cast(_F, run)
 
 
 def calibrate_criterion(items: Sequence[Any], human_labels: Any, *, judges: Sequence[Any],
@@ -204,7 +228,7 @@ def _drift(card: Any, now: Any, run: Any, human: Mapping[str, Mapping[str, str]]
         return "ERROR", [f"{n_err} of {n} judge calls failed: no verdict"], (0, 0, None)
     board = now.leaderboard.iloc[0]
     k, high = float(board["kappa"]), float(board["kappa_high"])
-    then_labels = card.item_verdicts or {}
+    then_labels = card.criterion_verdicts or {}
     majority = {iid: max(v.values(), key=list(v.values()).count) for iid, v in human.items()}
     now_labels = run.labels()
     paired = [i for i in now_labels if i in then_labels and i in majority]
@@ -221,7 +245,8 @@ def _drift(card: Any, now: Any, run: Any, human: Mapping[str, Mapping[str, str]]
         reasons.append(f"κ fell from {card.kappa:.3f} to {k:.3f} (tolerance {tolerance}); "
                        f"McNemar p = {'n/a' if p is None else f'{p:.3g}'}")
     if status == "PASS":
-        reasons.append(f"κ {k:.3f} holds (then {card.kappa}, tolerance {tolerance}, floor {floor})")
+        reasons.append(f"κ {k:.3f} holds (then {card.kappa}, tolerance {tolerance}, "
+                       f"floor {floor})")
     return status, reasons, (b, c, p)
 
 

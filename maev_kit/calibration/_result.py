@@ -247,8 +247,16 @@ class CalibrationResult:
             kappa_high=None if flat else _f(row["kappa_high"]), confidence=self.confidence,
             human_kappa=None if self.ceiling is None else _f(self.ceiling["kappa"]),
             threshold=self.threshold, min_kappa=min_kappa, **meta.card_fields,
-            criterion=None if self.criterion is None else criterion_fields(self.criterion),
-            **verdict_fields(run, _f(row["accuracy"])))  # the drift gate pairs with these
+            **self._criterion_fields(verdict_fields(run, _f(row["accuracy"]))))
+        # (the drift gate pairs a later run with the verdicts)
+
+    def _criterion_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """A criterion card keeps its criterion, and its verdicts as ``criterion_verdicts``."""
+        if self.criterion is None:
+            return fields
+        return {**{k: v for k, v in fields.items() if k != "item_verdicts"},
+                "criterion": criterion_fields(self.criterion),
+                "criterion_verdicts": fields.get("item_verdicts")}
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly summary (NaN → None)."""

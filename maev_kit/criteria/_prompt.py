@@ -125,7 +125,8 @@ def parse_reply(reply: Any, labels: tuple[str, ...]
         return None, "", (), error
     if not isinstance(value, Mapping):
         return None, "", (), f"the reply is a JSON {type(value).__name__}; expected an object"
-    if getattr(value, "duplicates", None) and "label" in value.duplicates:  # type: ignore[attr-defined]
+    twice = getattr(value, "duplicates", None) or ()  # keys the reply gives more than once
+    if "label" in twice:
         return None, "", (), "the reply gives `label` twice"
     raw = value.get("label")
     if not isinstance(raw, str):

@@ -37,7 +37,8 @@ def window(item: CriterionItem) -> list[Entry]:
     >>> from maev_kit.criteria import Criterion
     >>> from maev_kit.traces import AgentTurn, Handoff, MultiAgentTrace
     >>> t = MultiAgentTrace("c", turns=[AgentTurn("a", "r", "hi", turn_index=0),
-    ...     AgentTurn("b", "r", "b here", turn_index=2)], handoffs=[Handoff("a", "b", turn_index=1)])
+    ...     AgentTurn("b", "r", "b here", turn_index=2)],
+    ...     handoffs=[Handoff("a", "b", turn_index=1)])
     >>> it = Criterion("x", scope="handoff", labels=("y", "n"), question="?").items([t])[0]
     >>> [(e.message.kind, e.focus) for e in window(it)]
     [('text', False), ('handoff', True), ('text', False)]

@@ -12,8 +12,8 @@ import pandas as pd
 
 from maev_kit.errors import InputError
 
-__all__ = ["CRITERION_COLUMNS", "criteria_only_judge", "criterion_table", "resolve_criteria",
-           "score_criteria"]
+__all__ = ["CRITERION_COLUMNS", "add_criteria", "criteria_asked", "criteria_only_judge",
+           "criterion_table", "resolve_criteria", "score_criteria"]
 
 #: The columns of ``result.criteria[name]`` (one row per label, in the criterion's order).
 CRITERION_COLUMNS = ["share", "share_low", "share_high", "n", "n_conversations", "corrected",
@@ -203,3 +203,30 @@ def _empty_run(criterion: Any) -> Any:
     from maev_kit.criteria import CriterionRun
 
     return CriterionRun([], "none", "0", None, {"errors": 0})
+
+
+def criteria_asked(opts: Any) -> tuple[Any, tuple[list[Any], Any] | None]:
+    """(the options retention is scored with, (criteria, their judge) or None): a function
+    given as ``judge`` judges the criteria only, so retention is then not judged."""
+    if opts.criteria is None:
+        return opts, None
+    criteria = resolve_criteria(opts.criteria)
+    judge = opts.judge if opts.criteria_judge is None else opts.criteria_judge
+    if criteria_only_judge(opts.judge):
+        opts = opts.replace(judge=None)
+    return opts, (criteria, judge)
+
+
+def add_criteria(result: Any, asked: tuple[list[Any], Any] | None, traces: Sequence[Any],
+                 opts: Any, labeled_set: Any) -> None:
+    """Score the criteria asked (:func:`criteria_asked`) into ``result.criteria`` and what
+    was judged into ``result.provenance["criteria"]``; people's labels from ``human_labels``,
+    else the labeled set's."""
+    if asked is None:
+        return
+    criteria, judge = asked
+    labels = opts.human_labels if opts.human_labels is not None else labeled_set
+    result.criteria, result.provenance["criteria"] = score_criteria(
+        traces, criteria, judge, human_labels=labels, backend=opts.backend,
+        run_options=opts.run_options, n_resamples=opts.n_resamples,
+        confidence=opts.confidence, seed=opts.seed)

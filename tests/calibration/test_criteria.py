@@ -118,7 +118,8 @@ def test_card_names_the_function_and_the_drift_gate_reruns_it(tmp_path):
     loaded = JudgeCard.load(tmp_path / "card.json")
     assert loaded.judge_name == "criteria.conftest:says_amount" and loaded.model is None
     assert loaded.criterion["labels"] == ["yes", "no"] and loaded.criterion["name"] == "grounded"
-    assert set(loaded.item_verdicts.values()) == {"yes", "no"}
+    assert set(loaded.criterion_verdicts.values()) == {"yes", "no"}
+    assert loaded.item_verdicts is None
     same = check_criterion_card(tmp_path / "card.json", traces, human, n_resamples=300,
                                 progress=False)
     assert same.status == "PASS" and same.kappa_now == pytest.approx(loaded.kappa)
@@ -129,12 +130,21 @@ def test_card_names_the_function_and_the_drift_gate_reruns_it(tmp_path):
     assert drifted.then_only_correct > 0 and drifted.p_value < 0.05
 
 
-def test_a_retention_card_keeps_retention_labels():
+def test_card_verdicts_are_checked_against_their_labels():
     from pydantic import ValidationError
 
     from maev_kit.calibration import JudgeCard
 
-    with pytest.raises(ValidationError, match="not one of"):
+    with pytest.raises(ValidationError):
         JudgeCard(judge_name="h", judge_version="1", item_verdicts={"a": "yes"})
+    with pytest.raises(ValidationError, match="not one of the criterion's labels"):
+        JudgeCard(judge_name="m:f", judge_version="1", criterion={"labels": ["yes", "no"]},
+                  criterion_verdicts={"a": "lost"})
     card = JudgeCard(judge_name="h", judge_version="1", item_verdicts={"a": "lost"})
     assert "criterion" not in card.model_dump_json()  # older cards are written as before
+
+
+def test_retention_only_options_are_refused_for_criterion_items():
+    items = GROUNDED.items(make_traces(3))
+    with pytest.raises(InputError, match="examples, prompts: for retention items only"):
+        calibrate(items, {}, judges=[says_amount], prompts=["v1"], examples=2)
