@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from maev_kit.calibration._criteria import criteria_aware
 from maev_kit.calibration._human import (
     CannotFitError,
     check_split,
@@ -337,6 +338,7 @@ def label_accounting(plan: _Plan, not_run: Mapping[str, str]) -> dict[str, Any]:
 
 
 
+@criteria_aware
 def calibrate(
     items: Any, human_labels: Any = None, *, judges: Sequence[Any],
     prompts: Sequence[Any] | None = None, examples: int = 0, example_split: str = "dev",
@@ -350,8 +352,8 @@ def calibrate(
 
     Parameters
     ----------
-    items : list of RetentionItem, or a labeled-set folder / loaded labeled set (then
-        ``human_labels`` defaults to the set's labels and ``split`` to its ``test`` split).
+    items : list of RetentionItem or of a criterion's items (see ``calibrate_criterion``), or
+        a labeled-set folder / loaded set (``human_labels``, ``split``: its labels, test split).
     human_labels : a ``labels.jsonl`` path, a :class:`~maev_kit.labels.LabelStore`, or a list of
         dicts in that file's format (``item_id``, ``annotator``, ``label``). Adjudicated
         ``gold`` records are left out: they are a majority vote, not a person.

@@ -10,7 +10,14 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from maev_kit._jsonl import read_input_bytes
 from maev_kit.errors import InputError
@@ -22,7 +29,8 @@ __all__ = ["JudgeCard", "JudgeCardMismatchWarning", "card_backend", "card_fields
 #: left out of the JSON while unset, so a card without them is written byte for byte as before
 #: (an older maev-kit reads it), and every older card loads unchanged: schema_version stays 1.
 #: (An older maev-kit refuses a card that sets one, naming it as an unknown field.)
-_OPTIONAL_FIELDS = ("accuracy", "tolerance", "item_verdicts", "min_kappa")
+_OPTIONAL_FIELDS = ("accuracy", "tolerance", "item_verdicts", "min_kappa", "criterion",
+                    "criterion_verdicts")
 #: The floor ``maev check`` holds κ's CI upper bound to when neither card nor caller says.
 DEFAULT_MIN_KAPPA = 0.4
 
@@ -92,6 +100,21 @@ class JudgeCard(BaseModel):
     created_at: str = ""
     maev_kit_version: str = ""
     item_verdicts: dict[str, Literal["retained", "lost", "contradicted"]] | None = None
+    #: the criterion calibrated on (:class:`maev_kit.criteria.Criterion` fields); None:
+    #: retention. Its judge is ``judge_name`` (``module:function``) or ``model``; its
+    #: verdicts per item are ``criterion_verdicts`` (labels of the criterion).
+    criterion: dict[str, Any] | None = None
+    criterion_verdicts: dict[str, str] | None = None
+
+    @model_validator(mode="after")
+    def _criterion_labels(self) -> JudgeCard:
+        """A criterion card's verdicts are its criterion's labels."""
+        allowed = tuple((self.criterion or {}).get("labels") or ())
+        bad = sorted({v for v in (self.criterion_verdicts or {}).values() if v not in allowed})
+        if bad:
+            raise ValueError(f"criterion_verdicts holds {bad}, not one of the criterion's "
+                             f"labels {list(allowed)}")
+        return self
 
     @model_serializer(mode="wrap")
     def _leave_out_unset(self, handler: Any) -> Any:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from maev_kit._gc import paused_gc
 from maev_kit.evaluation._aggregate import aggregate_scores, ledger_frame, note_unjudged, warn_result
+from maev_kit.evaluation._criteria import add_criteria, criteria_asked
 from maev_kit.evaluation._estimates import estimates_for
 from maev_kit.evaluation._facts import KeyFacts, fact_backend, select_facts
 from maev_kit.evaluation._judging import (
@@ -82,7 +83,7 @@ def evaluate(
     >>> result.summary().loc["composite", "mean"]  # doctest: +SKIP
     0.71
     """
-    opts = EvaluationOptions.build(options, changes)
+    opts, asked = criteria_asked(EvaluationOptions.build(options, changes))
     inputs = load_inputs(labeled_set_or_traces, expectations=opts.expectations,
                          contracts=opts.contracts, split=opts.split)
     key_facts = _key_facts(inputs.traces, inputs.expectations, opts)
@@ -109,6 +110,7 @@ def evaluate(
     if key_facts is not None:
         _judged_rates(result, key_facts.provenance(items), inputs.labeled_set, opts)
     note_unjudged(result, unjudged)
+    add_criteria(result, asked, inputs.traces, opts, inputs.labeled_set)
     warn_result(result)
     return result
 

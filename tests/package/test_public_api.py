@@ -19,8 +19,8 @@ import maev_kit
 PUBLIC = {
     "maev_kit": [
         "AgentTurn", "AgreementReport", "CalibrationDashboard", "CalibrationResult",
-        "ContractViolation", "ConversationExpectations", "CoordinationReport",
-        "EvaluationOptions", "EvaluationResult", "Handoff",
+        "ContractViolation", "ConversationExpectations", "CoordinationReport", "Criterion",
+        "CriterionItem", "EvaluationOptions", "EvaluationResult", "Handoff",
         "HandoffContract", "HandoffExpectation", "HandoffReason", "HandoffReport",
         "HeuristicJudge", "ImportResult",
         "InputError", "Judge", "JudgeCard", "JudgeErrorWarning", "JudgeErrorsExceeded", "JudgeRun",
@@ -47,6 +47,11 @@ PUBLIC = {
     "maev_kit.traces.importers": [
         "FORMATS", "Detected", "ImportIssue", "ImportResult", "TraceImportError",
         "detect_file", "detect_format", "import_traces", "load_any",
+    ],
+    "maev_kit.criteria": [
+        "CRITERION_PROMPTS", "SCOPES", "CallableJudge", "Criterion", "CriterionItem",
+        "CriterionRun", "CriterionVerdict", "LLMCriterionJudge", "Scope", "builtin",
+        "builtins", "criterion_prompt", "judge_criterion", "load", "register", "resolve",
     ],
     "maev_kit.expectations": [
         "ConversationExpectations", "HandoffExpectation", "KeyFact", "RoutingTestCase",
@@ -90,9 +95,11 @@ PUBLIC = {
         "stuart_maxwell",
     ],
     "maev_kit.calibration": [
-        "AlignmentResult", "Budget", "CalibrationResult", "DegenerateLabelsError", "DriftReport",
+        "AlignmentResult", "Budget", "CalibrationResult", "CriterionDrift",
+        "DegenerateLabelsError", "DriftReport",
         "JudgeCard", "JudgeCardMismatchWarning", "JudgeMeta", "PromptComparison", "align",
-        "calibrate", "calibration_from_runs", "check_card", "compare_prompts",
+        "calibrate", "calibration_from_runs", "check_card", "check_criterion_card",
+        "compare_prompts",
         "corrected_prevalence", "fit_on_other_splits", "judge_from_card", "load_human_labels",
         "next_items_to_label",
     ],
@@ -132,7 +139,8 @@ PUBLIC = {
         "Report", "report",
     ],
     "maev_kit.widgets": [
-        "Adjudicator", "CalibrationDashboard", "FactReviewer", "Labeler", "SessionProgress",
+        "Adjudicator", "CalibrationDashboard", "CriterionLabeler", "FactReviewer", "Labeler",
+        "SessionProgress",
         "TraceViewer", "show",
     ],
     "maev_kit.scale": [
