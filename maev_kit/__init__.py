@@ -118,6 +118,9 @@ _LAZY: dict[str, str] = {
     "CalibrationDashboard": "maev_kit.widgets",
     "LabelStore": "maev_kit.labels",
     "LabelingSession": "maev_kit.labels",
+    # criteria: your own questions, as data
+    "Criterion": "maev_kit.criteria",
+    "CriterionItem": "maev_kit.criteria",
 }
 
 __all__ = sorted([*_LAZY, "__version__"])
@@ -140,6 +143,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed. Lists every _LA
     from maev_kit.agreement import AgreementReport, agreement_report, cohen_kappa
     from maev_kit.backends import LiteLLMBackend, OpenAIClientBackend
     from maev_kit.calibration import CalibrationResult, JudgeCard, calibrate
+    from maev_kit.criteria import Criterion, CriterionItem
     from maev_kit.datasets import LabeledSet, load_labeled_set
     from maev_kit.errors import (
         InputError,
