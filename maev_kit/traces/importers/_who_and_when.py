@@ -148,7 +148,7 @@ def _labeled(trace: MultiAgentTrace, data: dict[str, Any], position: dict[int, i
     if agent not in trace.agents_involved():
         problems.append(f"mistake_agent: {agent!r} has no turn in history")
     at = position.get(step)
-    notes = () if at is not None else (
+    notes = () if at is not None or problems else (
         f"mistake_step: {step} is no agent turn of history; the label has no step",)
     label = None if problems else agent if at is None else f"{agent}@{at}"
     return WhoAndWhenRun(trace, label, agent, step, reason, tuple(problems), notes)
