@@ -34,7 +34,13 @@ def is_missing(value: Any) -> bool:
 
 
 def check_labels(labels: Sequence[str], *, name: str = "labels") -> tuple[str, ...]:
-    """Validate an explicit label order: a non-empty sequence of distinct strings."""
+    """Validate an explicit label order: a non-empty sequence of distinct strings.
+
+    A criterion (anything with a ``labels`` tuple and a ``question``, such as
+    :class:`maev_kit.criteria.Criterion`) stands for its labels, in its order.
+    """
+    if hasattr(labels, "question") and isinstance(getattr(labels, "labels", None), tuple):
+        labels = labels.labels  # type: ignore[attr-defined]  # a Criterion
     if isinstance(labels, str):
         raise ValueError(f"`{name}` must be a sequence of label strings, not the string "
                          f"{labels!r}; pass e.g. ({labels!r},)")

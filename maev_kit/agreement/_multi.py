@@ -235,6 +235,7 @@ def human_ceiling(
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     seed: int | np.random.Generator | None = 0,
+    weights: Weights = None,
 ) -> HumanCeiling:
     """The human–human agreement: mean pairwise κ with a bootstrap CI, Fleiss κ, α.
 
@@ -259,7 +260,7 @@ def human_ceiling(
         raise ValueError("`labels_by_annotator` must hold at least two annotators for a human "
                          "ceiling; with one annotator there is no human–human agreement")
     q = len(labels)
-    w = np.eye(q)
+    w = agreement_weights(q, weights)  # identity unless weighted
     boot = PatternBootstrap(codes, q)
     pairs = list(itertools.combinations(range(len(names)), 2))
     (kappa,) = _point_means(boot, [pairs], w)
@@ -320,6 +321,7 @@ def judge_vs_humans(
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     seed: int | np.random.Generator | None = 0,
+    weights: Weights = None,
 ) -> JudgeVsHumans:
     """Compare a judge with several humans the fair way: mean κ against each human.
 
@@ -345,7 +347,7 @@ def judge_vs_humans(
                          f"{hcodes.shape[1]} items; they must be aligned by item")
     h = len(names)
     q = len(labels)
-    w = np.eye(q)
+    w = agreement_weights(q, weights)  # identity unless weighted
     codes = np.vstack([hcodes, jcodes[None, :]])
     boot = PatternBootstrap(codes, q)
     judge_pairs = [(i, h) for i in range(h)]

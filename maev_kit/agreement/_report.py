@@ -21,6 +21,7 @@ from maev_kit.agreement._kappa import (
     observed_expected,
     pabak,
     prevalence_bias,
+    Weights,
     scott_pi,
 )
 from maev_kit.agreement._labels import LABELS, check_labels, encode, undefined
@@ -208,6 +209,7 @@ def agreement_report(
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     seed: int | np.random.Generator | None = 0,
+    weights: Weights = None,
 ) -> AgreementReport:
     """Agreement of a judge with one human rater, with a bootstrap CI and cross-checks.
 
@@ -220,8 +222,10 @@ def agreement_report(
     ----------
     human, judge : label sequences, one per item; ``None`` marks a missing label (for the
         judge: no verdict or unparseable output). Such items are dropped and counted.
-    labels : the categories, in order.
+    labels : the categories, in order (or a criterion: its labels).
     n_resamples, confidence, seed : bootstrap settings.
+    weights : None, ``"linear"`` or ``"quadratic"``: ``kappa``, its CIs and SE are then the
+        weighted κ (for ordered labels, such as an ordinal criterion's).
 
     Examples
     --------
@@ -246,7 +250,7 @@ def agreement_report(
     boot = PatternBootstrap(np.stack([ch[keep], cj[keep]]), q)
     t = boot.table(boot.counts, 0, 1)
     n_used = int(keep.sum())
-    w1 = np.eye(q)
+    w1 = agreement_weights(q, weights)
     wl = agreement_weights(q, "linear")
     if n_used == 0:
         kappa = undefined("κ is undefined: no item has both a human and a judge label", np.nan)

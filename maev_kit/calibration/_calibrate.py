@@ -351,7 +351,12 @@ def calibrate(
     Parameters
     ----------
     items : list of RetentionItem, or a labeled-set folder / loaded labeled set (then
-        ``human_labels`` defaults to the set's labels and ``split`` to its ``test`` split).
+        ``human_labels`` defaults to the set's labels and ``split`` to its ``test`` split);
+        or a criterion's items (``criterion.items(traces)``, see :mod:`maev_kit.criteria`):
+        then the labels are the criterion's (κ linearly weighted when it is ``ordinal``),
+        ``human_labels`` may also be ``{item_id: {annotator: label}}``, and a judge may be a
+        Python callable ``judge(item) -> label`` or ``"module:function"`` besides a model
+        string (asked the criterion prompt); ``prompts`` and ``examples`` do not apply.
     human_labels : a ``labels.jsonl`` path, a :class:`~maev_kit.labels.LabelStore`, or a list of
         dicts in that file's format (``item_id``, ``annotator``, ``label``). Adjudicated
         ``gold`` records are left out: they are a majority vote, not a person.
@@ -403,6 +408,15 @@ def calibrate(
     >>> list(result.leaderboard[["judge", "n_items"]].itertuples(index=False, name=None))
     [('heuristic', 4)]
     """
+    from maev_kit.calibration._criteria import calibrate_criterion, is_criterion_items
+
+    if is_criterion_items(items):  # a criterion's items: its labels, callables as judges
+        return calibrate_criterion(
+            items, human_labels, judges=judges, backend_params=backend_params,
+            split=split, threshold=threshold,  # type: ignore[arg-type]
+            max_judge_errors=max_judge_errors, n_resamples=n_resamples, confidence=confidence,
+            seed=seed, cache=cache, progress=progress, max_concurrency=max_concurrency,
+            max_retries=max_retries, timeout=timeout)
     plan = _plan(items, human_labels, judges, prompts, backend_params or {}, split, threshold,
                  {"examples": examples, "example_split": example_split,
                   "example_strategy": example_strategy, "seed": seed})

@@ -132,6 +132,8 @@ class CalibrationResult:
         few labels per class); the recommendation then says it, no judge is recommended and
         :meth:`card` refuses.
     notes : list of str. What else the calibration set aside: labels whose item is gone.
+    criterion : the :class:`~maev_kit.criteria.Criterion` the items ask (None for retention);
+        its labels are the leaderboard's, its κ weighted when it is ordinal.
     label_accounting : dict. Where every human-labeled item went (from :func:`calibrate`):
         ``labeled_items``, ``scored`` (used for κ) on ``scored_split``, ``other_splits``
         (split → items; they fit the learned judges ``fitted``), ``set_aside``. A judge that
@@ -159,6 +161,7 @@ class CalibrationResult:
     label_problem: str | None = None
     notes: list[str] = field(default_factory=list)
     label_accounting: dict[str, Any] = field(default_factory=dict)
+    criterion: Any = None  # the Criterion calibrated on (None: retention)
 
     @property
     def kappa_undefined(self) -> bool:
@@ -461,18 +464,19 @@ def _failures(board: pd.DataFrame, runs: Mapping[str, Any]) -> str:
 
 def _kappa(jl: list[str | None], by_ann: Mapping[str, list[str | None]],
            annotators: Sequence[str], labels: tuple[str, ...], n_resamples: int,
-           confidence: float, seed: int) -> tuple[float, tuple[float, float]]:
+           confidence: float, seed: int, weights: Any = None) -> tuple[float, tuple[float, float]]:
     """The judge's κ with its bootstrap CI: against the one annotator, else the mean κ against
-    each."""
+    each (``weights="linear"``: the weighted κ, for ordered labels)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if len(annotators) == 1:
             rep = agreement_report(by_ann[annotators[0]], jl, labels=labels,
-                                   n_resamples=n_resamples, confidence=confidence, seed=seed)
+                                   n_resamples=n_resamples, confidence=confidence, seed=seed,
+                                   weights=weights)
             k, ci = rep.kappa, rep.ci
         else:
             jv = judge_vs_humans(jl, by_ann, labels=labels, n_resamples=n_resamples,
-                                 confidence=confidence, seed=seed)
+                                 confidence=confidence, seed=seed, weights=weights)
             k, ci = jv.judge_kappa, jv.judge_ci
     return k, ci  # a zero-width interval is kept as data; kappa_text writes "no interval"
 
@@ -600,6 +604,7 @@ class _Scoring:
     confidence: float
     seed: int
     max_judge_errors: float = MAX_JUDGE_ERRORS
+    weights: Any = None  # "linear" for an ordinal criterion's labels
 
     @property
     def one_class(self) -> bool:
@@ -643,7 +648,7 @@ def _ceiling(sc: _Scoring) -> tuple[Any, pd.Series | None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         obj = human_ceiling(table.by_ann, labels=sc.labels, n_resamples=sc.n_resamples,
-                            confidence=sc.confidence, seed=sc.seed)
+                            confidence=sc.confidence, seed=sc.seed, weights=sc.weights)
     return obj, pd.Series({"judge": "human–human", "prompt": None, "kappa": obj.kappa,
                            "kappa_low": obj.ci[0], "kappa_high": obj.ci[1],
                            "fleiss_kappa": obj.fleiss_kappa,
@@ -664,7 +669,7 @@ def _score_judge(key: str, run: Any, m: JudgeMeta, sc: _Scoring) -> _JudgeScore:
         kappa, ci = np.nan, (np.nan, np.nan)
     else:
         kappa, ci = _kappa(jl, table.by_ann, table.annotators, labels, sc.n_resamples,
-                           sc.confidence, sc.seed)
+                           sc.confidence, sc.seed, sc.weights)
     q = len(labels)
     pooled = np.zeros((q, q))
     ac1s = []
@@ -784,7 +789,8 @@ def _recommendation(board: pd.DataFrame, runs: Mapping[str, Any], problem: str |
         marg = np.array([sum(1 for x in sc.table.majority if x == lab) for lab in sc.labels],
                         dtype=float)
         tried = {m.prompt for m in meta.values() if m.prompt}
-        has_llm = any(m.prompt for m in meta.values())
+        # the retention prompts' advice (try v2) only where they apply
+        has_llm = any(m.prompt for m in meta.values()) and sc.labels == tuple(LABELS)
         text, recommended = _recommend(ranked, ceiling, threshold, marg, len(sc.table.item_ids),
                                        tried if has_llm else {"v2"}, sc.confidence)
     if len(ranked) < len(board):
@@ -808,6 +814,7 @@ def calibration_from_runs(
     confidence: float = 0.95, seed: int = 0, labeled_set: Mapping[str, Any] | None = None,
     split: str | None = None, reference_labels: bool | None = None, notes: Sequence[str] = (),
     max_judge_errors: float = MAX_JUDGE_ERRORS, not_run: Mapping[str, str] | None = None,
+    weights: Any = None,
 ) -> CalibrationResult:
     """Build a :class:`CalibrationResult` from judge runs already made.
 
@@ -829,6 +836,8 @@ def calibration_from_runs(
     max_judge_errors : the largest share of a judge's items that may lack a verdict; a judge
         that lost more is failed: κ n/a, not ranked, never recommended, no card.
     not_run : judge key → why it could not run: a row with status ``"not run: <why>"``.
+    labels, weights : the label set, in order, and ``None`` or ``"linear"`` (the κ of ordered
+        labels, such as an ordinal criterion's, weighted; the ceiling too).
 
     Labels of one class leave κ undefined (n/a); they, or fewer than :data:`MIN_PER_CLASS`
     in each of two classes, leave no judge recommended (:func:`label_problem`).
@@ -854,7 +863,7 @@ def calibration_from_runs(
     by_id, item_ids = _scored_items(runs, items, human)
     table = human_table(human, item_ids, labels, check=True)
     sc = _Scoring(table, human, by_id, labels, table.label_counts(labels), n_resamples,
-                  confidence, seed, _share(max_judge_errors))
+                  confidence, seed, _share(max_judge_errors), weights)
     problem, meta = label_problem(sc.label_counts, n_items=len(item_ids)), dict(meta or {})
     ceiling_obj, ceiling = _ceiling(sc)
     scores = {key: _score_judge(key, run, meta.setdefault(key, JudgeMeta(judge=key)), sc)

@@ -14,7 +14,8 @@ from maev_kit.cli._flags import (JudgeFlags, _check_split, _labeled_set, judge_o
                                  kappa_options)
 from maev_kit.cli._output import (_best_working, _echo_json, _failed_judges, _judge_line,
                                   _output_file, _output_folder, _over_threshold)
-from maev_kit.errors import MaevError
+from maev_kit.cli._criteria import criterion_option
+from maev_kit.errors import InputError, MaevError
 
 __all__ = ["calibrate_command"]
 
@@ -34,10 +35,14 @@ __all__ = ["calibrate_command"]
               show_default=True,
               help="The floor `maev check` holds κ's CI upper bound to, written into the card.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@criterion_option
+@click.option("--labels", "labels", type=click.Path(dir_okay=False), default=None,
+              help="--criterion: the people's labels (labels.jsonl; default: LABELED_SET's).")
 @judge_options(several=True)
 def calibrate_command(labeled_set: str, split: str | None, threshold: float, resamples: int,
                       card_path: str | None, out_dir: str | None, min_kappa: float,
-                      as_json: bool, flags: JudgeFlags) -> None:
+                      as_json: bool, criterion: tuple[str, ...], labels: str | None,
+                      flags: JudgeFlags) -> None:
     """Calibrate judges against the human labels of LABELED_SET (a folder or bundled name).
 
     Prints the leaderboard (κ with CI, Δκ to the best with its paired p-value), the human
@@ -51,6 +56,9 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
     """
     from maev_kit.calibration._calibrate import calibrate
 
+    if criterion:  # your own criteria: LABELED_SET may be a trace file too
+        return _calibrate_criteria(labeled_set, criterion, labels, flags, threshold, resamples,
+                                   as_json, card_path or out_dir or split)
     _output_file(card_path, "--card", (".json",))
     _output_folder(out_dir, "--out")
     ls = _labeled_set(labeled_set)
@@ -95,6 +103,27 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
     _fail_if_judges_failed(result, failed, over)
     if problem is not None and (card_path or out_dir):
         raise DegenerateLabelsError(f"no judge card written: {problem}")
+
+
+def _calibrate_criteria(source: str, criterion: tuple[str, ...], labels: str | None,
+                        flags: JudgeFlags, threshold: float, resamples: int, as_json: bool,
+                        unsupported: Any) -> None:
+    """``--criterion``: each criterion's leaderboard (exit 1 when a judge failed)."""
+    from maev_kit.cli._criteria import calibrate_criteria
+
+    if unsupported:
+        raise InputError("--criterion ranks the judges; --card, --out and --split apply to "
+                         "retention calibration only")
+    results = calibrate_criteria(source, criterion, labels, flags, threshold=threshold,
+                                 resamples=resamples, as_json=as_json)
+    if as_json:
+        _echo_json({name: r.to_dict() for name, r in results.items()})
+    for name, result in results.items():
+        failed = _failed_judges(result)
+        over = _over_threshold(result, flags.max_judge_errors)
+        for key, why in {**failed, **over}.items():
+            note(f"criterion {name}: judge {key}: {why}")
+        _fail_if_judges_failed(result, failed, over)
 
 
 def _fail_if_judges_failed(result: Any, failed: dict[str, str], over: dict[str, str]) -> None:

@@ -24,6 +24,8 @@ from maev_kit.cli._output import (FRAME_SUFFIXES, _budget_text, _echo_json, _ech
                                   _error_summary_line, _estimates_text, _failed_judges, _frame_text,
                                   _input_file, _judge_line, _na, _one_line, _output_file,
                                   _output_folder, _write_frame, rows_on_disk)
+from maev_kit.cli._criteria import (criteria_judge, criteria_json, criteria_text,
+                                    criterion_option, load_criteria)
 from maev_kit.cli._inputs import is_saved_result, load_saved_result
 from maev_kit.errors import InputError
 
@@ -323,11 +325,13 @@ def _echo_agreement(out: dict[str, Any]) -> None:
                    "facts; with --engine ray also a URI); a labeled set brings its own.")
 @mlflow_option
 @facts_options
+@criterion_option
 @judge_options()
 def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: str | None,
           out: str | None, ledger: str | None, as_json: bool, force: bool, engine: str,
           address: str | None, output_dir: str | None, expectations: str | None,
-          mlflow_uri: str | None, facts: str, format: str, flags: JudgeFlags) -> None:
+          mlflow_uri: str | None, facts: str, format: str, criterion: tuple[str, ...],
+          flags: JudgeFlags) -> None:
     """Score every conversation of SOURCE: a labeled set, a trace file (JSONL or Parquet) or a
     framework export. `--judge none` scores the deterministic metrics only. A saved result
     folder (EvaluationResult.save) prints its summary (and --out/--ledger its tables) without
@@ -368,7 +372,10 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
         source = load_labeled_set(set_path)
         _check_split(source, split)
     t0 = time.perf_counter()
-    judge, backend = _scoring_judge(card, flags)
+    criteria, criteria_judge = _criteria_of(criterion, flags, engine)
+    judge, backend = (None, None) if criteria_judge == "only" else _scoring_judge(card, flags)
+    if criteria:
+        criteria_judge = flags.judge.strip()
     if engine == "ray":
         if flags.batch:
             raise InputError("--batch runs with the local engine; drop --engine ray or --batch")
@@ -378,17 +385,33 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
     else:
         result = evaluate(source, judge=judge, backend=backend, judge_card=card, split=split,
                           allow_mismatch=allow_mismatch, facts=facts,
-                          expectations=expectations, **_run_params(flags, as_json))
+                          expectations=expectations, criteria=criteria or None,
+                          criteria_judge=criteria_judge, **_run_params(flags, as_json))
     result.raise_for_judge_errors(flags.max_judge_errors)  # exit 1 before anything is written
     written = [p for p, df in ((out, result.per_conversation), (ledger, result.ledger))
                if p and _write_frame(df, p)]
     mlflow_run = _log_mlflow(result, mlflow_uri)
     if as_json:
-        return _echo_json(_result_json(result, written, mlflow_run))
+        extra = {"criteria": criteria_json(result)} if criteria else {}
+        return _echo_json(_result_json(result, written, mlflow_run, **extra))
     _echo_scores(result, time.perf_counter() - t0, _what_was_written(written, replacing, out))
+    if criteria:
+        click.echo("\n" + criteria_text(result))
     _echo_mlflow(mlflow_run, mlflow_uri)
     if engine == "ray":
         exit_on_failed_shards(result)
+
+
+def _criteria_of(specs: tuple[str, ...], flags: JudgeFlags, engine: str
+                 ) -> tuple[list[Any], Any]:
+    """(criteria, ``"only"`` when --judge is a function that judges them alone, else None)."""
+    if not specs:
+        return [], None
+    if engine == "ray":
+        raise InputError("--criterion runs with the local engine; drop --engine ray")
+    criteria = load_criteria(specs)
+    _, only = criteria_judge(flags.judge)
+    return criteria, "only" if only else None
 
 
 def _echo_scores(result: Any, seconds: float | None, written: dict[str, tuple[bool, str]], *,

@@ -81,6 +81,14 @@ class EvaluationOptions:
     target_half_width : float, default 0.05
         The ± width the label budget (``result.label_budget``) plans for.
     n_resamples, confidence, seed : bootstrap over conversations for the aggregates' CIs.
+    criteria : Criterion, built-in name or TOML file, or a list of them, optional
+        Your own questions (:mod:`maev_kit.criteria`), each asked of every conversation,
+        handoff, turn or agent it applies to; ``result.criteria[name]`` holds each label's
+        share with its CI over conversations (traces need no handoff for conversation, turn
+        and agent scope). ``human_labels`` of a criterion's items give its corrected estimate.
+    criteria_judge : the judge of the criteria: a Python function ``judge(item) -> label``,
+        ``"module:function"``, a model string or a backend object; default ``judge``. A
+        function given as ``judge`` judges the criteria only (retention is then not judged).
     cache, progress, max_concurrency, timeout, mode : passed to
         :func:`~maev_kit.runner.run_judge` (``timeout``: seconds per request; ``mode="batch"``
         judges through the provider's batch API at batch prices).
@@ -124,6 +132,8 @@ class EvaluationOptions:
     max_concurrency: int = 16
     timeout: float = 60.0
     mode: JudgeMode = "sync"
+    criteria: Any = None
+    criteria_judge: Any = None
 
     def __post_init__(self) -> None:
         if self.not_applicable not in ("na", "article"):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from maev_kit._gc import paused_gc
 from maev_kit.evaluation._aggregate import aggregate_scores, ledger_frame, note_unjudged, warn_result
+from maev_kit.evaluation._criteria import criteria_only_judge, resolve_criteria, score_criteria
 from maev_kit.evaluation._estimates import estimates_for
 from maev_kit.evaluation._facts import KeyFacts, fact_backend, select_facts
 from maev_kit.evaluation._judging import (
@@ -83,6 +84,10 @@ def evaluate(
     0.71
     """
     opts = EvaluationOptions.build(options, changes)
+    criteria = resolve_criteria(opts.criteria) if opts.criteria is not None else []
+    criteria_judge = opts.judge if opts.criteria_judge is None else opts.criteria_judge
+    if criteria and criteria_only_judge(opts.judge):  # a function judges the criteria only
+        opts = opts.replace(judge=None)
     inputs = load_inputs(labeled_set_or_traces, expectations=opts.expectations,
                          contracts=opts.contracts, split=opts.split)
     key_facts = _key_facts(inputs.traces, inputs.expectations, opts)
@@ -109,8 +114,21 @@ def evaluate(
     if key_facts is not None:
         _judged_rates(result, key_facts.provenance(items), inputs.labeled_set, opts)
     note_unjudged(result, unjudged)
+    if criteria:
+        result.criteria, result.provenance["criteria"] = score_criteria(
+            inputs.traces, criteria, criteria_judge, human_labels=_labels_of(opts, inputs),
+            backend=opts.backend, run_options=opts.run_options, n_resamples=opts.n_resamples,
+            confidence=opts.confidence, seed=opts.seed)
     warn_result(result)
     return result
+
+
+def _labels_of(opts: EvaluationOptions, inputs: Any) -> Any:
+    """People's labels for the criteria's corrected estimates: ``human_labels``, else the
+    labeled set's."""
+    if opts.human_labels is not None:
+        return opts.human_labels
+    return inputs.labeled_set
 
 
 def _judged_rates(result: EvaluationResult, facts: dict[str, Any], labeled_set: Any,

@@ -168,6 +168,13 @@ class EvaluationResult:
         The composite weights given to ``evaluate``.
     judge_errors : JudgeErrorSummary
         Facts to judge, judged, failed, failures by cause.
+    criteria : dict
+        Criterion name → one row per label (in the criterion's order): ``share`` of the judged
+        items with ``share_low`` / ``share_high`` (percentile bootstrap over conversations),
+        ``n`` items judged, ``n_conversations``, ``corrected`` / ``corrected_low`` /
+        ``corrected_high`` (PPI++ with ``n_human`` people's labels; NaN without), ``positive``
+        (the criterion's reported label). Empty without ``evaluate(..., criteria=...)``; not
+        kept by :meth:`save` (``provenance["criteria"]`` says what was judged).
     not_applicable : dict
         Component (``handoff``, ``retention``, ``routing``) → ``{"conversations": n,
         "reason": "..."}`` for the components that were n/a somewhere (empty in ``"article"``
@@ -191,6 +198,7 @@ class EvaluationResult:
     routing_confusion: pd.DataFrame | None = field(default=None, repr=False)
     estimates: pd.DataFrame | None = field(default=None, repr=False)
     label_budget: pd.DataFrame | None = field(default=None, repr=False)
+    criteria: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
 
     @property
     def fact_ledger(self) -> pd.DataFrame:

@@ -3,6 +3,11 @@ JSONL").
 
 The latest line per ``(item_id, annotator)`` wins. ``skip`` is a valid label that is never
 counted. A torn last line (a crash mid-write) is tolerated and reported.
+
+A retention label is one of ``retained``, ``lost``, ``contradicted``, ``skip``. A label of a
+criterion (:mod:`maev_kit.criteria`) carries the criterion's name in ``criterion`` and one of
+that criterion's labels (or ``skip``) in ``label``; a line without ``criterion`` reads as
+before, so retention label files are unchanged.
 """
 
 from __future__ import annotations
@@ -10,9 +15,9 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from maev_kit._jsonl import display_name, read_append_log, validated_lines
 from maev_kit.errors import Problem
@@ -24,6 +29,7 @@ LABEL_VALUES = ("retained", "lost", "contradicted", "skip")
 #: An annotator's name: 1–64 letters, digits, ``.``, ``_``, ``-`` or ``@`` (an email works),
 #: starting with a letter or digit — it ends up in file names, URLs and reports.
 _ANNOTATOR = re.compile(r"[^\W_][\w.@-]{0,63}")
+_CRITERION = re.compile(r"[a-z0-9_-]+")
 
 
 def check_annotator(name: Any, what: str = "annotator") -> str:
@@ -51,10 +57,26 @@ class LabelRecord(BaseModel):
 
     item_id: str
     annotator: str
-    label: Literal["retained", "lost", "contradicted", "skip"]
+    # retention: one of LABEL_VALUES; with ``criterion``: one of that criterion's labels
+    label: str
     note: str = ""
     created_at: str = ""
     source: str | None = None  # e.g. "gold" for a dataset's adjudicated label
+    criterion: str | None = None  # the criterion's name; None: a retention label
+
+    @model_validator(mode="after")
+    def _a_label(self) -> LabelRecord:
+        if self.criterion is None:
+            if self.label not in LABEL_VALUES:
+                raise ValueError(f"label {self.label!r} must be one of "
+                                 f"{', '.join(LABEL_VALUES)} (a criterion's label carries the "
+                                 "criterion's name in `criterion`)")
+        elif not _CRITERION.fullmatch(self.criterion):
+            raise ValueError(f"criterion {self.criterion!r} must be a criterion name "
+                             "([a-z0-9_-]+)")
+        elif not self.label.strip():
+            raise ValueError("label must not be blank")
+        return self
 
     @field_validator("item_id")
     @classmethod

@@ -250,7 +250,8 @@ class LabelStore:
 
     # ---------------------------------------------------------------- writing
     def add(self, item_id: str, label: str, *, annotator: str, note: str = "",
-            source: str | None = None, label_id: str | None = None) -> LabelRecord:
+            source: str | None = None, label_id: str | None = None,
+            criterion: str | None = None) -> LabelRecord:
         """Append one label; returns once the line is on disk (written and fsync-ed).
 
         A database store returns once the transaction committed; ``label_id`` (default: a new
@@ -263,15 +264,20 @@ class LabelStore:
             When ``label`` is not one of ``retained``, ``lost``, ``contradicted``, ``skip``,
             ``item_id`` is blank or ``annotator`` is not a valid name
             (:func:`~maev_kit.labels.check_annotator`).
+
+        ``criterion`` (a criterion's name) records a label of that criterion: ``label`` is
+        then one of its labels or ``skip`` (the caller checks which; the Labeler does).
         """
-        if label not in LABEL_VALUES:
+        if criterion is None and label not in LABEL_VALUES:
             raise ValueError(f"`label` must be one of {', '.join(LABEL_VALUES)}; got {label!r}")
+        if criterion is not None and (not isinstance(label, str) or not label.strip()):
+            raise ValueError(f"`label` must be a non-blank string, got {label!r}")
         if not isinstance(item_id, str) or not item_id.strip():
             raise ValueError(f"`item_id` must be a non-blank string, got {item_id!r}")
         check_annotator(annotator, "`annotator`")
-        record = LabelRecord(item_id=item_id, annotator=annotator,
-                             label=label,  # type: ignore[arg-type]
-                             note=note or "", created_at=_now(), source=source)
+        record = LabelRecord(item_id=item_id, annotator=annotator, label=label,
+                             note=note or "", created_at=_now(), source=source,
+                             criterion=criterion)
         self.append(record, label_id=label_id)
         return record
 
@@ -288,6 +294,10 @@ class LabelStore:
         """
         if self.database is not None:
             recs = list(records)
+            if any(getattr(r, "criterion", None) is not None for r in recs):
+                raise ValueError(f"label store {self.location}: a database store holds "
+                                 "retention labels only; keep a criterion's labels in a "
+                                 "labels.jsonl file")
             ids = [new_label_id() for _ in recs] if label_ids is None else list(label_ids)
             if len(ids) != len(recs) or len(set(ids)) != len(ids) or not all(
                     isinstance(i, str) and i.strip() for i in ids):

@@ -405,10 +405,15 @@ def _sections(inp: _Inputs, now: str) -> list[tuple[str, str, str]]:
         ("coordination", "Coordination", _coordination(ev, inp.max_worst)),
         ("provenance", "Provenance", _provenance(ev, ls, inp.judge_card, now)),
     ]
+    if ev is not None and getattr(ev, "criteria", None):  # your own criteria, after retention
+        from maev_kit.reporting._sections_criteria import criteria_sections
+
+        sections[2:2] = criteria_sections(ev)
     if inp.prompt_comparison is not None:
         from maev_kit.reporting._prompt_section import prompt_comparison_html
 
-        sections.insert(3, ("prompts", "Prompt comparison",
+        at = [anchor for anchor, _, _ in sections].index("coordination")
+        sections.insert(at, ("prompts", "Prompt comparison",
                             prompt_comparison_html(inp.prompt_comparison)))
     return sections
 

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import maev_kit._html._trace  # noqa: F401  (registers the trace's HTML view)
 
-__all__ = ["Adjudicator", "CalibrationDashboard", "FactReviewer", "Labeler", "SessionProgress",
-           "TraceViewer", "show"]
+__all__ = ["Adjudicator", "CalibrationDashboard", "CriterionLabeler", "FactReviewer", "Labeler",
+           "SessionProgress", "TraceViewer", "show"]
 
 _LAZY = {
     "Adjudicator": "maev_kit.widgets._adjudicator",
     "CalibrationDashboard": "maev_kit.widgets._dashboard",
+    "CriterionLabeler": "maev_kit.widgets._criterion_labeler",
     "FactReviewer": "maev_kit.widgets._fact_reviewer",
     "Labeler": "maev_kit.widgets._labeler",
     "SessionProgress": "maev_kit.widgets._adjudicator",
@@ -52,6 +53,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover
     from maev_kit.widgets._adjudicator import Adjudicator, SessionProgress
+    from maev_kit.widgets._criterion_labeler import CriterionLabeler
     from maev_kit.widgets._dashboard import CalibrationDashboard
     from maev_kit.widgets._fact_reviewer import FactReviewer
     from maev_kit.widgets._labeler import Labeler

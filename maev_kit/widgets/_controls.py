@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
+import anywidget
 import ipywidgets as widgets
+import traitlets
 
-__all__ = ["label_buttons", "move_buttons"]
+__all__ = ["KeyHandler", "label_buttons", "move_buttons"]
+
+
+class KeyHandler(anywidget.AnyWidget):
+    """Front-end key listener; sends ``{"type": "key", "key": ...}`` to the kernel."""
+
+    _esm = Path(__file__).with_name("labeler_keys.js")
+    shortcuts = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    hint = traitlets.Unicode("").tag(sync=True)
 
 
 def label_buttons(styles: Mapping[str, str], tooltip: Callable[[str], str],

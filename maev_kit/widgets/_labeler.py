@@ -5,16 +5,14 @@ from __future__ import annotations
 import html
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal, Sequence
 
-import anywidget
 import ipywidgets as widgets
-import traitlets
 
 from maev_kit._html._trace import _CSS as _TV_CSS
 from maev_kit._html._trace import _span_of, evidence_excerpt_html, find_entry
 from maev_kit.labels import LabelingSession, LabelStore
+from maev_kit.widgets._controls import KeyHandler as _KeyHandler
 from maev_kit.widgets._controls import label_buttons, move_buttons
 from maev_kit.widgets._render import LABEL_COLORS, item_html, status_html
 
@@ -25,14 +23,6 @@ KEYMAP: dict[str, str] = {"1": "retained", "2": "lost", "3": "contradicted", "s"
                           "ArrowLeft": "previous", "ArrowRight": "next", "u": "undo"}
 
 _HINT = "keys: 1 retained · 2 lost · 3 contradicted · s skip · ← → move · u undo"
-
-
-class _KeyHandler(anywidget.AnyWidget):
-    """Front-end key listener; sends ``{"type": "key", "key": ...}`` to the kernel."""
-
-    _esm = Path(__file__).with_name("labeler_keys.js")
-    shortcuts = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    hint = traitlets.Unicode("").tag(sync=True)
 
 
 def _verdict_spans(verdicts: Any) -> dict[str, Any]:
@@ -79,6 +69,10 @@ class Labeler(widgets.VBox):
     Keys (while the labeler has the focus — click it once): ``1`` retained, ``2`` lost,
     ``3`` contradicted, ``s`` skip, ``←`` / ``→`` move, ``u`` undo.
 
+    A criterion's items (:meth:`maev_kit.criteria.Criterion.items`) give a
+    :class:`~maev_kit.widgets.CriterionLabeler` instead: the criterion's question, guidelines
+    and one button per label (keys ``1``, ``2``, …).
+
     Examples
     --------
     >>> import tempfile, os
@@ -94,6 +88,18 @@ class Labeler(widgets.VBox):
     >>> lab.session.progress()["done"]
     2
     """
+
+    def __new__(cls, items: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """A criterion's items (``criterion.items(traces)``) get the criterion's labeler
+        (:class:`~maev_kit.widgets.CriterionLabeler`: its question, guidelines and labels)."""
+        from maev_kit.criteria import CriterionItem
+
+        if cls is Labeler and isinstance(items, Sequence) and items and all(
+                isinstance(it, CriterionItem) for it in items):
+            from maev_kit.widgets._criterion_labeler import CriterionLabeler
+
+            return CriterionLabeler(items, *args, **kwargs)
+        return super().__new__(cls, items, *args, **kwargs)
 
     def __init__(self, items: Any, store: LabelStore | str | os.PathLike[str], *,
                  annotator: str,

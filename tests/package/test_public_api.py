@@ -19,8 +19,8 @@ import maev_kit
 PUBLIC = {
     "maev_kit": [
         "AgentTurn", "AgreementReport", "CalibrationDashboard", "CalibrationResult",
-        "ContractViolation", "ConversationExpectations", "EvaluationOptions", "EvaluationResult",
-        "Handoff",
+        "ContractViolation", "ConversationExpectations", "Criterion", "CriterionItem",
+        "EvaluationOptions", "EvaluationResult", "Handoff",
         "HandoffContract", "HandoffExpectation", "HandoffReason", "HeuristicJudge", "ImportResult",
         "InputError", "Judge", "JudgeCard", "JudgeErrorWarning", "JudgeErrorsExceeded", "JudgeRun",
         "JudgeUnavailableError", "KeyFact", "LabelStore", "LabelValidationError", "LabeledSet",
@@ -45,6 +45,11 @@ PUBLIC = {
     "maev_kit.traces.importers": [
         "FORMATS", "Detected", "ImportIssue", "ImportResult", "TraceImportError",
         "detect_file", "detect_format", "import_traces", "load_any",
+    ],
+    "maev_kit.criteria": [
+        "CRITERION_PROMPTS", "SCOPES", "CallableJudge", "Criterion", "CriterionItem",
+        "CriterionRun", "CriterionVerdict", "LLMCriterionJudge", "Scope", "builtin",
+        "builtins", "criterion_prompt", "judge_criterion", "load", "register", "resolve",
     ],
     "maev_kit.expectations": [
         "ConversationExpectations", "HandoffExpectation", "KeyFact", "RoutingTestCase",
@@ -130,7 +135,8 @@ PUBLIC = {
         "Report", "report",
     ],
     "maev_kit.widgets": [
-        "Adjudicator", "CalibrationDashboard", "FactReviewer", "Labeler", "SessionProgress",
+        "Adjudicator", "CalibrationDashboard", "CriterionLabeler", "FactReviewer", "Labeler",
+        "SessionProgress",
         "TraceViewer", "show",
     ],
     "maev_kit.scale": [

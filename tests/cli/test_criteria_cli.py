@@ -1,0 +1,83 @@
+"""maev score / calibrate --criterion FILE|NAME: tables and leaderboards; bad criteria exit 2."""
+
+import json
+
+import pytest
+from cli_helpers import run_cli
+from sklearn.metrics import cohen_kappa_score
+
+from maev_kit.criteria import Criterion
+from maev_kit.labels import LabelStore
+from maev_kit.traces import save_traces
+
+from criteria.conftest import make_traces, says_amount
+
+TOML = '''
+[[criterion]]
+name = "grounded"
+scope = "conversation"
+labels = ["yes", "no"]
+positive = "yes"
+question = "Is the final answer grounded in a tool result?"
+'''
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    save_traces(make_traces(12, handoffs=False), tmp_path / "traces.jsonl")
+    (tmp_path / "criteria.toml").write_text(TOML)
+    return tmp_path
+
+
+def test_score_with_a_criterion_file_and_a_function(world, capsys):
+    code, out, err = run_cli(["score", "traces.jsonl", "--criterion", "criteria.toml",
+                              "--judge", "criteria.conftest:says_amount", "--no-progress"],
+                             capsys)
+    assert code == 0, err
+    assert "criterion grounded: Is the final answer grounded" in out
+    assert "0.667" in out and "0.333" in out  # 8 of 12 yes, 4 no
+    code, out, err = run_cli(["score", "traces.jsonl", "--criterion", "criteria.toml",
+                              "--judge", "criteria.conftest:says_amount", "--json"], capsys)
+    got = json.loads(out)["criteria"]["grounded"]
+    assert code == 0 and [r["label"] for r in got["labels"]] == ["yes", "no"]
+    assert got["labels"][0]["share"] == pytest.approx(8 / 12) and got["items"] == 12
+
+
+def test_calibrate_with_a_criterion(world, capsys):
+    c = Criterion("grounded", scope="conversation", labels=("yes", "no"), question="?")
+    items = c.items(make_traces(12, handoffs=False))
+    store = LabelStore(world / "labels.jsonl")
+    human = []
+    for i, it in enumerate(items):
+        lab = says_amount(it) if i not in (2, 5) else ("no" if says_amount(it) == "yes" else "yes")
+        store.add(it.item_id, lab, annotator="ana", criterion="grounded")
+        human.append(lab)
+    code, out, err = run_cli(["calibrate", "traces.jsonl", "--criterion", "criteria.toml",
+                              "--labels", "labels.jsonl", "--judge",
+                              "criteria.conftest:says_amount", "--resamples", "200", "--json",
+                              "--no-progress"], capsys)
+    assert code == 0, err
+    board = json.loads(out)["grounded"]["leaderboard"]
+    assert board[0]["kappa"] == pytest.approx(
+        cohen_kappa_score(human, [says_amount(it) for it in items]), abs=1e-12)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--criterion", "bad.toml", "--judge", "criteria.conftest:says_amount"],
+     "bad.toml: not valid TOML"),
+    (["--criterion", "nope", "--judge", "criteria.conftest:says_amount"],
+     "no built-in criterion named 'nope'"),
+    (["--criterion", "criteria.toml"], "criteria need a judge"),
+    (["--criterion", "criteria.toml", "--judge", "criteria.conftest:missing"],
+     "cannot import it"),
+])
+def test_bad_criteria_exit_2_with_one_line(world, capsys, args, message):
+    (world / "bad.toml").write_text("[[criterion]\nname = 'x'\n")
+    code, out, err = run_cli(["score", "traces.jsonl", *args, "--no-progress"], capsys)
+    assert code == 2 and message in err
+    assert "Traceback" not in err + out and len(err.strip().splitlines()) == 1
+    code, _, err = run_cli(["calibrate", "traces.jsonl", "--labels", "traces.jsonl", *args,
+                            "--no-progress"] + (["--judge", "criteria.conftest:says_amount"]
+                                                if "--judge" not in args else []), capsys)
+    assert code == 2 and "Traceback" not in err
