@@ -46,6 +46,7 @@ from maev_kit.criteria._mast import (  # noqa: E402
     mast_modes,
 )
 
-__all__ += ["ATTRIBUTION", "BASELINES", "MAST_CATEGORIES", "MAST_SOURCE", "MastFindings",
-            "attribution_labels", "attribution_leaderboard", "failure_attribution",
-            "find_mast_modes", "mast_mode", "mast_modes", "parse_attribution"]
+__all__ = sorted([*__all__, "ATTRIBUTION", "BASELINES", "MAST_CATEGORIES", "MAST_SOURCE",
+                  "MastFindings", "attribution_labels", "attribution_leaderboard",
+                  "failure_attribution", "find_mast_modes", "mast_mode", "mast_modes",
+                  "parse_attribution"], key=lambda s: (not s.isupper(), s))

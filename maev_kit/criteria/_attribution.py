@@ -226,7 +226,9 @@ def _share(hits: list[bool], confidence: float) -> tuple[float, float, float]:
     from maev_kit.agreement import human_share
 
     est = human_share([float(h) for h in hits], confidence=confidence)
-    return est.estimate, est.ci_low, est.ci_high
+    nan = float("nan")
+    return (est.estimate, nan if est.ci_low is None else est.ci_low,
+            nan if est.ci_high is None else est.ci_high)
 
 
 def _score(got: dict[str, tuple[str, int | None]], errors: int,
