@@ -1,5 +1,6 @@
 """The MAST failure modes as built-in criteria, one by one and as a group."""
 
+import json
 import subprocess
 import sys
 
@@ -9,6 +10,7 @@ import pytest
 from maev_kit.criteria import (MAST_SOURCE, builtin, builtins, find_mast_modes, mast_mode,
                                mast_modes, resolve)
 from maev_kit.errors import InputError
+from maev_kit.testing import FakeOpenAIServer
 from maev_kit.traces import AgentTurn, MultiAgentTrace
 
 CODES = ["1.1", "1.2", "1.3", "1.4", "1.5", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6",
@@ -80,3 +82,29 @@ def test_some_modes_and_a_judge_per_mode():
     assert found.present("clean") == {mast_mode("3.2").name}
     with pytest.raises(InputError, match="no judge for MAST mode"):
         find_mast_modes(traces(), {"1.3": repeats_and_no_check}, progress=False)
+
+
+def _model(body):
+    """The fake model: step repetition when the rendered conversation repeats a line; 'no'
+    on every other mode, except a reply outside the labels on information withholding."""
+    user = body["messages"][-1]["content"]
+    conv = user.split("<<<CONVERSATION\n", 1)[1].split("\nCONVERSATION>>>", 1)[0]
+    if "'Information withholding'" in user:
+        return '{"label": "perhaps", "reason": "unsure"}'
+    repeated = conv.count("Let me search.") > 1
+    label = "yes" if "'Step repetition'" in user and repeated else "no"
+    return json.dumps({"label": label, "evidence": None, "reason": "read it"})
+
+
+def test_a_model_judge_through_the_fake_server(litellm_module):
+    with FakeOpenAIServer(responder=_model) as srv:
+        found = find_mast_modes(traces(), "openai/fake-judge", progress=False, cache=False,
+                                max_retries=0,
+                                backend_params={"api_base": srv.base_url, "api_key": "sk-test"})
+        asked = [r.messages[-1]["content"] for r in srv.requests]
+    assert len(asked) == 14 * 2  # each mode asked of each conversation
+    assert all(MAST_SOURCE in a for a in asked)  # the definition and its source reach the model
+    assert found.present("loop") == {mast_mode("1.3").name}
+    assert found.present("clean") == frozenset()
+    # a reply outside yes/no is a failed call: unjudged, not "no"
+    assert found.unjudged("loop") == found.unjudged("clean") == {mast_mode("2.4").name}
