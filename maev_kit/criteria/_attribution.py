@@ -18,7 +18,7 @@ or ``"agent@step"`` (or the labels of a judge run, e.g. a model's ``CriterionRun
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from maev_kit.criteria._criterion import Criterion, CriterionItem
