@@ -581,7 +581,12 @@ def load_who_and_when(folder: str | os.PathLike[str]) -> LabeledSet:
                     "teams), each labeled by the benchmark's authors with the agent responsible "
                     "for the failure and the decisive step. Labels: annotator "
                     f"{WHO_AND_WHEN_ANNOTATOR!r}, criterion {ATTRIBUTION!r}.")
-    return LabeledSet(root, manifest, traces, {}, records)
+    ls = LabeledSet(root, manifest, traces, {}, records)
+    # no manifest/labels files to hash: the run files are the content, their labels the labels
+    ls.__dict__["content_hash"] = digest.hexdigest()
+    ls.__dict__["labels_hash"] = hashlib.sha256("\n".join(
+        r.model_dump_json() for r in records).encode()).hexdigest()
+    return ls
 
 
 def _field_message(message: str) -> tuple[str, str]:

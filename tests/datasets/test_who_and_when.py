@@ -63,6 +63,12 @@ def test_reads_a_clone_or_its_who_and_when_folder(clone):
     again = load_who_and_when(clone / "Who&When")
     assert [t.conversation_id for t in again.traces] == [t.conversation_id for t in ws.traces]
     assert again.version == ws.version and len(ws.version) == 12
+    assert ws.content_hash.startswith(ws.version) and len(ws.labels_hash) == 64
+    # a changed run file changes the set's hashes (its provenance in cards and reports)
+    changed = {**HAND_CRAFTED, "mistake_step": "5"}
+    (clone / "Who&When" / "Hand-Crafted" / "1.json").write_text(json.dumps(changed))
+    other = load_who_and_when(clone)
+    assert (other.content_hash, other.labels_hash) != (ws.content_hash, ws.labels_hash)
 
 
 def test_turns_handoffs_and_labels(clone):
