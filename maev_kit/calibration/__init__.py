@@ -9,7 +9,10 @@ when it no longer matches. :func:`next_items_to_label` says where labels help mo
 one. :func:`align` searches for a better judge prompt on the dev split and tests the winner
 once on the test split; :func:`compare_prompts` shows why one prompt beats another.
 :func:`check_card` is the drift gate: it re-runs a card's judge on the card's labeled items and
-returns a :class:`DriftReport` (PASS / FAIL) comparing κ with what the card recorded.
+returns a :class:`DriftReport` (PASS / FAIL) comparing κ with what the card recorded;
+:func:`check_criterion_card` does it for a card calibrated on a criterion (a
+``module:function`` judge or a model). ``calibrate`` also takes a criterion's items
+(:mod:`maev_kit.criteria`).
 """
 
 from maev_kit.calibration._active import next_items_to_label
@@ -18,6 +21,7 @@ from maev_kit.calibration._calibrate import calibrate
 from maev_kit.calibration._card import JudgeCard, JudgeCardMismatchWarning, judge_from_card
 from maev_kit.calibration._check import DriftReport, check_card
 from maev_kit.calibration._compare_prompts import PromptComparison, compare_prompts
+from maev_kit.calibration._criteria import CriterionDrift, check_criterion_card
 from maev_kit.calibration._human import fit_on_other_splits, load_human_labels
 from maev_kit.calibration._prevalence import corrected_prevalence
 from maev_kit.calibration._result import (
@@ -31,6 +35,7 @@ __all__ = [
     "AlignmentResult",
     "Budget",
     "CalibrationResult",
+    "CriterionDrift",
     "DegenerateLabelsError",
     "DriftReport",
     "JudgeCard",
@@ -41,6 +46,7 @@ __all__ = [
     "calibrate",
     "calibration_from_runs",
     "check_card",
+    "check_criterion_card",
     "compare_prompts",
     "corrected_prevalence",
     "fit_on_other_splits",

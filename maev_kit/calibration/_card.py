@@ -8,9 +8,16 @@ import json
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from maev_kit._jsonl import read_input_bytes
 from maev_kit.errors import InputError
@@ -22,7 +29,7 @@ __all__ = ["JudgeCard", "JudgeCardMismatchWarning", "card_backend", "card_fields
 #: left out of the JSON while unset, so a card without them is written byte for byte as before
 #: (an older maev-kit reads it), and every older card loads unchanged: schema_version stays 1.
 #: (An older maev-kit refuses a card that sets one, naming it as an unknown field.)
-_OPTIONAL_FIELDS = ("accuracy", "tolerance", "item_verdicts", "min_kappa")
+_OPTIONAL_FIELDS = ("accuracy", "tolerance", "item_verdicts", "min_kappa", "criterion")
 #: The floor ``maev check`` holds κ's CI upper bound to when neither card nor caller says.
 DEFAULT_MIN_KAPPA = 0.4
 
@@ -91,7 +98,20 @@ class JudgeCard(BaseModel):
     min_kappa: float | None = Field(default=None, ge=-1, le=1)
     created_at: str = ""
     maev_kit_version: str = ""
-    item_verdicts: dict[str, Literal["retained", "lost", "contradicted"]] | None = None
+    item_verdicts: dict[str, str] | None = None
+    #: the criterion calibrated on (:class:`maev_kit.criteria.Criterion` fields); None:
+    #: retention. Its judge is ``judge_name`` (``module:function``) or ``model``.
+    criterion: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _verdict_labels(self) -> JudgeCard:
+        """A retention card's verdicts are retention labels; a criterion card's, its labels."""
+        allowed = (tuple((self.criterion or {}).get("labels") or ()) if self.criterion
+                   else ("retained", "lost", "contradicted"))
+        bad = sorted({v for v in (self.item_verdicts or {}).values() if v not in allowed})
+        if bad:
+            raise ValueError(f"item_verdicts holds {bad}, not one of {list(allowed)}")
+        return self
 
     @model_serializer(mode="wrap")
     def _leave_out_unset(self, handler: Any) -> Any:

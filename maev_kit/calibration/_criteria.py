@@ -5,7 +5,9 @@ scoring and recommendation as retention (:func:`calibration_from_runs`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from maev_kit.calibration._human import load_human_labels
@@ -17,7 +19,7 @@ from maev_kit.calibration._result import (
 )
 from maev_kit.errors import InputError, JudgeUnavailableError
 
-__all__ = ["calibrate_criterion", "is_criterion_items"]
+__all__ = ["CriterionDrift", "calibrate_criterion", "check_criterion_card", "is_criterion_items"]
 
 
 def is_criterion_items(items: Any) -> bool:
@@ -139,3 +141,155 @@ def calibrate_criterion(items: Sequence[Any], human_labels: Any, *, judges: Sequ
     result.criterion = criterion
     return result
 
+
+
+@dataclass(frozen=True)
+class CriterionDrift:
+    """The drift gate's answer for a criterion card: ``status`` ``"PASS"``, ``"FAIL"`` or
+    ``"ERROR"`` (too many failed calls: no verdict), the reasons, κ then and now (with CI),
+    McNemar's exact test on per-item correctness over the items both runs judged."""
+
+    status: str
+    reasons: tuple[str, ...]
+    criterion: str
+    judge: str
+    kappa_then: float | None
+    kappa_now: float
+    kappa_now_low: float
+    kappa_now_high: float
+    n_items: int
+    n_paired: int
+    then_only_correct: int
+    now_only_correct: int
+    p_value: float | None
+    stats: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.status == "PASS" else 1
+
+    def __str__(self) -> str:
+        k = (f"κ now {self.kappa_now:.3f} [{self.kappa_now_low:.3f}, {self.kappa_now_high:.3f}]"
+             if self.kappa_now == self.kappa_now else "κ now n/a")
+        then = "n/a" if self.kappa_then is None else f"{self.kappa_then:.3f}"
+        return (f"{self.status}: criterion {self.criterion}, judge {self.judge}: {k} on "
+                f"{self.n_items} items, κ then {then}\n  " + "\n  ".join(self.reasons))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "exit_code": self.exit_code}
+
+
+def _card_judge(card: Any, judge: Any, backend_params: Mapping[str, Any] | None) -> Any:
+    """The judge to check: ``judge`` when given, else the card's function or model."""
+    if judge is not None:
+        return judge
+    if card.model is None:
+        return card.judge_name  # module:function
+    from maev_kit.calibration._card import card_backend
+    from maev_kit.criteria import LLMCriterionJudge
+
+    return LLMCriterionJudge(card.prompt.removeprefix("criterion-") if card.prompt else "v1"), \
+        card_backend(card, dict(backend_params or {}))
+
+
+def _drift(card: Any, now: Any, run: Any, human: Mapping[str, Mapping[str, str]],
+           tolerance: float, floor: float, max_judge_errors: float
+           ) -> tuple[str, list[str], tuple[int, int, float | None]]:
+    """(status, reasons, (then-only correct, now-only correct, p)) of a criterion card."""
+    from maev_kit.agreement import mcnemar_exact
+
+    n = len(run.verdicts)
+    n_err = sum(1 for v in run.verdicts if v.label is None)
+    if n and n_err / n > max_judge_errors:
+        return "ERROR", [f"{n_err} of {n} judge calls failed: no verdict"], (0, 0, None)
+    board = now.leaderboard.iloc[0]
+    k, high = float(board["kappa"]), float(board["kappa_high"])
+    then_labels = card.item_verdicts or {}
+    majority = {iid: max(v.values(), key=list(v.values()).count) for iid, v in human.items()}
+    now_labels = run.labels()
+    paired = [i for i in now_labels if i in then_labels and i in majority]
+    b = sum(1 for i in paired if then_labels[i] == majority[i] != now_labels[i])
+    c = sum(1 for i in paired if now_labels[i] == majority[i] != then_labels[i])
+    p = mcnemar_exact(b, c)[0] if paired else None
+    reasons, status = [], "PASS"
+    if not high >= floor:
+        status = "FAIL"
+        reasons.append(f"κ's CI upper bound {high:.3f} is below the floor {floor}")
+    if card.kappa is not None and k < card.kappa - tolerance:
+        if (p is not None and p < 0.05) or str(run.judge_version) != card.judge_version:
+            status = "FAIL"
+        reasons.append(f"κ fell from {card.kappa:.3f} to {k:.3f} (tolerance {tolerance}); "
+                       f"McNemar p = {'n/a' if p is None else f'{p:.3g}'}")
+    if status == "PASS":
+        reasons.append(f"κ {k:.3f} holds (then {card.kappa}, tolerance {tolerance}, floor {floor})")
+    return status, reasons, (b, c, p)
+
+
+def check_criterion_card(card: Any, traces: Sequence[Any], human_labels: Any, *,
+                         judge: Any = None, backend_params: Mapping[str, Any] | None = None,
+                         tolerance: float | None = None, min_kappa: float | None = None,
+                         max_judge_errors: float = 0.05, n_resamples: int = 10_000,
+                         confidence: float = 0.95, seed: int = 0,
+                         **run_options: Any) -> CriterionDrift:
+    """The drift gate for a card calibrated on a criterion: re-run its judge (the function the
+    card names as ``module:function``, or its model with the criterion prompt; or ``judge``)
+    on the criterion's labeled items of ``traces`` and compare κ with the card's.
+
+    FAIL when κ's CI upper bound is below the floor (``min_kappa``, the card's, else 0.4), or
+    κ fell by more than ``tolerance`` (the card's, else 0.05) with McNemar's exact test on
+    per-item correctness significant (p < 0.05) or a changed judge version; ERROR when more
+    than ``max_judge_errors`` of the calls failed.
+    """
+    from maev_kit.calibration._card import DEFAULT_MIN_KAPPA, JudgeCard
+    from maev_kit.criteria import Criterion
+
+    if not isinstance(card, JudgeCard):
+        card = JudgeCard.load(card)
+    if card.criterion is None:
+        raise InputError("this judge card was calibrated on retention, not on a criterion: "
+                         "check it with check_card")
+    criterion = Criterion(**{**card.criterion, "labels": tuple(card.criterion["labels"])})
+    items = criterion.items(traces)
+    spec = _card_judge(card, judge, backend_params)
+    if isinstance(spec, tuple):  # the card's model, on the card's backend
+        now = _calibrate_on(items, human_labels, spec, n_resamples, confidence, seed,
+                            run_options)
+    else:
+        now = calibrate_criterion(items, human_labels, judges=[spec],
+                                  backend_params=backend_params, max_judge_errors=1.0,
+                                  n_resamples=n_resamples, confidence=confidence, seed=seed,
+                                  **run_options)
+    run = next(iter(now.runs.values()))
+    human = load_human_labels(_with_criterion(human_labels, criterion.name))
+    tol = card.tolerance if tolerance is None and card.tolerance is not None else (
+        0.05 if tolerance is None else tolerance)
+    floor = min_kappa if min_kappa is not None else (
+        card.min_kappa if card.min_kappa is not None else DEFAULT_MIN_KAPPA)
+    status, reasons, (b, c, p) = _drift(card, now, run, human, tol, floor, max_judge_errors)
+    row = now.leaderboard.iloc[0]
+    return CriterionDrift(status, tuple(reasons), criterion.name, str(row["key"]), card.kappa,
+                          float(row["kappa"]), float(row["kappa_low"]), float(row["kappa_high"]),
+                          int(row["n_items"]), len(run.labels()), b, c, p, dict(run.stats))
+
+
+def _calibrate_on(items: list[Any], human_labels: Any, spec: tuple[Any, Any], n_resamples: int,
+                  confidence: float, seed: int, run_options: Mapping[str, Any]) -> Any:
+    """:func:`calibrate_criterion`'s result for a model judge on a given backend."""
+    from maev_kit.criteria import judge_criterion
+
+    judge, backend = spec
+    criterion = items[0].definition
+    human = load_human_labels(_with_criterion(human_labels, criterion.name))
+    scored = [it for it in items if human.get(it.item_id)]
+    if not scored:
+        raise InputError(f"no item of criterion {criterion.name!r} has a human label")
+    key, meta = _key(judge, backend)
+    try:
+        run = judge_criterion(judge, scored, backend, **run_options)
+    except JudgeUnavailableError as exc:
+        run = _failed_run(judge, backend, scored, exc)
+    return calibration_from_runs(
+        {key: run}, {it.item_id: human[it.item_id] for it in scored}, items=scored,
+        meta={key: meta}, labels=criterion.labels,
+        weights="linear" if criterion.ordinal else None, n_resamples=n_resamples,
+        confidence=confidence, seed=seed, max_judge_errors=1.0)

@@ -247,6 +247,7 @@ class CalibrationResult:
             kappa_high=None if flat else _f(row["kappa_high"]), confidence=self.confidence,
             human_kappa=None if self.ceiling is None else _f(self.ceiling["kappa"]),
             threshold=self.threshold, min_kappa=min_kappa, **meta.card_fields,
+            criterion=None if self.criterion is None else criterion_fields(self.criterion),
             **verdict_fields(run, _f(row["accuracy"])))  # the drift gate pairs with these
 
     def to_dict(self) -> dict[str, Any]:
@@ -276,6 +277,14 @@ class CalibrationResult:
             "label_counts": dict(self.label_counts), "label_problem": self.label_problem,
             "notes": list(self.notes), "label_accounting": dict(self.label_accounting),
         }
+
+
+def criterion_fields(criterion: Any) -> dict[str, Any]:
+    """A criterion as the JSON fields a judge card keeps (labels as a list)."""
+    import dataclasses
+
+    return {k: list(v) if isinstance(v, tuple) else v
+            for k, v in dataclasses.asdict(criterion).items()}
 
 
 def _ordinal(n: int) -> str:

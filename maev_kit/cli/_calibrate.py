@@ -58,7 +58,7 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
 
     if criterion:  # your own criteria: LABELED_SET may be a trace file too
         return _calibrate_criteria(labeled_set, criterion, labels, flags, threshold, resamples,
-                                   as_json, card_path or out_dir or split)
+                                   as_json, out_dir or split, card_path, min_kappa)
     _output_file(card_path, "--card", (".json",))
     _output_folder(out_dir, "--out")
     ls = _labeled_set(labeled_set)
@@ -107,15 +107,25 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
 
 def _calibrate_criteria(source: str, criterion: tuple[str, ...], labels: str | None,
                         flags: JudgeFlags, threshold: float, resamples: int, as_json: bool,
-                        unsupported: Any) -> None:
-    """``--criterion``: each criterion's leaderboard (exit 1 when a judge failed)."""
+                        unsupported: Any, card_path: str | None, min_kappa: float) -> None:
+    """``--criterion``: each criterion's leaderboard, the best judge's card with ``--card``
+    (one criterion; exit 2 when the labels cannot support one), exit 1 when a judge failed."""
     from maev_kit.cli._criteria import calibrate_criteria
 
     if unsupported:
-        raise InputError("--criterion ranks the judges; --card, --out and --split apply to "
-                         "retention calibration only")
+        raise InputError("--criterion ranks the judges (and --card pins one); --out and "
+                         "--split apply to retention calibration only")
+    if card_path and len(criterion) != 1:
+        raise InputError("--card pins one judge of one criterion: give one --criterion")
+    _output_file(card_path, "--card", (".json",))
     results = calibrate_criteria(source, criterion, labels, flags, threshold=threshold,
                                  resamples=resamples, as_json=as_json)
+    if card_path:
+        (result,) = results.values()
+        result.card(_best_working(result, _failed_judges(result)),
+                    min_kappa=min_kappa).save(card_path)
+        if not as_json:
+            click.echo(f"written: {card_path}")
     if as_json:
         _echo_json({name: r.to_dict() for name, r in results.items()})
     for name, result in results.items():

@@ -26,9 +26,12 @@ __all__ = ["check_command"]
 @click.option("--resamples", default=10_000, show_default=True, type=click.IntRange(100),
               help="Bootstrap resamples (as calibrate's, to reproduce the card's CI).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--labels", "labels", type=click.Path(dir_okay=False), default=None,
+              help="A criterion's card: the people's labels (labels.jsonl; default: SET's); "
+                   "--set then names the traces (a trace file or a labeled set).")
 @judge_options()
 def check_command(judge_card: str, set_path: str | None, tolerance: float | None,
-                  min_kappa: float | None, resamples: int, as_json: bool,
+                  min_kappa: float | None, resamples: int, as_json: bool, labels: str | None,
                   flags: JudgeFlags) -> None:
     """Drift gate: re-run the judge of CARD (a judge_card.json from `maev calibrate`) on the
     card's labeled items and compare its agreement with the human labels to what the card
@@ -48,6 +51,11 @@ def check_command(judge_card: str, set_path: str | None, tolerance: float | None
 
     path = _input_file(judge_card, "judge card", "judge card (judge_card.json, from "
                        "`maev calibrate --card`)")
+    from maev_kit.cli._criteria import check_criterion, is_criterion_card
+
+    if is_criterion_card(path):  # a card calibrated on your own criterion
+        return check_criterion(str(path), set_path, labels, flags, tolerance=tolerance,
+                               min_kappa=min_kappa, resamples=resamples, as_json=as_json)
     judge = None if _judge_defaulted() else flags.judge
     if judge is None:
         _check_card_judge_flags(str(path), flags)

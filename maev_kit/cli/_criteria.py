@@ -11,8 +11,8 @@ import click
 from maev_kit.cli._output import _frame_text
 from maev_kit.errors import InputError
 
-__all__ = ["calibrate_criteria", "criteria_judge", "criteria_json", "criteria_text",
-           "criterion_option", "load_criteria"]
+__all__ = ["calibrate_criteria", "check_criterion", "criteria_judge", "criteria_json",
+           "criteria_text", "criterion_option", "is_criterion_card", "load_criteria"]
 
 criterion_option = click.option(
     "--criterion", "criterion", multiple=True, metavar="FILE|NAME",
@@ -119,3 +119,45 @@ def calibrate_criteria(source: str, specs: tuple[str, ...], labels: str | None, 
             click.echo(f"criterion {criterion.name}: {criterion.question}")
             click.echo(str(out[criterion.name]) + "\n")
     return out
+
+
+def is_criterion_card(path: Any) -> bool:
+    """True when the judge card at ``path`` was calibrated on a criterion."""
+    from maev_kit.calibration import JudgeCard
+
+    return JudgeCard.load(path).criterion is not None
+
+
+def check_criterion(card_path: str, source: str | None, labels: str | None, flags: Any, *,
+                    tolerance: float | None, min_kappa: float | None, resamples: int,
+                    as_json: bool) -> None:
+    """``maev check`` of a criterion's card: its function or model on the labeled items of
+    SOURCE's traces; exit 1 on FAIL, a MaevError (exit 1) on ERROR."""
+    import sys
+
+    from maev_kit.calibration import check_criterion_card
+    from maev_kit.cli._flags import _judge_defaulted
+    from maev_kit.cli._output import _echo_json
+    from maev_kit.errors import MaevError
+
+    if source is None:
+        raise InputError("a criterion's card: name the traces with --set (a trace file or a "
+                         "labeled set) and the labels with --labels")
+    judge = None if _judge_defaulted() else flags.judge
+    params = flags.run_params
+    params.pop("mode", None)
+    if as_json:
+        params["progress"] = False
+    report = check_criterion_card(card_path, _traces(source), _labels_path(source, labels),
+                                  judge=judge, backend_params=flags.backend_params(),
+                                  tolerance=tolerance, min_kappa=min_kappa,
+                                  max_judge_errors=flags.max_judge_errors,
+                                  n_resamples=resamples, **params)
+    if as_json:
+        _echo_json(report.to_dict())
+    else:
+        click.echo(str(report))
+    if report.status == "ERROR":
+        raise MaevError("the drift check has no verdict: " + "; ".join(report.reasons))
+    if report.exit_code:
+        sys.exit(report.exit_code)

@@ -173,7 +173,7 @@ class CallableJudge:
 def _function_name(fn: Any) -> str:
     module = getattr(fn, "__module__", None) or ""
     qual = getattr(fn, "__qualname__", None) or type(fn).__name__
-    return f"{module}:{qual}" if module and "<" not in qual else qual
+    return f"{module}:{qual}" if module and module != "__main__" and "<" not in qual else qual
 
 
 class LLMCriterionJudge:

@@ -98,3 +98,43 @@ def test_labels_outside_the_criterion_are_an_input_error():
         calibrate(items, bad, judges=[says_amount], progress=False)
     with pytest.raises(InputError, match="has a human label"):
         calibrate(items, {"other:x": {"ana": "yes"}}, judges=[says_amount], progress=False)
+
+
+def says_nothing(item):
+    """A judge that drifted: 'no' whatever the conversation."""
+    return "no"
+
+
+def test_card_names_the_function_and_the_drift_gate_reruns_it(tmp_path):
+    from maev_kit.calibration import JudgeCard, check_criterion_card
+
+    traces = make_traces(30)
+    items = GROUNDED.items(traces)
+    human = _human(items)
+    res = calibrate(items, human, judges=["criteria.conftest:says_amount"], progress=False,
+                    n_resamples=300)
+    card = res.card(min_kappa=0.2)
+    card.save(tmp_path / "card.json")
+    loaded = JudgeCard.load(tmp_path / "card.json")
+    assert loaded.judge_name == "criteria.conftest:says_amount" and loaded.model is None
+    assert loaded.criterion["labels"] == ["yes", "no"] and loaded.criterion["name"] == "grounded"
+    assert set(loaded.item_verdicts.values()) == {"yes", "no"}
+    same = check_criterion_card(tmp_path / "card.json", traces, human, n_resamples=300,
+                                progress=False)
+    assert same.status == "PASS" and same.kappa_now == pytest.approx(loaded.kappa)
+    assert same.then_only_correct == same.now_only_correct == 0
+    drifted = check_criterion_card(loaded, traces, human, judge=says_nothing,
+                                   n_resamples=300, progress=False)
+    assert drifted.status == "FAIL" and drifted.exit_code == 1
+    assert drifted.then_only_correct > 0 and drifted.p_value < 0.05
+
+
+def test_a_retention_card_keeps_retention_labels():
+    from pydantic import ValidationError
+
+    from maev_kit.calibration import JudgeCard
+
+    with pytest.raises(ValidationError, match="not one of"):
+        JudgeCard(judge_name="h", judge_version="1", item_verdicts={"a": "yes"})
+    card = JudgeCard(judge_name="h", judge_version="1", item_verdicts={"a": "lost"})
+    assert "criterion" not in card.model_dump_json()  # older cards are written as before

@@ -81,3 +81,25 @@ def test_bad_criteria_exit_2_with_one_line(world, capsys, args, message):
                             "--no-progress"] + (["--judge", "criteria.conftest:says_amount"]
                                                 if "--judge" not in args else []), capsys)
     assert code == 2 and "Traceback" not in err
+
+
+def test_calibrate_card_then_check_runs_the_named_function(world, capsys):
+    c = Criterion("grounded", scope="conversation", labels=("yes", "no"), question="?")
+    store = LabelStore(world / "labels.jsonl")
+    for it in c.items(make_traces(12, handoffs=False)):
+        store.add(it.item_id, says_amount(it), annotator="ana", criterion="grounded")
+    code, out, err = run_cli(["calibrate", "traces.jsonl", "--criterion", "criteria.toml",
+                              "--labels", "labels.jsonl", "--judge",
+                              "criteria.conftest:says_amount", "--card", "card.json",
+                              "--resamples", "200", "--no-progress"], capsys)
+    assert code == 0, err
+    assert json.loads((world / "card.json").read_text())["judge_name"] == \
+        "criteria.conftest:says_amount"
+    code, out, err = run_cli(["check", "card.json", "--set", "traces.jsonl", "--labels",
+                              "labels.jsonl", "--resamples", "200", "--no-progress"], capsys)
+    assert code == 0, err
+    assert out.startswith("PASS: criterion grounded, judge criteria.conftest:says_amount")
+    code, out, err = run_cli(["check", "card.json", "--set", "traces.jsonl", "--labels",
+                              "labels.jsonl", "--judge", "criteria.conftest:no_amount",
+                              "--resamples", "200", "--no-progress"], capsys)
+    assert code == 2 and "cannot import it" in err and "Traceback" not in err

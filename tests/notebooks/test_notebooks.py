@@ -14,10 +14,11 @@ NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 WRITES = {"01_explore_traces": {"chat.json"}, "02_label_retention": set(),
           "03_calibrate_judges": {"judge_card.json", "cache", "myset"},
           "04_coordination_report": {"report.html"},
-          "05_team_session": {"team-session"}}
+          "05_team_session": {"team-session"},
+          "06_criteria": {"criteria"}}
 
 
-def test_the_five_notebooks_exist():
+def test_the_six_notebooks_exist():
     assert [p.stem for p in NOTEBOOKS] == sorted(WRITES)
 
 

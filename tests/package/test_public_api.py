@@ -96,9 +96,11 @@ PUBLIC = {
         "stuart_maxwell",
     ],
     "maev_kit.calibration": [
-        "AlignmentResult", "Budget", "CalibrationResult", "DegenerateLabelsError", "DriftReport",
+        "AlignmentResult", "Budget", "CalibrationResult", "CriterionDrift",
+        "DegenerateLabelsError", "DriftReport",
         "JudgeCard", "JudgeCardMismatchWarning", "JudgeMeta", "PromptComparison", "align",
-        "calibrate", "calibration_from_runs", "check_card", "compare_prompts",
+        "calibrate", "calibration_from_runs", "check_card", "check_criterion_card",
+        "compare_prompts",
         "corrected_prevalence", "fit_on_other_splits", "judge_from_card", "load_human_labels",
         "next_items_to_label",
     ],
