@@ -57,9 +57,14 @@ def main(argv: list[str] | None = None) -> int:
 
     from maev_kit.criteria import attribution_leaderboard, failure_attribution
     from maev_kit.datasets import load_who_and_when
+    from maev_kit.errors import InputError
 
     t0 = time.perf_counter()
-    ws = load_who_and_when(args.folder)
+    try:
+        ws = load_who_and_when(args.folder)
+    except InputError as e:
+        print(e, file=sys.stderr)
+        return 2
     loaded = time.perf_counter() - t0
     criterion = failure_attribution(ws.traces)
     judges = {"ours: first error marker": first_error_marker}
