@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["LabeledSet", "Manifest", "ValidationReport", "bundled_set_path",
-           "load_labeled_set", "validate_path"]
+           "load_labeled_set", "load_who_and_when", "validate_path"]
 
 REQUIRED_FILES = ("manifest.json", "traces.jsonl", "expectations.jsonl")
 
@@ -485,3 +485,111 @@ def load_labeled_set(path: str | os.PathLike[str]) -> LabeledSet:
     if not isinstance(loaded, LabeledSet):
         raise InputError(f"{display_name(path)} is a trace file, not a labeled-set folder")
     return loaded
+
+
+# ---- the Who&When benchmark -----------------------------------------------------------------
+
+#: The name of :func:`maev_kit.criteria.failure_attribution`'s criterion (its labels' item ids
+#: start with it; ``criteria`` sits beside ``datasets`` in the layers, so it is spelled twice
+#: and a test keeps the two equal).
+ATTRIBUTION = "failure-attribution"
+#: Who labeled the Who&When runs, as the annotator of its label records.
+WHO_AND_WHEN_ANNOTATOR = "who-and-when-authors"
+_WW_SUBSETS = ("Hand-Crafted", "Algorithm-Generated")
+
+
+def _who_and_when_files(folder: str | os.PathLike[str]) -> tuple[Path, list[tuple[str, Path]]]:
+    """The ``Who&When`` folder under ``folder`` (or ``folder`` itself) and its run files as
+    ``(subset, path)``, each subset's files in the order of their number."""
+    p = Path(folder)
+    root = p / "Who&When" if (p / "Who&When").is_dir() else p
+    subsets = [s for s in _WW_SUBSETS if (root / s).is_dir()]
+    if not p.is_dir() or not subsets:
+        raise InputError(
+            f"{display_name(folder)}: not a Who&When folder: expected a clone of the benchmark's "
+            "repository (https://github.com/ag2ai/Agents_Failure_Attribution) or its Who&When "
+            f"folder, holding {' and/or '.join(_WW_SUBSETS)} folders of run files (1.json, …)")
+
+    def order(f: Path) -> tuple[int, int | str]:
+        return (0, int(f.stem)) if f.stem.isdigit() else (1, f.stem)
+
+    return root, [(s, f) for s in subsets for f in sorted((root / s).glob("*.json"), key=order)]
+
+
+def load_who_and_when(folder: str | os.PathLike[str]) -> LabeledSet:
+    """The Who&When benchmark (Zhang et al., ICML 2025: failed runs of multi-agent systems,
+    each labeled with the responsible agent and the decisive step) as a :class:`LabeledSet`.
+
+    ``folder``: a clone of its public repository (or that clone's ``Who&When`` folder); the
+    kit ships none of its data (its tasks include GAIA questions and answers, which their
+    authors ask not to redistribute). Each run is a trace (``hand-crafted-1``,
+    ``algorithm-generated-7``, …; splits ``hand-crafted`` and ``algorithm-generated``) whose
+    handoffs are the recorded delegations where the system records them and the speaker
+    changes elsewhere (``trace.metadata["handoffs"]`` says which); each label record is the
+    benchmark authors' label for item ``failure-attribution:<conversation_id>`` of
+    :func:`maev_kit.criteria.failure_attribution`: ``agent@step``, ``step`` the 0-based
+    position of the decisive turn in ``trace.turns`` (the benchmark's own ``mistake_step``
+    indexes its history, which counts the user's message: the note of each record keeps it).
+    Conversion: :mod:`maev_kit.traces.importers._who_and_when`.
+
+    A file that cannot be read raises :class:`~maev_kit.errors.LabelValidationError` naming
+    every such file and field; nothing is written anywhere.
+    """
+    import warnings
+
+    from maev_kit.errors import TraceWarning
+    from maev_kit.traces.importers._who_and_when import who_and_when_run
+
+    root, files = _who_and_when_files(folder)
+    problems: list[Problem] = []
+    traces: list[MultiAgentTrace] = []
+    records: list[LabelRecord] = []
+    splits: dict[str, list[str]] = {}
+    digest = hashlib.sha256()
+    for subset, f in files:
+        shown = f"{subset}/{f.name}"
+        raw = f.read_bytes()
+        digest.update(shown.encode() + b"\0" + hashlib.sha256(raw).digest())
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+            problems.append(Problem(shown, getattr(e, "lineno", None), "",
+                                    f"not a JSON file of UTF-8 text: {e}"))
+            continue
+        cid = f"{subset.lower()}-{f.stem}"
+        run = who_and_when_run(data, cid, subset=subset, source=shown)
+        problems += [Problem(shown, None, *_field_message(m)) for m in run.problems]
+        for note in run.notes:
+            warnings.warn(f"{shown}: {note}", TraceWarning, stacklevel=2)
+        if run.label is None:
+            continue
+        traces.append(run.trace)
+        splits.setdefault(subset.lower(), []).append(cid)
+        records.append(LabelRecord(
+            item_id=f"{ATTRIBUTION}:{cid}", annotator=WHO_AND_WHEN_ANNOTATOR, label=run.label,
+            criterion=ATTRIBUTION, note=f"{run.reason} (Who&When mistake_step {run.mistake_step},"
+                                        " an index into the run's history)".strip()))
+    if problems:
+        raise LabelValidationError(problems)
+    if not traces:
+        raise InputError(f"{display_name(folder)}: the Who&When folder holds no run file")
+    agents = sorted({a for t in traces for a in t.agents_involved()})
+    manifest = Manifest(
+        name="who-and-when", version=digest.hexdigest()[:12], labels=agents, splits=splits,
+        description="Who&When (Zhang et al., ICML 2025; MIT): failed runs of multi-agent "
+                    "systems (Hand-Crafted: Magentic-One; Algorithm-Generated: CaptainAgent "
+                    "teams), each labeled by the benchmark's authors with the agent responsible "
+                    "for the failure and the decisive step. Labels: annotator "
+                    f"{WHO_AND_WHEN_ANNOTATOR!r}, criterion {ATTRIBUTION!r}.")
+    ls = LabeledSet(root, manifest, traces, {}, records)
+    # no manifest/labels files to hash: the run files are the content, their labels the labels
+    ls.__dict__["content_hash"] = digest.hexdigest()
+    ls.__dict__["labels_hash"] = hashlib.sha256("\n".join(
+        r.model_dump_json() for r in records).encode()).hexdigest()
+    return ls
+
+
+def _field_message(message: str) -> tuple[str, str]:
+    """``"field: text"`` → (field, text); a message without a field → ("", message)."""
+    head, sep, rest = message.partition(": ")
+    return (head, rest) if sep and " " not in head else ("", message)

@@ -27,3 +27,26 @@ from maev_kit.criteria._prompt import CRITERION_PROMPTS, criterion_prompt
 __all__ = ["CRITERION_PROMPTS", "SCOPES", "CallableJudge", "Criterion", "CriterionItem",
            "CriterionRun", "CriterionVerdict", "LLMCriterionJudge", "Scope", "builtin",
            "builtins", "criterion_prompt", "judge_criterion", "load", "register", "resolve"]
+
+# ---- built in: failure attribution (Who&When) and the MAST failure modes -------------------
+from maev_kit.criteria._attribution import (  # noqa: E402
+    ATTRIBUTION,
+    BASELINES,
+    attribution_labels,
+    attribution_leaderboard,
+    failure_attribution,
+    parse_attribution,
+)
+from maev_kit.criteria._mast import (  # noqa: E402
+    MAST_CATEGORIES,
+    MAST_SOURCE,
+    MastFindings,
+    find_mast_modes,
+    mast_mode,
+    mast_modes,
+)
+
+__all__ = sorted([*__all__, "ATTRIBUTION", "BASELINES", "MAST_CATEGORIES", "MAST_SOURCE",
+                  "MastFindings", "attribution_labels", "attribution_leaderboard",
+                  "failure_attribution", "find_mast_modes", "mast_mode", "mast_modes",
+                  "parse_attribution"], key=lambda s: (not s.isupper(), s))

@@ -49,9 +49,12 @@ PUBLIC = {
         "detect_file", "detect_format", "import_traces", "load_any",
     ],
     "maev_kit.criteria": [
-        "CRITERION_PROMPTS", "SCOPES", "CallableJudge", "Criterion", "CriterionItem",
-        "CriterionRun", "CriterionVerdict", "LLMCriterionJudge", "Scope", "builtin",
-        "builtins", "criterion_prompt", "judge_criterion", "load", "register", "resolve",
+        "ATTRIBUTION", "BASELINES", "CRITERION_PROMPTS", "MAST_CATEGORIES", "MAST_SOURCE",
+        "SCOPES", "CallableJudge", "Criterion", "CriterionItem", "CriterionRun",
+        "CriterionVerdict", "LLMCriterionJudge", "MastFindings", "Scope", "attribution_labels",
+        "attribution_leaderboard", "builtin", "builtins", "criterion_prompt",
+        "failure_attribution", "find_mast_modes", "judge_criterion", "load", "mast_mode",
+        "mast_modes", "parse_attribution", "register", "resolve",
     ],
     "maev_kit.expectations": [
         "ConversationExpectations", "HandoffExpectation", "KeyFact", "RoutingTestCase",
