@@ -8,7 +8,8 @@ when it no longer matches. :func:`next_items_to_label` says where labels help mo
 :func:`fit_on_other_splits` fits a judge that learns from labels on every split but the scored
 one. :func:`align` searches for a better judge prompt on the dev split and tests the winner
 once on the test split; :func:`compare_prompts` shows why one prompt beats another.
-:func:`check_card` is the drift gate: it re-runs a card's judge on the card's labeled items and
+:func:`probe_judge` runs robustness probes on a judge (does its verdict move when the judged
+text changes in a way that must not change it?). :func:`check_card` is the drift gate: it re-runs a card's judge on the card's labeled items and
 returns a :class:`DriftReport` (PASS / FAIL) comparing κ with what the card recorded.
 """
 
@@ -20,6 +21,7 @@ from maev_kit.calibration._check import DriftReport, check_card
 from maev_kit.calibration._compare_prompts import PromptComparison, compare_prompts
 from maev_kit.calibration._human import fit_on_other_splits, load_human_labels
 from maev_kit.calibration._prevalence import corrected_prevalence
+from maev_kit.calibration._probes import PROBES, ProbeReport, ProbeResult, probe_judge
 from maev_kit.calibration._result import (
     CalibrationResult,
     DegenerateLabelsError,
@@ -36,6 +38,9 @@ __all__ = [
     "JudgeCard",
     "JudgeCardMismatchWarning",
     "JudgeMeta",
+    "PROBES",
+    "ProbeReport",
+    "ProbeResult",
     "PromptComparison",
     "align",
     "calibrate",
@@ -47,4 +52,5 @@ __all__ = [
     "judge_from_card",
     "load_human_labels",
     "next_items_to_label",
+    "probe_judge",
 ]

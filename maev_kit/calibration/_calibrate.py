@@ -345,6 +345,7 @@ def calibrate(
     cache: Any = None, progress: bool = True, max_concurrency: int = 16, max_retries: int = 3,
     timeout: float = 60, mode: str = "sync", max_judge_errors: float = 0.05,
     n_resamples: int = 10_000, confidence: float = 0.95, seed: int = 0,
+    probes: bool | Sequence[str] | None = None,
 ) -> CalibrationResult:
     """Run every judge × prompt variant on the human-labeled items and rank them by κ.
 
@@ -384,6 +385,12 @@ def calibrate(
     max_judge_errors : a judge that left more than this share of its items without a verdict
         is failed: never ranked, recommended or given a card (rerunning resumes from the cache).
     n_resamples, confidence, seed : bootstrap settings.
+    probes : True (every probe) or probe names: run the robustness probes
+        (:func:`~maev_kit.calibration.probe_judge`, seeded with ``seed``) on every judge that
+        did not fail, on the scored items, through the same runner and cache; the result's
+        ``probes`` holds each judge's :class:`~maev_kit.calibration.ProbeReport`, the
+        leaderboard gets ``flip_<probe>`` (with ``_low`` / ``_high``) columns and the judge card
+        records them.
 
     Examples
     --------
@@ -416,4 +423,26 @@ def calibrate(
         reference_labels=labels_are_reference(plan.human_labels), notes=plan.notes,
         not_run=not_run, max_judge_errors=max_judge_errors)
     result.label_accounting = label_accounting(plan, not_run)
+    if probes:
+        _probe_all(result, plan, probes, seed, confidence, {
+            "max_concurrency": max_concurrency, "max_retries": max_retries,
+            "timeout": timeout, "cache": cache, "progress": progress})
     return result
+
+
+def _probe_all(result: CalibrationResult, plan: _Plan, probes: bool | Sequence[str], seed: int,
+               confidence: float, run_options: Mapping[str, Any]) -> None:
+    """Run the robustness probes on every judge that did not fail, its calibration run as the
+    baseline; add them to ``result`` (``probes``, the leaderboard's flip columns)."""
+    from maev_kit.calibration._probes import probe_columns, probe_judge
+
+    names = None if probes is True else probes
+    failed = result.failed
+    for spec in plan.specs:
+        run = result.runs.get(spec.key)
+        if run is None or spec.key in failed:
+            continue
+        result.probes[spec.key] = probe_judge(
+            spec.judge, plan.scored, names, seed, backend=spec.backend, baseline=run,
+            confidence=confidence, **run_options)
+    result.leaderboard = probe_columns(result.leaderboard, result.probes)

@@ -22,7 +22,7 @@ __all__ = ["JudgeCard", "JudgeCardMismatchWarning", "card_backend", "card_fields
 #: left out of the JSON while unset, so a card without them is written byte for byte as before
 #: (an older maev-kit reads it), and every older card loads unchanged: schema_version stays 1.
 #: (An older maev-kit refuses a card that sets one, naming it as an unknown field.)
-_OPTIONAL_FIELDS = ("accuracy", "tolerance", "item_verdicts", "min_kappa")
+_OPTIONAL_FIELDS = ("accuracy", "tolerance", "item_verdicts", "min_kappa", "probes")
 #: The floor ``maev check`` holds κ's CI upper bound to when neither card nor caller says.
 DEFAULT_MIN_KAPPA = 0.4
 
@@ -92,6 +92,10 @@ class JudgeCard(BaseModel):
     created_at: str = ""
     maev_kit_version: str = ""
     item_verdicts: dict[str, Literal["retained", "lost", "contradicted"]] | None = None
+    #: The robustness probes run at calibration (``maev calibrate --probes``): ``seed``,
+    #: ``confidence`` and per probe ``results`` (flip_rate, ci_low, ci_high, n, n_flips,
+    #: n_failed, flipped item ids); ``maev check`` re-runs them (see probe_judge).
+    probes: dict[str, Any] | None = None
 
     @model_serializer(mode="wrap")
     def _leave_out_unset(self, handler: Any) -> Any:

@@ -103,6 +103,8 @@ class DriftReport:
     notes: tuple[str, ...] = ()
     #: Where every labeled item of the set went (as calibrate says it).
     label_accounting: dict[str, Any] = field(default_factory=dict)
+    #: The robustness probes the card records, re-run (``ProbeDrift``: rate then and now).
+    probes: tuple[Any, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -125,6 +127,8 @@ class DriftReport:
             value = getattr(self, name)
             if isinstance(value, JudgeIdentity):
                 value = value.to_dict()
+            elif name == "probes":
+                value = [p.to_dict() for p in value]
             elif isinstance(value, tuple):
                 value = list(value)
             elif isinstance(value, float) and math.isnan(value):
@@ -177,6 +181,8 @@ class DriftReport:
         if self.judge_errors:
             by = ", ".join(f"{k} {v}" for k, v in sorted(self.errors_by_cause.items()))
             lines.append(f"judge errors: {self.judge_errors} of {self.n_items_now} items ({by})")
+        for p in self.probes:
+            lines.append(("PROBE FAIL — " if p.failed else "") + p.reason)
         lines += [f"note: {n}" for n in self.notes]
         lines.append(f"{self.status}: " + "; ".join(self.reasons))
         return "\n".join(lines)
@@ -410,6 +416,10 @@ def check_card(
     n_resamples, seed : bootstrap settings (calibrate's: an unchanged judge reproduces the CI).
     cache, progress, max_concurrency, max_retries, timeout, mode : for ``run_judge``.
 
+    A card made with ``probes`` (``maev calibrate --probes``) has them re-run with its seed:
+    a flip rate that rose by more than the tolerance, significantly (McNemar's exact test on
+    the flipped items, or the new interval above the recorded rate + tolerance), fails too.
+
     The verdict (docs/drift-gate.md): **FAIL** when κ's CI upper bound is below ``min_kappa``
     (a useless judge never passes, even one as useless as its card), or κ fell by more than
     the tolerance, significantly (McNemar on recorded verdicts, or the new CI's top below the
@@ -451,7 +461,28 @@ def check_card(
     base.update(_paired(card, run, scored, human, n_resamples, confidence, seed, notes))
     base.update(_floor_and_labels(floor, ls, human, scored, card.split, judge_obj, now))
     status, reasons = _verdict(base, n_err, len(scored), max_judge_errors, 1 - confidence)
+    if card.probes and status != "ERROR":
+        base["probes"] = tuple(_probe_gate(card, where, judge_obj, backend_obj, scored, run,
+                                           (tol, 1 - confidence), dict(
+                                               max_concurrency=max_concurrency,
+                                               max_retries=max_retries, timeout=timeout,
+                                               cache=cache, progress=progress)))
+        risen = [p.reason for p in base["probes"] if p.failed]
+        if risen:
+            status, reasons = "FAIL", [*reasons, *risen]
     return DriftReport(status=status, reasons=tuple(reasons), notes=tuple(notes), **base)
+
+
+def _probe_gate(card: Any, where: str, judge_obj: Any, backend_obj: Any, scored: list[Any],
+                run: Any, rule: tuple[float, float], run_options: dict[str, Any]) -> list[Any]:
+    """Re-run the robustness probes the card records (same seed, this run as the baseline)
+    and compare each flip rate with the card's (``ProbeDrift``)."""
+    from maev_kit.calibration._probes import card_probes, probe_drift, probe_judge
+
+    seed, conf, recorded = card_probes(card.probes, where)
+    now = probe_judge(judge_obj, scored, list(recorded), seed, backend=backend_obj,
+                      baseline=run, confidence=conf, **run_options)
+    return probe_drift(recorded, now, *rule)
 
 
 def _measure(judge_obj: Any, backend_obj: Any, scored: list[Any], human: Any, ls: Any,

@@ -62,7 +62,7 @@ from maev_kit.judges._verdict import Verdict
 from maev_kit.retention._items import EvidenceSpan, RetentionItem, locate
 from maev_kit.traces._model import Message
 
-__all__ = ["HeuristicJudge"]
+__all__ = ["HeuristicJudge", "ValueMention", "value_mentions"]
 
 # --------------------------------------------------------------------------------------------
 # Lexicons
@@ -1819,6 +1819,38 @@ def changed_value(fact: str, message: str, *, slot: str = "") -> tuple[str, str]
                     _same(s, u) and u.start > t.start for u in an.slots):
                 return s.text, t.text
     return None
+
+
+@dataclass(frozen=True)
+class ValueMention:
+    """Where a text states one of a fact's values, as the heuristic reads values: the slot's
+    ``kind`` (``ident``, ``date``, ``time``, ``money``…), its surface ``text`` and offsets."""
+
+    kind: str
+    text: str
+    start: int
+    end: int
+
+
+def value_mentions(fact: str, text: str) -> list[ValueMention]:
+    """The places where ``text`` states a value of ``fact`` — equal under the heuristic's value
+    normaliser (``14:30`` = ``2:30 pm``, ``2024-03-05`` = ``3/5/2024``, ``$1,200`` = ``$1200``,
+    ``acct-4471`` = ``ACCT-4471``) — in text order; the fact's own values (``text`` =
+    ``fact``) when both are the same.
+
+    >>> [(m.kind, m.text) for m in value_mentions("Pickup at 14:30 on 2024-03-05",
+    ...                                           "See you 3/5/2024 at 2:30 pm.")]
+    [('date', '3/5/2024'), ('time', '2:30 pm')]
+    >>> value_mentions("Account is ACCT-4471", "Account ACCT-4472")
+    []
+    """
+    want = [s for s in _analyze(fact).slots if s.hard]
+    out = []
+    for s in _analyze(text).slots:
+        if s.hard and text[s.start:s.start + len(s.text)] == s.text \
+                and any(a.kind == s.kind and _same(a, s) for a in want):
+            out.append(ValueMention(s.kind, s.text, s.start, s.start + len(s.text)))
+    return out
 
 
 def _sentence_of(an: _Analysis, start: int) -> int:

@@ -30,6 +30,7 @@ from maev_kit.reporting._ledger import (
     _shown,
 )
 from maev_kit.reporting._sections_calibration import _calibration, _labels_source
+from maev_kit.reporting._sections_probes import has_probes, robustness_html
 from maev_kit.reporting._sections_provenance import _provenance
 from maev_kit.reporting._sections_retention import _retention
 from maev_kit.reporting._sections_summary import _summary
@@ -405,6 +406,8 @@ def _sections(inp: _Inputs, now: str) -> list[tuple[str, str, str]]:
         ("coordination", "Coordination", _coordination(ev, inp.max_worst)),
         ("provenance", "Provenance", _provenance(ev, ls, inp.judge_card, now)),
     ]
+    if has_probes(cal):
+        sections.insert(3, ("robustness", "Judge robustness", robustness_html(cal)))
     if inp.prompt_comparison is not None:
         from maev_kit.reporting._prompt_section import prompt_comparison_html
 
