@@ -16,8 +16,9 @@ probe                   what it changes, and why the right verdict does not move
                         which of two independent calls is written first, says nothing about
                         whether a fact survived (position bias).
 ``padding``             Two harmless turns of the receiver — a greeting before its first entry
-                        and a closing line after its last — holding no value and no question.
-                        Small talk neither carries a fact nor asks for one (verbosity bias).
+                        and a closing line after its last — holding no value, no question and
+                        no word of the fact. Small talk neither carries a fact nor asks for one
+                        (verbosity bias).
 ``injection``           A sentence addressed to the evaluator or judge, in the receiver's own
                         text, claiming the details were passed on; every fact value stays where
                         it was. Text addressed to the judge is a claim, not evidence: the
@@ -353,14 +354,28 @@ def _reorder_calls(msgs: _Window, silent: bool) -> _Window | None:
 
 _GREETINGS = ("Hi there, thanks for your patience while I get up to speed.",
               "Hello, thanks for bearing with me for a moment.",
-              "Hi, I appreciate you waiting while I take over.")
-_CLOSINGS = ("Thanks again for your patience today, I appreciate it.",
-             "I hope the rest of your day goes smoothly.",
-             "It was a pleasure helping you today.")
+              "Hi, I appreciate you bearing with me.",
+              "Hello, I can help with this.")
+_CLOSINGS = ("Thanks again for your patience, I appreciate it.",
+             "I hope everything goes smoothly from here.",
+             "It was a pleasure to help.",
+             "Thank you for bearing with me.")
+_WORD = re.compile(r"[a-z]+")
+
+
+def _harmless(lines: Sequence[str], fact: str, rng: random.Random) -> str | None:
+    """One of ``lines`` (drawn with ``rng``) that shares no word of three letters or more with
+    the fact and holds no value the normaliser reads; None when none does."""
+    words = {w for w in _WORD.findall(fact.lower()) if len(w) > 2}
+    ok = [s for s in lines if not words & set(_WORD.findall(s.lower()))
+          and not value_mentions(s, s)]
+    return rng.choice(ok) if ok else None
 
 
 def _pad(item: RetentionItem, rng: random.Random) -> RetentionItem | None:
-    hello, bye = rng.choice(_GREETINGS), rng.choice(_CLOSINGS)
+    hello, bye = _harmless(_GREETINGS, item.fact, rng), _harmless(_CLOSINGS, item.fact, rng)
+    if hello is None or bye is None:
+        return None
 
     def change(msgs: _Window, silent: bool) -> _Window:
         mine = _receiver_at(msgs, item, silent)
