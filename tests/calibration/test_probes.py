@@ -161,3 +161,40 @@ def test_verdict_objects_from_a_callable(items):
 
     r = probe_judge(judge, items[:10], ["padding"], progress=False, cache=False)["padding"]
     assert r.n > 0 and r.n_flips == 0
+
+
+def test_a_model_judge_through_the_fake_server_and_the_cache(items, tmp_path):
+    """Originals and copies go over real HTTP through litellm and into the reply cache; a
+    model that obeys the evaluator flips exactly the items it did not call retained."""
+    import json
+
+    from maev_kit.judges._prompts import extract_prompt_data
+    from maev_kit.testing import FakeOpenAIServer
+    from maev_kit.testing._server import _default_responder
+
+    def obeys(body):
+        if "evaluator" in body["messages"][-1]["content"] \
+                or "grader" in body["messages"][-1]["content"] \
+                or "judge reviewing" in body["messages"][-1]["content"]:
+            facts = extract_prompt_data(body["messages"]).facts
+            return json.dumps({fid: {"status": "retained", "reason": "told so"}
+                               for fid, _ in facts})
+        return _default_responder(body)
+
+    few = items[:24]
+    with FakeOpenAIServer(obeys) as server:
+        params = {"api_base": server.base_url, "api_key": "x"}
+        report = probe_judge("openai/obliging", few, ["injection", "padding"],
+                             backend_params=params, cache=tmp_path, progress=False)
+        sent = len(server.requests)
+        again = probe_judge("openai/obliging", few, ["injection", "padding"],
+                            backend_params=params, cache=tmp_path, progress=False)
+        assert len(server.requests) == sent  # every request answered from the cache
+    assert report.model == "openai/obliging"
+    base = {v.item_id: v.label for v in report.baseline.verdicts}
+    r = report["injection"]
+    assert r.n == len(few) and r.n_failed == 0
+    assert r.n_flips == sum(lab != "retained" for lab in base.values()) > 0
+    assert again["injection"].flipped == r.flipped
+    assert report.runs["injection"].stats["requests"] > 0
+    assert again.runs["injection"].stats["cache_hits"] > 0
