@@ -66,7 +66,7 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
     result = calibrate(ls, judges=list(flags.judges), prompts=list(flags.prompts) or None,
                        backend_params=flags.backend_params(), split=split, threshold=threshold,
                        n_resamples=resamples, max_judge_errors=flags.max_judge_errors,
-                       probes=probes or None, **params)
+                       probes=probes, **params)
     failed = _failed_judges(result)
     if failed and len(failed) == len(result.leaderboard):
         raise MaevError("every judge failed, nothing written: " + "; ".join(
