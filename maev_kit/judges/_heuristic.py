@@ -1293,13 +1293,21 @@ _SOMEONE_ELSE = re.compile(r"\b(?:another|a different|a separate|other)\s+(?:cus
                            r"\bsome(?:one|body) else\b", re.I)
 
 
+# Where a sentence ends: punctuation before a space or the end, or a line break (not the dot
+# inside "$64.20" or an e-mail address).
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|\n")
+
+
 def _about_someone_else(said: _Part) -> set[tuple[str, str]]:
     """The values the receiver states in sentences about another person."""
-    an = said.an
+    text = said.an.text
+    if not _SOMEONE_ELSE.search(text):
+        return set()
+    ends = [0, *(m.end() for m in _SENTENCE_END.finditer(text)), len(text)]
     out: set[tuple[str, str]] = set()
-    for a, b in an.sentences:
-        if _SOMEONE_ELSE.search(an.text, a, b):
-            out.update((s.kind, str(s.value)) for s in an.slots if a <= s.start < b)
+    for a, b in zip(ends, ends[1:]):
+        if _SOMEONE_ELSE.search(text, a, b):
+            out.update((s.kind, str(s.value)) for s in said.an.slots if a <= s.start < b)
     return out
 
 
