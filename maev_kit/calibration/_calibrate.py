@@ -437,8 +437,11 @@ def _finish(result: CalibrationResult, plan: _Plan, not_run: Mapping[str, str],
         run = result.runs.get(spec.key)
         if run is None or spec.key in failed:
             continue
-        result.probes[spec.key] = probe_judge(
-            spec.judge, plan.scored, names, seed, backend=spec.backend, baseline=run,
-            confidence=confidence, **run_options)
+        try:
+            result.probes[spec.key] = probe_judge(
+                spec.judge, plan.scored, names, seed, backend=spec.backend, baseline=run,
+                confidence=confidence, **run_options)
+        except JudgeUnavailableError as exc:  # it answered the calibration, not the probes
+            result.notes.append(f"the probes of {spec.key} did not run: {exc}")
     result.leaderboard = probe_columns(result.leaderboard, result.probes)
     return result

@@ -937,7 +937,9 @@ def probe_drift(recorded: Mapping[str, dict[str, Any]], now: ProbeReport, tolera
             continue
         then_rate = rec.get("flip_rate")
         then_flipped = set(rec.get("flipped") or ())
-        measured = {v.item_id for v in now.runs[name].verdicts} if name in now.runs else set()
+        base = {v.item_id for v in getattr(now.baseline, "verdicts", ()) if v.label is not None}
+        measured = {v.item_id for v in now.runs[name].verdicts
+                    if v.label is not None and v.item_id in base} if name in now.runs else set()
         now_flipped = set(r.flipped)
         then_only = len((then_flipped & measured) - now_flipped)
         now_only = len(now_flipped - then_flipped)
