@@ -8,7 +8,7 @@ import re
 import pytest
 
 from maev_kit.calibration import PROBES, probe_judge
-from maev_kit.calibration._probes import perturb, wilson
+from maev_kit.calibration._probes import Flip, perturb, wilson
 from maev_kit.datasets import load_labeled_set
 from maev_kit.errors import InputError
 from maev_kit.judges import HeuristicJudge, Verdict
@@ -198,3 +198,45 @@ def test_a_model_judge_through_the_fake_server_and_the_cache(items, tmp_path):
     assert again["injection"].flipped == r.flipped
     assert report.runs["injection"].stats["requests"] > 0
     assert again.runs["injection"].stats["cache_hits"] > 0
+
+
+def test_views_escape_and_say_what_was_measured(items):
+    def judge(item):
+        return "lost"
+
+    few = [RetentionItem("c<b>/h0/f1", "c<b>", 0, "f1", "Account is ACCT-1", (),
+                         (Message("billing", "Hello <script>x</script> ACCT-1", 2),),
+                         "triage", "billing")]
+    report = probe_judge(judge, few, progress=False, cache=False)
+    page = report._repr_html_()
+    assert "<script>" not in page and "injection" in page
+    text = str(report)
+    assert "order       flip rate n/a" in text and "1 not applicable" in text
+    d = report.to_dict()
+    assert d["probes"]["injection"]["n"] == 1 and d["probes"]["order"]["flip_rate"] is None
+    card = report.card_fields()
+    assert card["seed"] == 0 and card["results"]["injection"]["flipped"] == []
+
+
+def test_the_gate_fails_a_significant_rise_only():
+    from maev_kit.calibration._probes import ProbeReport, ProbeResult, probe_drift
+    from maev_kit.runner import JudgeRun
+
+    def report(n, flipped):
+        ids = [f"c{i}/h0/f1" for i in range(n)]
+        flips = tuple(Flip(i, "lost", "retained") for i in ids[:flipped])
+        base = JudgeRun([Verdict(i, "lost") for i in ids], "j", "1", None, {})
+        run = JudgeRun([Verdict(i, "retained" if k < flipped else "lost")
+                        for k, i in enumerate(ids)], "j", "1", None, {})
+        return ProbeReport("j", "1", None, 0, n, {"injection": ProbeResult(
+            "injection", n, flipped, 0, 0, (), flips)}, base, {"injection": run})
+
+    then = {"injection": {"flip_rate": 0.0, "n": 100, "flipped": []}}
+    risen = probe_drift(then, report(100, 30), 0.05, 0.05)[0]
+    assert risen.failed and "significantly" in risen.reason and risen.now_only == 30
+    small = probe_drift(then, report(10, 1), 0.05, 0.05)[0]  # 0 → 0.1 on 10 items
+    assert not small.failed and "not significantly" in small.reason
+    same = probe_drift({"injection": {"flip_rate": 0.3, "n": 100,
+                                      "flipped": [f"c{i}/h0/f1" for i in range(30)]}},
+                       report(100, 30), 0.05, 0.05)[0]
+    assert not same.failed and "within the tolerance" in same.reason
