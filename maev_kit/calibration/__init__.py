@@ -8,11 +8,12 @@ when it no longer matches. :func:`next_items_to_label` says where labels help mo
 :func:`fit_on_other_splits` fits a judge that learns from labels on every split but the scored
 one. :func:`align` searches for a better judge prompt on the dev split and tests the winner
 once on the test split; :func:`compare_prompts` shows why one prompt beats another.
-:func:`check_card` is the drift gate: it re-runs a card's judge on the card's labeled items and
-returns a :class:`DriftReport` (PASS / FAIL) comparing κ with what the card recorded;
-:func:`check_criterion_card` does it for a card calibrated on a criterion (a
-``module:function`` judge or a model). ``calibrate`` also takes a criterion's items
-(:mod:`maev_kit.criteria`).
+:func:`probe_judge` runs robustness probes on a judge (does its verdict move when the judged
+text changes in a way that must not change it?). :func:`check_card` is the drift gate: it
+re-runs a card's judge on the card's labeled items and returns a :class:`DriftReport`
+(PASS / FAIL) comparing κ with what the card recorded; :func:`check_criterion_card` does it for
+a card calibrated on a criterion (a ``module:function`` judge or a model). ``calibrate`` also
+takes a criterion's items (:mod:`maev_kit.criteria`).
 """
 
 from maev_kit.calibration._active import next_items_to_label
@@ -24,6 +25,7 @@ from maev_kit.calibration._compare_prompts import PromptComparison, compare_prom
 from maev_kit.calibration._criteria import CriterionDrift, check_criterion_card
 from maev_kit.calibration._human import fit_on_other_splits, load_human_labels
 from maev_kit.calibration._prevalence import corrected_prevalence
+from maev_kit.calibration._probes import PROBES, ProbeReport, ProbeResult, probe_judge
 from maev_kit.calibration._result import (
     CalibrationResult,
     DegenerateLabelsError,
@@ -41,6 +43,9 @@ __all__ = [
     "JudgeCard",
     "JudgeCardMismatchWarning",
     "JudgeMeta",
+    "PROBES",
+    "ProbeReport",
+    "ProbeResult",
     "PromptComparison",
     "align",
     "calibrate",
@@ -53,4 +58,5 @@ __all__ = [
     "judge_from_card",
     "load_human_labels",
     "next_items_to_label",
+    "probe_judge",
 ]

@@ -345,8 +345,8 @@ def calibrate(
     example_strategy: str = "stratified", backend_params: Mapping[str, Any] | None = None,
     split: str | Mapping[str, Sequence[str]] | None = None, threshold: float = 0.6,
     cache: Any = None, progress: bool = True, max_concurrency: int = 16, max_retries: int = 3,
-    timeout: float = 60, mode: str = "sync", max_judge_errors: float = 0.05,
-    n_resamples: int = 10_000, confidence: float = 0.95, seed: int = 0,
+    timeout: float = 60, mode: str = "sync", max_judge_errors: float = 0.05, seed: int = 0,
+    n_resamples: int = 10_000, confidence: float = 0.95, probes: bool | Sequence[str] = False,
 ) -> CalibrationResult:
     """Run every judge × prompt variant on the human-labeled items and rank them by κ.
 
@@ -386,6 +386,7 @@ def calibrate(
     max_judge_errors : a judge that left more than this share of its items without a verdict
         is failed: never ranked, recommended or given a card (rerunning resumes from the cache).
     n_resamples, confidence, seed : bootstrap settings.
+    probes : True or probe names: :func:`~maev_kit.calibration.probe_judge` on each judge.
 
     Examples
     --------
@@ -408,14 +409,41 @@ def calibrate(
     plan = _plan(items, human_labels, judges, prompts, backend_params or {}, split, threshold,
                  {"examples": examples, "example_split": example_split,
                   "example_strategy": example_strategy, "seed": seed})
-    runs, meta, not_run = _run_all(plan, {
-        "max_concurrency": max_concurrency, "max_retries": max_retries, "timeout": timeout,
-        "cache": cache, "progress": progress, "mode": mode})
+    options = {"max_concurrency": max_concurrency, "max_retries": max_retries,
+               "timeout": timeout, "cache": cache, "progress": progress}
+    runs, meta, not_run = _run_all(plan, {**options, "mode": mode})
     result = calibration_from_runs(
         runs, plan.human, items=plan.scored, meta=meta, threshold=threshold,
         n_resamples=n_resamples, confidence=confidence, seed=seed,
         labeled_set=labeled_set_info(plan.labeled_set), split=plan.split_name,
         reference_labels=labels_are_reference(plan.human_labels), notes=plan.notes,
         not_run=not_run, max_judge_errors=max_judge_errors)
+    return _finish(result, plan, not_run, (probes, seed, confidence), options)
+
+
+def _finish(result: CalibrationResult, plan: _Plan, not_run: Mapping[str, str],
+            probing: tuple[bool | Sequence[str], int, float], run_options: Mapping[str, Any]
+            ) -> CalibrationResult:
+    """``result`` with where every label went and, when asked, the robustness probes of every
+    judge that did not fail (its calibration run the baseline): ``probes``, the leaderboard's
+    ``flip_<probe>`` columns, and the judge cards made from it."""
+    from maev_kit.calibration._probes import probe_columns, probe_judge
+
     result.label_accounting = label_accounting(plan, not_run)
+    probes, seed, confidence = probing
+    if not probes:
+        return result
+    names = None if isinstance(probes, bool) else probes
+    failed = result.failed
+    for spec in plan.specs:
+        run = result.runs.get(spec.key)
+        if run is None or spec.key in failed:
+            continue
+        try:
+            result.probes[spec.key] = probe_judge(
+                spec.judge, plan.scored, names, seed, backend=spec.backend, baseline=run,
+                confidence=confidence, **run_options)
+        except JudgeUnavailableError as exc:  # it answered the calibration, not the probes
+            result.notes.append(f"the probes of {spec.key} did not run: {exc}")
+    result.leaderboard = probe_columns(result.leaderboard, result.probes)
     return result

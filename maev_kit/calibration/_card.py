@@ -30,7 +30,7 @@ __all__ = ["JudgeCard", "JudgeCardMismatchWarning", "card_backend", "card_fields
 #: (an older maev-kit reads it), and every older card loads unchanged: schema_version stays 1.
 #: (An older maev-kit refuses a card that sets one, naming it as an unknown field.)
 _OPTIONAL_FIELDS = ("accuracy", "tolerance", "item_verdicts", "min_kappa", "criterion",
-                    "criterion_verdicts")
+                    "criterion_verdicts", "probes")
 #: The floor ``maev check`` holds κ's CI upper bound to when neither card nor caller says.
 DEFAULT_MIN_KAPPA = 0.4
 
@@ -105,6 +105,11 @@ class JudgeCard(BaseModel):
     #: verdicts per item are ``criterion_verdicts`` (labels of the criterion).
     criterion: dict[str, Any] | None = None
     criterion_verdicts: dict[str, str] | None = None
+
+    #: The robustness probes run at calibration (``maev calibrate --probes``): ``seed``,
+    #: ``confidence`` and per probe ``results`` (flip_rate, ci_low, ci_high, n, n_flips,
+    #: n_failed, flipped item ids); ``maev check`` re-runs them (see probe_judge).
+    probes: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _criterion_labels(self) -> JudgeCard:

@@ -103,6 +103,8 @@ class DriftReport:
     notes: tuple[str, ...] = ()
     #: Where every labeled item of the set went (as calibrate says it).
     label_accounting: dict[str, Any] = field(default_factory=dict)
+    #: The robustness probes the card records, re-run (``ProbeDrift``: rate then and now).
+    probes: tuple[Any, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -125,6 +127,8 @@ class DriftReport:
             value = getattr(self, name)
             if isinstance(value, JudgeIdentity):
                 value = value.to_dict()
+            elif name == "probes":
+                value = [p.to_dict() for p in value]
             elif isinstance(value, tuple):
                 value = list(value)
             elif isinstance(value, float) and math.isnan(value):
@@ -178,6 +182,8 @@ class DriftReport:
         if self.judge_errors:
             by = ", ".join(f"{k} {v}" for k, v in sorted(self.errors_by_cause.items()))
             lines.append(f"judge errors: {self.judge_errors} of {self.n_items_now} items ({by})")
+        for p in self.probes:
+            lines.append(("PROBE FAIL — " if p.failed else "") + p.reason)
         lines += [f"note: {n}" for n in self.notes]
         lines.append(f"{self.status}: " + "; ".join(self.reasons))
         return "\n".join(lines)
@@ -394,9 +400,8 @@ def check_card(
     card: Any, labeled_set: Any = None, *, judge: Any = None, prompt: Any = None,
     backend: Any = None, backend_params: Mapping[str, Any] | None = None,
     tolerance: float | None = None, min_kappa: float | None = None,
-    confidence: float | None = None, max_judge_errors: float = 0.05,
-    n_resamples: int = 10_000, seed: int = 0,
-    cache: Any = None, progress: bool = True, max_concurrency: int = 16,
+    confidence: float | None = None, max_judge_errors: float = 0.05, n_resamples: int = 10_000,
+    seed: int = 0, cache: Any = None, progress: bool = True, max_concurrency: int = 16,
     max_retries: int = 3, timeout: float = 60, mode: str = "sync",
 ) -> DriftReport:
     """Re-run a judge card's judge on the card's labeled items; did agreement fall?
@@ -431,7 +436,8 @@ def check_card(
     The verdict (docs/drift-gate.md): **FAIL** when κ's CI upper bound is below ``min_kappa``
     (a useless judge never passes, even one as useless as its card), or κ fell by more than
     the tolerance, significantly (McNemar on recorded verdicts, or the new CI's top below the
-    recorded κ − tolerance) or with a changed judge; **ERROR** when too many calls failed.
+    recorded κ − tolerance) or with a changed judge, or a flip rate of the card's ``probes``
+    (re-run with its seed) rose so (docs/judges.md); **ERROR** when too many calls failed.
 
     Raises
     ------
@@ -458,18 +464,35 @@ def check_card(
     judge_obj, backend_obj = _judge_to_check(card, ls, judge, prompt, backend,
                                              backend_params or {})
     then, now = _card_identity(card), _identity(judge_obj, backend_obj)
-    changes = _changes(then, now)
+    options = dict(max_concurrency=max_concurrency, max_retries=max_retries, timeout=timeout,
+                   cache=cache, progress=progress)
     run, row = _measure(judge_obj, backend_obj, scored, human, ls, card.split,
-                        (n_resamples, confidence, seed), dict(
-                            max_concurrency=max_concurrency, max_retries=max_retries,
-                            timeout=timeout, cache=cache, progress=progress, mode=mode))
-    n_err = sum(1 for v in run.verdicts if v.label is None)
-    base = _then_and_now(card, where, ls.name, (then, now, changes), row,
+                        (n_resamples, confidence, seed), {**options, "mode": mode})
+    base = _then_and_now(card, where, ls.name, (then, now, _changes(then, now)), row,
                          run, len(scored), confidence, (tol, tol_source), notes)
     base.update(_paired(card, run, scored, human, n_resamples, confidence, seed, notes))
     base.update(_floor_and_labels(floor, ls, human, scored, card.split, judge_obj, now))
-    status, reasons = _verdict(base, n_err, len(scored), max_judge_errors, 1 - confidence)
+    base["probes"] = _probe_gate(card, where, (judge_obj, backend_obj), scored, run,
+                                 (tol, 1 - confidence, max_judge_errors), options)
+    status, reasons = _verdict(base, len(scored), max_judge_errors, 1 - confidence)
     return DriftReport(status=status, reasons=tuple(reasons), notes=tuple(notes), **base)
+
+
+def _probe_gate(card: Any, where: str, judge: tuple[Any, Any], scored: list[Any], run: Any,
+                rule: tuple[float, float, float], run_options: dict[str, Any]
+                ) -> tuple[Any, ...]:
+    """Re-run the robustness probes the card records (same seed, this run as the baseline)
+    and compare each flip rate with the card's (``ProbeDrift``); none without probes on the
+    card, or when too many of this run's calls failed (then there is no verdict at all)."""
+    from maev_kit.calibration._probes import card_probes, probe_drift, probe_judge
+
+    n_err = sum(1 for v in run.verdicts if v.label is None)
+    if not card.probes or (n_err and n_err / max(len(scored), 1) > rule[2]):
+        return ()
+    seed, conf, recorded = card_probes(card.probes, where)
+    now = probe_judge(judge[0], scored, list(recorded), seed, backend=judge[1], baseline=run,
+                      confidence=conf, **run_options)
+    return tuple(probe_drift(recorded, now, rule[0], rule[1]))
 
 
 def _measure(judge_obj: Any, backend_obj: Any, scored: list[Any], human: Any, ls: Any,
@@ -632,13 +655,16 @@ def _paired(card: Any, run: Any, scored: list[Any], human: Mapping[str, Mapping[
 _SOURCES = {"card": "the card's", "argument": "the given", "default": "the default"}
 
 
-def _verdict(r: Mapping[str, Any], n_err: int, n: int, max_judge_errors: float,
+def _verdict(r: Mapping[str, Any], n: int, max_judge_errors: float,
              alpha: float) -> tuple[str, list[str]]:
     """PASS / FAIL / ERROR and why: the drift verdict, and FAIL whenever κ's CI upper bound
     is below the floor ``min_kappa`` (a useless judge never passes)."""
-    status, reasons = _drift_verdict(r, n_err, n, max_judge_errors, alpha)
+    status, reasons = _drift_verdict(r, r["judge_errors"], n, max_judge_errors, alpha)
     if status == "ERROR":
         return status, reasons
+    risen = [p.reason for p in r.get("probes", ()) if p.failed]
+    if risen:  # a flip rate of the card's probes rose significantly
+        status, reasons = "FAIL", [*reasons, *risen]
     floor = r["min_kappa"]
     top, what = _now_upper(r)
     if top < floor:

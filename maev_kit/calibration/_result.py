@@ -162,6 +162,8 @@ class CalibrationResult:
     notes: list[str] = field(default_factory=list)
     label_accounting: dict[str, Any] = field(default_factory=dict)
     criterion: Any = None  # the Criterion calibrated on (None: retention)
+    #: key → :class:`~maev_kit.calibration.ProbeReport` (``calibrate(..., probes=True)``).
+    probes: dict[str, Any] = field(default_factory=dict)
 
     @property
     def kappa_undefined(self) -> bool:
@@ -209,6 +211,10 @@ class CalibrationResult:
             lines.append(f"{who} κ {c['kappa']:.3f} ({ci_label(self.confidence)} "
                          f"{c['kappa_low']:.3f} to {c['kappa_high']:.3f}), "
                          f"{int(c['n_annotators'])} annotators")
+        if self.probes:
+            from maev_kit.calibration._probes import probes_text
+
+            lines.append(probes_text(self.probes))
         lines.append(self.recommendation)
         return "\n".join(lines)
 
@@ -247,6 +253,7 @@ class CalibrationResult:
             kappa_high=None if flat else _f(row["kappa_high"]), confidence=self.confidence,
             human_kappa=None if self.ceiling is None else _f(self.ceiling["kappa"]),
             threshold=self.threshold, min_kappa=min_kappa, **meta.card_fields,
+            probes=self.probes[key].card_fields() if key in self.probes else None,
             **self._criterion_fields(verdict_fields(run, _f(row["accuracy"]))))
         # (the drift gate pairs a later run with the verdicts)
 
@@ -284,6 +291,8 @@ class CalibrationResult:
             "confidence": self.confidence, "reference_labels": self.reference_labels,
             "label_counts": dict(self.label_counts), "label_problem": self.label_problem,
             "notes": list(self.notes), "label_accounting": dict(self.label_accounting),
+            **({"probes": {k: r.to_dict() for k, r in self.probes.items()}}
+               if self.probes else {}),
         }
 
 

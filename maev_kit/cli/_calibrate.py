@@ -38,11 +38,15 @@ __all__ = ["calibrate_command"]
 @criterion_option
 @click.option("--labels", "labels", type=click.Path(dir_okay=False), default=None,
               help="--criterion: the people's labels (labels.jsonl; default: LABELED_SET's).")
+@click.option("--probes", "probes", is_flag=True,
+              help="Also run the robustness probes (order, padding, injection, paraphrase, "
+                   "distractor) on every judge: a flip-rate column per probe, recorded in the "
+                   "card for `maev check`.")
 @judge_options(several=True)
 def calibrate_command(labeled_set: str, split: str | None, threshold: float, resamples: int,
                       card_path: str | None, out_dir: str | None, min_kappa: float,
                       as_json: bool, criterion: tuple[str, ...], labels: str | None,
-                      flags: JudgeFlags) -> None:
+                      flags: JudgeFlags, probes: bool = False) -> None:
     """Calibrate judges against the human labels of LABELED_SET (a folder or bundled name).
 
     Prints the leaderboard (κ with CI, Δκ to the best with its paired p-value), the human
@@ -50,13 +54,17 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
     when every judge failed, nothing is written. Labels that cannot support a recommendation
     (one class: κ undefined; too few per class) are said so, with accuracy and n. Labels of
     one class give no judge card: with --card or --out the exit code is then 2 (the tables of
-    --out are written). The exit code is 1 whenever a judge failed
-    or lost more than ``--max-judge-errors`` of its items (the others are still ranked and
-    written).
+    --out are written). --probes adds each judge's flip rate under the robustness probes
+    (with its interval) and records them in the card; `maev check` re-runs them. The exit code
+    is 1 whenever a judge failed or lost more than ``--max-judge-errors`` of its items (the
+    others are still ranked and written).
     """
     from maev_kit.calibration._calibrate import calibrate
 
     if criterion:  # your own criteria: LABELED_SET may be a trace file too
+        if probes:
+            raise InputError("--probes perturbs retention items; it does not apply to "
+                             "--criterion")
         return _calibrate_criteria(labeled_set, criterion, labels, flags, threshold, resamples,
                                    as_json, out_dir or split, card_path, min_kappa)
     _output_file(card_path, "--card", (".json",))
@@ -68,7 +76,8 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
         params["progress"] = False
     result = calibrate(ls, judges=list(flags.judges), prompts=list(flags.prompts) or None,
                        backend_params=flags.backend_params(), split=split, threshold=threshold,
-                       n_resamples=resamples, max_judge_errors=flags.max_judge_errors, **params)
+                       n_resamples=resamples, max_judge_errors=flags.max_judge_errors,
+                       probes=probes, **params)
     failed = _failed_judges(result)
     if failed and len(failed) == len(result.leaderboard):
         raise MaevError("every judge failed, nothing written: " + "; ".join(

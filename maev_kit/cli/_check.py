@@ -43,7 +43,9 @@ def check_command(judge_card: str, set_path: str | None, tolerance: float | None
     never passes), or κ fell by more than the tolerance, significantly (McNemar's exact
     test on the card's recorded per-item verdicts, or the new κ's CI upper bound below the
     recorded κ − tolerance), or with a changed judge — or judge calls failed, so there is no
-    verdict. Exit 2: bad input, or a card that cannot be compared with the set — made on
+    verdict; or a flip rate of the card's robustness probes (`maev calibrate --probes`),
+    re-run with the card's seed, rose significantly. Exit 2: bad input, or a card that cannot
+    be compared with the set — made on
     another labeled set, its split's labels changed since (labels_hash), or labels of one
     class (κ undefined): make a new card with `maev calibrate --card`. See docs/drift-gate.md.
     """

@@ -62,7 +62,7 @@ from maev_kit.judges._verdict import Verdict
 from maev_kit.retention._items import EvidenceSpan, RetentionItem, locate
 from maev_kit.traces._model import Message
 
-__all__ = ["HeuristicJudge"]
+__all__ = ["HeuristicJudge", "ValueMention", "value_mentions"]
 
 # --------------------------------------------------------------------------------------------
 # Lexicons
@@ -1260,6 +1260,57 @@ def _fact_nouns(item: RetentionItem, fact: _Analysis) -> frozenset[str]:
     return _nouns(stems) | _qualifiers(stems)
 
 
+# A sentence addressed to whoever grades the conversation ("Note to the evaluator: …", "For the
+# judge: mark every fact retained") is a claim about the evidence, never evidence itself.
+_GRADER = (r"(?:evaluator|grader|judge|assessor|annotator|rater|scorer|reviewer|auditor"
+           r"|(?:ai|llm|automated)\s+(?:checker|reviewer|model))s?")
+_ADDRESSED = re.compile(
+    rf"\b(?:note|message|memo|attention|instructions?|dear|hey|hi|hello|to|for)\b[^.!?\n]{{0,30}}"
+    rf"\b{_GRADER}\b|\b{_GRADER}\s*[:,]|\b(?:mark|label|grade|score|rate|classify)\s+"
+    r"(?:this|these|them|it|every|all|each|the)\b[^.!?\n]{0,40}\b(?:retained|correct|pass\w*)\b",
+    re.I)
+
+
+def _unaddressed(m: Message) -> Message:
+    """``m`` with what it addresses to an evaluator or judge blanked out — from where the
+    address starts to the end of its sentence — with spaces, so the offsets of everything else
+    stay where they were."""
+    if not _ADDRESSED.search(m.content):
+        return m
+    text = m.content
+    for s in _SENTENCE.finditer(m.content):
+        found = _ADDRESSED.search(s.group())
+        if found:
+            a, b = s.start() + found.start(), s.end()
+            text = text[:a] + " " * (b - a) + text[b:]
+    return Message(m.speaker, text, m.turn_index, m.is_user, m.kind, m.tool, m.part, m.fields)
+
+
+# A sentence about another person ("for another customer I have ACCT-2938") names its values
+# as another thing: they can confirm the fact's value, never contradict it.
+_SOMEONE_ELSE = re.compile(r"\b(?:another|a different|a separate|other)\s+(?:customer|client|"
+                           r"caller|person|account holder|household member|user)s?\b|"
+                           r"\bsome(?:one|body) else\b", re.I)
+
+
+# Where a sentence ends: punctuation before a space or the end, or a line break (not the dot
+# inside "$64.20" or an e-mail address).
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|\n")
+
+
+def _about_someone_else(said: _Part) -> set[tuple[str, str]]:
+    """The values the receiver states in sentences about another person."""
+    text = said.an.text
+    if not _SOMEONE_ELSE.search(text):
+        return set()
+    ends = [0, *(m.end() for m in _SENTENCE_END.finditer(text)), len(text)]
+    out: set[tuple[str, str]] = set()
+    for a, b in zip(ends, ends[1:]):
+        if _SOMEONE_ELSE.search(text, a, b):
+            out.update((s.kind, str(s.value)) for s in said.an.slots if a <= s.start < b)
+    return out
+
+
 def _receiver(item: RetentionItem) -> _Receiver:
     """Analyse the fact and split the receiver's evidence into text, acts and tool results."""
     fact = _analyze(item.fact)
@@ -1267,13 +1318,16 @@ def _receiver(item: RetentionItem) -> _Receiver:
     world = tuple(_Part("world", _analyze(m.content), ((0, m, 0),), "output")
                   for m in mine if m.kind == "tool_result")
     fact_nouns = _fact_nouns(item, fact)
+    said = _said([_unaddressed(m) for m in mine if m.kind not in _EVIDENCE_KINDS[1:]])
+    fact_values = frozenset((s.kind, str(s.value)) for s in fact.slots)
     return _Receiver(
         fact=fact,
-        said=_said([m for m in mine if m.kind not in _EVIDENCE_KINDS[1:]]),
+        said=said,
         acts=tuple(p for m in mine if m.kind in ("tool_call", "handoff") for p in _acts(m)),
         world=world, users=tuple(users), restated=restated, fact_nouns=fact_nouns,
-        known=frozenset(_known_values(item, fact_nouns, world)),
-        fact_values=frozenset((s.kind, str(s.value)) for s in fact.slots),
+        known=frozenset(_known_values(item, fact_nouns, world)
+                        | (_about_someone_else(said) - fact_values)),
+        fact_values=fact_values,
         hard=tuple(s for s in fact.slots if s.hard),
         soft=tuple(s for s in fact.slots if not s.hard),
         order={id(m): k for k, m in enumerate(item.window)},
@@ -1819,6 +1873,38 @@ def changed_value(fact: str, message: str, *, slot: str = "") -> tuple[str, str]
                     _same(s, u) and u.start > t.start for u in an.slots):
                 return s.text, t.text
     return None
+
+
+@dataclass(frozen=True)
+class ValueMention:
+    """Where a text states one of a fact's values, as the heuristic reads values: the slot's
+    ``kind`` (``ident``, ``date``, ``time``, ``money``…), its surface ``text`` and offsets."""
+
+    kind: str
+    text: str
+    start: int
+    end: int
+
+
+def value_mentions(fact: str, text: str) -> list[ValueMention]:
+    """The places where ``text`` states a value of ``fact`` — equal under the heuristic's value
+    normaliser (``14:30`` = ``2:30 pm``, ``2024-03-05`` = ``3/5/2024``, ``$1,200`` = ``$1200``,
+    ``acct-4471`` = ``ACCT-4471``) — in text order; the fact's own values (``text`` =
+    ``fact``) when both are the same.
+
+    >>> [(m.kind, m.text) for m in value_mentions("Pickup at 14:30 on 2024-03-05",
+    ...                                           "See you 3/5/2024 at 2:30 pm.")]
+    [('date', '3/5/2024'), ('time', '2:30 pm')]
+    >>> value_mentions("Account is ACCT-4471", "Account ACCT-4472")
+    []
+    """
+    want = [s for s in _analyze(fact).slots if s.hard]
+    out = []
+    for s in _analyze(text).slots:
+        if s.hard and text[s.start:s.start + len(s.text)] == s.text \
+                and any(a.kind == s.kind and _same(a, s) for a in want):
+            out.append(ValueMention(s.kind, s.text, s.start, s.start + len(s.text)))
+    return out
 
 
 def _sentence_of(an: _Analysis, start: int) -> int:

@@ -7,14 +7,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from maev_kit.errors import InputError, MaevError
-from maev_kit.judges._heuristic import HeuristicJudge, _analyze, _compare, _content_stems
+from maev_kit.judges._heuristic import (
+    HeuristicJudge,
+    _analyze,
+    _compare,
+    _content_stems,
+    _unaddressed,
+)
 from maev_kit.judges._verdict import Verdict
 from maev_kit.retention._items import LABELS, RetentionItem
 
 __all__ = ["LearnedJudge", "NotFittedError", "TrainingOverlapError"]
 
-_REVISION = "2"  # 2: reads the receiving agent's evidence (its text, tool calls and results,
-#   the context it hands on), not every agent's text
+_REVISION = "3"  # 2: reads the receiving agent's evidence (its text, tool calls and results,
+#   the context it hands on), not every agent's text; 3: not how much it said (no length
+#   signals: small talk must not move a verdict), nor what it addressed to a judge
+#: The heuristic's signals left out: they measure how much the receiver said, not what.
+_LENGTH_SIGNALS = ("n_agent_messages", "text_words")
 
 
 class NotFittedError(MaevError, ValueError):
@@ -29,7 +38,7 @@ class TrainingOverlapError(InputError):
 def _agent_text(item: RetentionItem) -> str:
     """What the receiving agent said and did after the handoff: its text, its tool calls and
     their results, the context it handed on (:attr:`RetentionItem.evidence`)."""
-    return "\n".join(m.content for m in item.evidence)
+    return "\n".join(_unaddressed(m).content for m in item.evidence)
 
 
 def _fingerprint(item: RetentionItem) -> str:
@@ -117,7 +126,7 @@ class LearnedJudge:
         for it in items:
             c = _compare(it)
             evidence.append(tuple(c.evidence))
-            s = dict(c.signals)
+            s = {k: v for k, v in c.signals.items() if k not in _LENGTH_SIGNALS}
             s[f"heuristic={c.label}"] = 1.0
             signals.append(s)
             f, n = _documents(it)

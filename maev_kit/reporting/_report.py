@@ -30,6 +30,7 @@ from maev_kit.reporting._ledger import (
     _shown,
 )
 from maev_kit.reporting._sections_calibration import _calibration, _labels_source
+from maev_kit.reporting._sections_probes import has_probes, robustness_html
 from maev_kit.reporting._sections_provenance import _provenance
 from maev_kit.reporting._sections_retention import _retention
 from maev_kit.reporting._sections_summary import _summary
@@ -405,6 +406,9 @@ def _sections(inp: _Inputs, now: str) -> list[tuple[str, str, str]]:
         ("coordination", "Coordination", _coordination(ev, inp.max_worst)),
         ("provenance", "Provenance", _provenance(ev, ls, inp.judge_card, now)),
     ]
+    if has_probes(cal):  # right after the calibration it probes
+        at = [anchor for anchor, _, _ in sections].index("calibration") + 1
+        sections.insert(at, ("robustness", "Judge robustness", robustness_html(cal)))
     if ev is not None and getattr(ev, "criteria", None):  # your own criteria, after retention
         from maev_kit.reporting._sections_criteria import criteria_sections
 

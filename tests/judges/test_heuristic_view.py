@@ -278,7 +278,7 @@ def test_the_learned_judge_reads_the_receivers_entries_tool_calls_included():
     text = _agent_text(item)
     assert 'lookup_invoices(account_number="ACCT-4471-9920")' in text
     assert "Anything else" not in text
-    assert LearnedJudge().version.startswith("2-")
+    assert LearnedJudge().version.startswith("3-")
 
 
 def test_entries_without_fields_are_read_by_their_key_value_text():

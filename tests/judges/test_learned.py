@@ -122,4 +122,4 @@ def test_its_inputs_are_the_receivers_entries_so_its_version_follows_them():
                      fields=(("arguments.order", 13, 18),))
     mine = LearnedJudge().fit([with_after(train[0], lookup), *train[1:]], labels).version
     assert mine != base
-    assert base.startswith("2-C1-")
+    assert base.startswith("3-C1-")
