@@ -398,7 +398,7 @@ class _Execution:
         self.results[i] = got
         self.kinds[i] = [None if self.task.is_ok(r) else (kind or "parse") for r in got]
         self.done += 1
-        self.bar.update(len(self.groups[i]))
+        self.bar.update(len(self.groups[i]))  # the bar counts facts: all of this request's
         self.show()
 
     def show(self) -> None:
@@ -406,6 +406,18 @@ class _Execution:
         if self.queued or self.in_flight:
             self.bar.set_postfix_str(f"{self.queued} queued · {self.in_flight} in flight · "
                                      f"{self.done} done", refresh=False)
+
+    def start_clock(self) -> None:
+        """Restart the bar's clock after the cache hits: what the cache answered shows as
+        done, but counts as the bar's ``initial`` — outside its rate, so the ETA is the
+        server's pace, not the cache's."""
+        restart = getattr(self.bar, "reset", None)
+        if not callable(restart) or not self.bar.n:
+            return
+        done = self.bar.n
+        restart(total=self.bar.total)
+        self.bar.n = self.bar.last_print_n = self.bar.initial = done
+        self.bar.refresh()
 
     def answer_from_cache(self) -> deque[int]:
         """Record the groups whose reply is cached; the indices of the others, in order."""
@@ -542,6 +554,7 @@ async def execute(task: Any, groups: list[tuple[Any, ...]], backend: Any, *,
                      cache=cache, retry_backoff=retry_backoff, bar=bar)
     try:
         todo = run.answer_from_cache()
+        run.start_clock()
         if todo:
             await check_served(backend)
         await run.send_all(todo, max_concurrency)

@@ -25,11 +25,12 @@ def test_a_one_slot_server_loses_no_item_and_is_never_flooded(make_backend, back
     assert [v.label for v in run.verdicts] == expected_labels(items)
     assert run.stats["errors"] == 0 and len(server.completed) == 12
     # a queueing server answers n in flight n times slower: the window shrinks from its
-    # start (4, grown by one on the first unqueued reply) to one request queued behind the
-    # one worked on — so the later requests each wait for at most one other
-    assert server.peak_in_flight <= 5 and run.stats["peak_in_flight"] <= 5
+    # start (4, grown while the first replies looked unqueued — a client slow to send its
+    # first requests makes them so) to one request queued behind the one worked on, never
+    # near the ceiling of 16; the later requests each wait for about one other
+    assert server.peak_in_flight <= 8 and run.stats["peak_in_flight"] <= 8
     late = [r.finished_at - r.received_at for r in server.completed[8:]]
-    assert max(late) < 3 * 0.2, late
+    assert max(late) < 3.5 * 0.2, late
 
 
 def test_a_parallel_server_gets_the_whole_ceiling(make_backend, backend_kind):
@@ -151,7 +152,9 @@ def test_a_404_for_the_model_stops_the_run_with_the_servers_own_words(make_backe
         backend.preflight = cannot_tell
         with pytest.raises(JudgeUnavailableError) as err:
             run_judge(EchoJudge(), make_items(4), backend, cache=False, progress=False)
-        assert len(server.requests) <= 2  # stopped at the first refusal, not retried
+        # stopped at the first refusal, nothing retried: at most the first window went out
+        bodies = [json.dumps(r.body, sort_keys=True) for r in server.requests]
+        assert len(bodies) <= 4 and len(set(bodies)) == len(bodies)
         url = server.base_url
     message = str(err.value)
     assert "does not serve model" in message and url in message
@@ -181,6 +184,6 @@ def test_progress_shows_queued_in_flight_and_done(make_backend, backend_kind):
         settings = RunSettings(4, 0, 10, False, 0.01, False)
         run_on_background_loop(lambda: _arun(EchoJudge(), make_items(5), make_backend(
             backend_kind, server), settings, Bar()))
-    assert shown[0] == "4 queued · 1 in flight · 0 done"
+    assert shown[0] == "1 queued · 4 in flight · 0 done"  # the window starts at 4
     assert any(s.endswith("4 done") for s in shown)
     del _requests
