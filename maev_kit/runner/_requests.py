@@ -320,13 +320,14 @@ class Window:
 _OVERLOAD = frozenset({"timeout", "rate_limit", "server", "connection"})
 
 
-def _takes_max_tokens(backend: Any) -> bool:
-    """Whether ``backend.complete`` accepts the runner's ``max_tokens`` estimate."""
+def _takes(backend: Any, name: str) -> bool:
+    """Whether ``backend.complete`` accepts the keyword ``name`` (the runner's ``max_tokens``
+    estimate, the reply's ``response_schema``)."""
     try:
         params = inspect.signature(backend.complete).parameters
     except (TypeError, ValueError):
         return False
-    return "max_tokens" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def repair_messages(task: Any, messages: list[dict[str, Any]], text: str
@@ -383,7 +384,10 @@ class _Execution:
         self.results: list[list[Any]] = [[] for _ in groups]
         self.kinds: list[list[str | None]] = [[] for _ in groups]
         self.window = Window(1)
-        self.cap_hint = callable(getattr(task, "reply_tokens", None)) and _takes_max_tokens(backend)
+        self.cap_hint = callable(getattr(task, "reply_tokens", None)) and _takes(backend,
+                                                                                 "max_tokens")
+        self.schema_hint = callable(getattr(task, "reply_schema", None)) and _takes(
+            backend, "response_schema")
         self.queued = self.in_flight = self.done = self.peak = 0
         self.store = open_cache(cache) if groups else None
 
@@ -516,7 +520,12 @@ class _Execution:
         ``unparseable`` error and the reply; or None, the request's failure and None."""
         group, task = self.groups[i], self.task
         self.stats.requests += 1
-        extra = {"max_tokens": int(task.reply_tokens(group))} if self.cap_hint else {}
+        extra: dict[str, Any] = {"max_tokens": int(task.reply_tokens(group))} \
+            if self.cap_hint else {}
+        if self.schema_hint:
+            schema = task.reply_schema(group)
+            if schema is not None:
+                extra["response_schema"] = schema
         sent_at, in_flight = time.monotonic(), max(1, self.in_flight)
         try:
             completion = await asyncio.wait_for(

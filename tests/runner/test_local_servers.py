@@ -123,7 +123,7 @@ def test_the_reply_cap_is_sized_to_the_handoff_and_temperature_is_zero(make_back
     assert [b["max_tokens"] for b in capped] == [200 + 150 * 3] * 2
     assert all(b["temperature"] == 0 for b in capped)
     assert run.stats["completion_tokens"] == 2 * 650  # cut at the cap (finish_reason length)
-    assert run.stats["generation"] == {"temperature": 0, "max_tokens": "auto"}
+    assert {"temperature": 0, "max_tokens": "auto"}.items() <= run.stats["generation"].items()
     assert "max_tokens" not in uncapped[0]
     assert uncapped_run.stats["completion_tokens"] == 3000
 
