@@ -472,13 +472,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _work(self, owner: FakeOpenAIServer, seconds: float) -> bool:
         """Spend ``seconds`` on a reply; in one-slot mode stop early (False) when the client
-        leaves, as a server that notices a closed connection does."""
+        leaves, as a server that notices a closed connection does. A server stopped meanwhile
+        goes away without the reply (False)."""
         start = time.monotonic()
         end = start + seconds
         try:
             while True:
+                if owner._stopping.is_set():
+                    return False
                 left = end - time.monotonic()
-                if left <= 0 or owner._stopping.is_set():
+                if left <= 0:
                     return True
                 if owner.slots is not None and self._client_gone():
                     return False
