@@ -763,10 +763,11 @@ class FakeOpenAIServer:
             return len(self._script)
 
     def reset(self) -> None:
-        """Forget the request log, the peak in-flight count, the busy time and any queued
-        steps."""
+        """Forget the request log (and the probes), the peak in-flight count, the busy time
+        and any queued steps."""
         with self._lock:
             self.requests.clear()
+            self.probes.clear()
             self._script.clear()
             self.busy_time = 0.0
             self.peak_in_flight = self.in_flight
