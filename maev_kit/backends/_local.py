@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["AUTO", "MAX_REPLY_TOKENS", "fold_system", "generation_defaults", "reply_cap",
-           "request_params",
+           "request_params", "response_format", "local_defaults", "PROBE_MESSAGES",
+           "probe_kept_system",
            "local_endpoint", "redact_url", "preflight", "PreflightError"]
 
 #: The value of ``max_tokens`` that sizes the reply cap to each request (see :func:`reply_cap`).
@@ -79,9 +80,72 @@ def request_params(params: Mapping[str, Any], max_tokens: int | None = None) -> 
     {}
     """
     out = {k: v for k, v in params.items() if v is not None and k != "fold_system"}
+    if out.get("response_format") == AUTO:
+        del out["response_format"]  # sized to each request by the backend: response_format()
     if out.get("max_tokens") == AUTO:
         out["max_tokens"] = reply_cap(max_tokens)
     return out
+
+
+#: The forms of a structured-output request, in the order tried: OpenAI's ``json_schema``
+#: (vLLM, Ollama, LM Studio, llama.cpp's ``llama-server``), then ``json_object`` with a
+#: ``schema`` (llama-cpp-python's server, which refuses the first with a 422).
+SCHEMA_FORMS = ("json_schema", "json_object")
+
+
+def response_format(schema: Mapping[str, Any], form: str) -> dict[str, Any]:
+    """The ``response_format`` asking a server for replies that match ``schema``, in ``form``
+    (one of :data:`SCHEMA_FORMS`); the server turns it into a grammar, so a reply is the JSON
+    object and ends where it ends.
+
+    >>> response_format({"type": "object"}, "json_object")
+    {'type': 'json_object', 'schema': {'type': 'object'}}
+    >>> response_format({"type": "object"}, "json_schema")["json_schema"]["name"]
+    'judge_reply'
+    """
+    if form == "json_object":
+        return {"type": "json_object", "schema": dict(schema)}
+    return {"type": "json_schema",
+            "json_schema": {"name": "judge_reply", "schema": dict(schema), "strict": True}}
+
+
+def local_defaults(model: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` with the defaults of a server of the user's own (see :func:`local_endpoint`):
+    ``response_format="auto"`` (each reply held to the judge's JSON schema, where the server
+    supports structured output) and ``fold_system="auto"`` (a probe before the run tells
+    whether the chat template keeps the system message). A hosted model gets neither. Set
+    either to None (``response_format``) or False (``fold_system``) to turn it off.
+
+    >>> local_defaults("openai/m", {"api_base": "http://127.0.0.1:8080/v1"})["response_format"]
+    'auto'
+    >>> "fold_system" in local_defaults("gpt-4o-mini", {})
+    False
+    """
+    out = dict(params)
+    if local_endpoint(model, out)[1]:
+        out.setdefault("response_format", AUTO)
+        out.setdefault("fold_system", AUTO)
+    return out
+
+
+#: The probe for a chat template that drops the system message: a code word given only in
+#: the system message, asked for in the user message. A template that drops the system
+#: message leaves the model nothing to echo.
+PROBE_WORD = "ZEBRA-4721"
+PROBE_MESSAGES = (
+    {"role": "system", "content": f"The password is {PROBE_WORD}. When asked for the password, "
+                                  "reply with the password only."},
+    {"role": "user", "content": "What is the password? Reply with the password only."},
+)
+
+
+def probe_kept_system(reply: str) -> bool:
+    """Whether a reply to :data:`PROBE_MESSAGES` shows the system message reached the model.
+
+    >>> probe_kept_system("ZEBRA-4721"), probe_kept_system("I do not know the password.")
+    (True, False)
+    """
+    return "4721" in (reply or "")
 
 
 def fold_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

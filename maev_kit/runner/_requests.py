@@ -33,12 +33,11 @@ _FATAL = frozenset({"auth", "unreachable"})
 REPAIR_PROMPT = ("Your reply could not be read. Reply with the JSON object only, exactly in the "
                  "format asked for: no other text, no code fence.")
 _REPAIR_ECHO = 4000  # characters of the unreadable reply shown back in the repair request
-#: Requests in flight at the start of a run (then raised while latency holds): one, so the
-#: first replies show what an unqueued request costs on a server that works one at a time.
-START_CONCURRENCY = 1
-_QUEUED = 1.5  # requests waiting in the server's queue, at most (or half of those in flight)
-
-
+#: Requests in flight at the start of a run (then raised while latency holds): four — enough
+#: that a parallel server is not left waiting for the ramp, few enough that on a server that
+#: works one request at a time the last of them is answered long before a sensible timeout.
+START_CONCURRENCY = 4
+_CUT = 1.5  # requests seen waiting in the server's queue above which the window is halved
 @runtime_checkable
 class RequestTask(Protocol):
     """What :func:`run_requests` needs to know about one kind of request.
@@ -254,27 +253,31 @@ def _usable(task: Any, results: list[Any]) -> bool:
 
 # -- concurrency ------------------------------------------------------------------------------
 class Window:
-    """How many requests may be in flight: additive increase, multiplicative decrease.
+    """How many requests may be in flight: slow start, then additive increase, multiplicative
+    decrease, steered by latency (TCP Vegas's estimate of the server's queue).
 
     Starts at :data:`START_CONCURRENCY` (at most ``ceiling``). Each reply says how many of the
     requests in flight when it was sent were waiting in the server's queue rather than being
-    worked on: ``n × (1 − fastest / latency)`` (TCP Vegas's estimate), where ``n`` was the number
-    in flight and ``fastest`` the quickest reply so far. A server that works on one request at
-    a time answers ``n`` in flight ``n`` times slower (``n − 1`` queued); a parallel one about
-    as fast (none queued). While at most 1.5 (or half of those in flight) are queued the
-    window grows — by one per reply until the first decrease (slow start), then by one per
-    window of replies; more queued, or a timeout, a 429, a 5xx or a dropped connection, halves
-    it (never below one). A request sent before the last decrease does not decrease it again.
-    One request queued behind the one being worked on is the aim on a one-slot server: it is
-    never idle between two requests.
+    worked on: ``n × (1 − fastest / latency)``, where ``n`` was the number in flight and
+    ``fastest`` the quickest reply so far. A server that works on one request at a time answers
+    ``n`` in flight ``n`` times slower (``n − 1`` queued); a parallel one about as fast (none
+    queued). While fewer than one (or a quarter of those in flight) are queued, latency holds
+    and the window grows: by one per reply in slow start (doubling every round trip), then by
+    one per window of replies. More than 1.5 (or half of those in flight) queued, or a timeout,
+    a 429, a 5xx or a dropped connection, halves it (never below one) and ends slow start; in
+    between it holds. A request sent before the last decrease does not decrease it again. On a
+    one-slot server this settles at two: one request worked on, one queued behind it, so the
+    server is never idle between two requests and none waits long.
 
     >>> w = Window(16)
-    >>> w.size, w.replied(1.0, 0.0, 1) or w.size, w.replied(1.0, 0.0, 2) or w.size
-    (1, 2, 3)
-    >>> w.replied(3.0, 0.0, 3) or w.size  # 3 in flight, 3 times slower: two were queued
-    1
+    >>> w.size, w.replied(1.0, 0.0, 4) or w.size, w.replied(1.0, 0.0, 4) or w.size
+    (4, 5, 6)
+    >>> w.replied(4.0, 0.0, 4) or w.size  # 4 in flight, 4 times slower: three were queued
+    3
     >>> w.failed(0.0) or w.size  # sent before that decrease: no second halving
-    1
+    3
+    >>> w.replied(2.0, 9e9, 2) or w.size  # one queued behind one: hold
+    3
     """
 
     def __init__(self, ceiling: int, start: int = START_CONCURRENCY) -> None:
@@ -294,11 +297,13 @@ class Window:
         if self.fastest is None or latency < self.fastest:
             self.fastest = latency
         queued = in_flight * (1.0 - self.fastest / latency) if latency > 0 else 0.0
-        if queued > max(_QUEUED, in_flight / 2):
+        if queued > max(_CUT, in_flight / 2):
             self._cut(sent_at)
-            return
-        self.limit = min(float(self.ceiling),
-                         self.limit + (1.0 if self.slow_start else 1.0 / self.limit))
+        elif queued < max(1.0, in_flight / 4):
+            self.limit = min(float(self.ceiling),
+                             self.limit + (1.0 if self.slow_start else 1.0 / self.limit))
+        else:
+            self.slow_start = False  # the queue has started to grow: no more doubling
 
     def failed(self, sent_at: float) -> None:
         """A timeout, 429, 5xx or dropped connection for a request sent at ``sent_at``."""
@@ -315,13 +320,14 @@ class Window:
 _OVERLOAD = frozenset({"timeout", "rate_limit", "server", "connection"})
 
 
-def _takes_max_tokens(backend: Any) -> bool:
-    """Whether ``backend.complete`` accepts the runner's ``max_tokens`` estimate."""
+def _takes(backend: Any, name: str) -> bool:
+    """Whether ``backend.complete`` accepts the keyword ``name`` (the runner's ``max_tokens``
+    estimate, the reply's ``response_schema``)."""
     try:
         params = inspect.signature(backend.complete).parameters
     except (TypeError, ValueError):
         return False
-    return "max_tokens" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def repair_messages(task: Any, messages: list[dict[str, Any]], text: str
@@ -378,7 +384,10 @@ class _Execution:
         self.results: list[list[Any]] = [[] for _ in groups]
         self.kinds: list[list[str | None]] = [[] for _ in groups]
         self.window = Window(1)
-        self.cap_hint = callable(getattr(task, "reply_tokens", None)) and _takes_max_tokens(backend)
+        self.cap_hint = callable(getattr(task, "reply_tokens", None)) and _takes(backend,
+                                                                                 "max_tokens")
+        self.schema_hint = callable(getattr(task, "reply_schema", None)) and _takes(
+            backend, "response_schema")
         self.queued = self.in_flight = self.done = self.peak = 0
         self.store = open_cache(cache) if groups else None
 
@@ -393,7 +402,7 @@ class _Execution:
         self.results[i] = got
         self.kinds[i] = [None if self.task.is_ok(r) else (kind or "parse") for r in got]
         self.done += 1
-        self.bar.update(len(self.groups[i]))
+        self.bar.update(len(self.groups[i]))  # the bar counts facts: all of this request's
         self.show()
 
     def show(self) -> None:
@@ -401,6 +410,18 @@ class _Execution:
         if self.queued or self.in_flight:
             self.bar.set_postfix_str(f"{self.queued} queued · {self.in_flight} in flight · "
                                      f"{self.done} done", refresh=False)
+
+    def start_clock(self) -> None:
+        """Restart the bar's clock after the cache hits: what the cache answered shows as
+        done, but counts as the bar's ``initial`` — outside its rate, so the ETA is the
+        server's pace, not the cache's."""
+        restart = getattr(self.bar, "reset", None)
+        if not callable(restart) or not self.bar.n:
+            return
+        done = self.bar.n
+        restart(total=self.bar.total)
+        self.bar.n = self.bar.last_print_n = self.bar.initial = done
+        self.bar.refresh()
 
     def answer_from_cache(self) -> deque[int]:
         """Record the groups whose reply is cached; the indices of the others, in order."""
@@ -499,7 +520,12 @@ class _Execution:
         ``unparseable`` error and the reply; or None, the request's failure and None."""
         group, task = self.groups[i], self.task
         self.stats.requests += 1
-        extra = {"max_tokens": int(task.reply_tokens(group))} if self.cap_hint else {}
+        extra: dict[str, Any] = {"max_tokens": int(task.reply_tokens(group))} \
+            if self.cap_hint else {}
+        if self.schema_hint:
+            schema = task.reply_schema(group)
+            if schema is not None:
+                extra["response_schema"] = schema
         sent_at, in_flight = time.monotonic(), max(1, self.in_flight)
         try:
             completion = await asyncio.wait_for(
@@ -537,6 +563,7 @@ async def execute(task: Any, groups: list[tuple[Any, ...]], backend: Any, *,
                      cache=cache, retry_backoff=retry_backoff, bar=bar)
     try:
         todo = run.answer_from_cache()
+        run.start_clock()
         if todo:
             await check_served(backend)
         await run.send_all(todo, max_concurrency)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from maev_kit.judges._verdict import Verdict
-from maev_kit.retention._items import RetentionItem
+from maev_kit.retention._items import LABELS, RetentionItem
 from maev_kit.runner._requests import (
     RunSettings,
     Stats,
@@ -148,8 +148,44 @@ class _JudgeTask:
         """The reply this handoff needs at most, in tokens: a base plus a share per fact."""
         return REPLY_BASE_TOKENS + REPLY_TOKENS_PER_FACT * len(group)
 
+    def reply_schema(self, group: Sequence[RetentionItem]) -> dict[str, Any] | None:
+        """The JSON schema of this handoff's reply, for servers that hold replies to one
+        (``response_format``): the judge's own ``reply_schema(items)`` when it has one, else,
+        for a judge with a prompt template (RetentionJudge), one status object per fact id
+        (``F1``, ``F2``, ...), its status one of the labels and a short reason first; the
+        evidence where the template's view asks for it. None: no schema."""
+        own = getattr(self.judge, "reply_schema", None)
+        if callable(own):
+            return cast("dict[str, Any] | None", own(list(group)))
+        view = getattr(getattr(self.judge, "template", None), "view", None)
+        if view is None:
+            return None
+        return retention_schema(len(group), evidence=view == "conversation")
+
     def is_ok(self, result: Verdict) -> bool:
         return result.error is None
+
+
+def retention_schema(n_facts: int, evidence: bool = False) -> dict[str, Any]:
+    """The JSON schema of a retention judge's reply for ``n_facts`` facts.
+
+    >>> s = retention_schema(2)
+    >>> s["required"], s["properties"]["F1"]["properties"]["status"]["enum"]
+    (['F1', 'F2'], ['retained', 'lost', 'contradicted'])
+    """
+    fact: dict[str, Any] = {
+        "type": "object",
+        "properties": {"status": {"type": "string", "enum": list(LABELS)},
+                       "reason": {"type": "string", "maxLength": 200}},
+        "required": ["status", "reason"], "additionalProperties": False}
+    if evidence:
+        fact["properties"]["evidence"] = {
+            "type": "object", "properties": {"n": {"type": "integer"},
+                                             "quote": {"type": "string", "maxLength": 120}},
+            "required": ["n", "quote"], "additionalProperties": False}
+    keys = [f"F{k + 1}" for k in range(n_facts)]
+    return {"type": "object", "properties": {k: fact for k in keys}, "required": keys,
+            "additionalProperties": False}
 
 
 def _group(items: Sequence[RetentionItem]) -> list[list[RetentionItem]]:
@@ -178,7 +214,11 @@ def backend_facts(backend: Any) -> dict[str, Any]:
         params = dict(backend.cache_identity().get("params") or {})
     except Exception:
         params = {}
-    gen = {k: params[k] for k in ("temperature", "max_tokens", "top_p", "seed") if k in params}
+    gen = {k: params[k] for k in ("temperature", "max_tokens", "top_p", "seed",
+                                  "response_format", "fold_system") if k in params}
+    settled = getattr(backend, "settled", None)
+    if callable(settled):  # what "auto" settled on for this server
+        gen.update({k: v for k, v in settled().items() if k in gen})
     return {"endpoint": where if is_url else None, "generation": gen}
 
 

@@ -305,6 +305,12 @@ class _Handler(BaseHTTPRequestHandler):
             entry.body = json.loads(raw) if raw else {}
         except ValueError:
             entry.body = None
+        if isinstance(entry.body, dict) and _is_probe(entry.body):
+            owner.probes.append(entry)  # the kit's system-message probe: not in .requests
+            entry.status = 200
+            self._send(200, self._completion(entry.body, owner._probe_reply(entry.body),
+                                             owner._next_id()))
+            return
         owner._enter(entry)
         self._entry = entry
         try:
@@ -403,13 +409,20 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, json.dumps({"error": {"message": msg, "type": "invalid_request_error",
                                                   "code": "model_not_found"}}).encode())
             return
+        refused = owner._refused_format(entry.body)
+        if refused is not None:
+            entry.outcome, entry.status = "bad_request", 422
+            self._send(422, json.dumps({"error": {"message": refused,
+                                                  "type": "invalid_request_error"}}).encode())
+            return
         with owner._slot():  # one-slot mode: wait here, in the queue, like llama.cpp's server
             if owner.slots is not None and self._client_gone():
                 entry.outcome = "abandoned"  # the client left while queued: no work done
                 self.close_connection = True
                 return
-            step = owner._next_step(entry.body)
-            step = owner._rambling(step, entry.body)
+            step = owner._next_step(owner._seen(entry.body))
+            if _schema_of(entry.body) is None:  # a grammar ends the reply with its object
+                step = owner._rambling(step, entry.body)
             latency = owner.latency if step.latency is None else step.latency
             latency += owner.seconds_per_token * _count_tokens(step.text)
             if step.kind != "hang" and latency > 0 and not self._work(owner, latency):
@@ -459,13 +472,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _work(self, owner: FakeOpenAIServer, seconds: float) -> bool:
         """Spend ``seconds`` on a reply; in one-slot mode stop early (False) when the client
-        leaves, as a server that notices a closed connection does."""
+        leaves, as a server that notices a closed connection does. A server stopped meanwhile
+        goes away without the reply (False)."""
         start = time.monotonic()
         end = start + seconds
         try:
             while True:
+                if owner._stopping.is_set():
+                    return False
                 left = end - time.monotonic()
-                if left <= 0 or owner._stopping.is_set():
+                if left <= 0:
                     return True
                 if owner.slots is not None and self._client_gone():
                     return False
@@ -491,6 +507,28 @@ def _completion_object(request: dict[str, Any], text: str, n: int,
                      "finish_reason": finish_reason, "logprobs": None}],
         "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
     }
+
+
+def _schema_of(body: dict[str, Any]) -> Any:
+    """The JSON schema a request's ``response_format`` holds its reply to, or None: OpenAI's
+    ``{"type": "json_schema", "json_schema": {"schema": ...}}`` or llama.cpp's
+    ``{"type": "json_object", "schema": ...}``."""
+    fmt = body.get("response_format")
+    if not isinstance(fmt, dict):
+        return None
+    if fmt.get("type") == "json_schema" and isinstance(fmt.get("json_schema"), dict):
+        return fmt["json_schema"].get("schema")
+    return fmt.get("schema") if fmt.get("type") == "json_object" else None
+
+
+def _is_probe(body: dict[str, Any]) -> bool:
+    """Whether a chat request is the kit's system-message probe (see
+    :data:`maev_kit.backends._local.PROBE_MESSAGES`)."""
+    from maev_kit.backends._local import PROBE_MESSAGES
+
+    messages = body.get("messages")
+    return isinstance(messages, list) and bool(messages) and isinstance(messages[-1], dict) \
+        and messages[-1].get("content") == PROBE_MESSAGES[-1]["content"]
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -564,7 +602,17 @@ class FakeOpenAIServer:
     ramble : int
         Replies go on after their answer up to this many tokens, or the request's
         ``max_tokens`` (then ``finish_reason`` is ``length``), like a small model that does
-        not stop.
+        not stop — unless the request's ``response_format`` holds a JSON schema: then, as a
+        server that turns it into a grammar, the reply ends with its JSON object.
+    drop_system : bool
+        The responder never sees system messages, like a chat template that drops them
+        (Gemma's). The kit's system-message probe (a code word given only in the system
+        message) is answered by the server itself — with the word only when the system
+        message is kept — and logged in :attr:`probes`, not :attr:`requests`.
+    response_formats : iterable of str
+        The ``response_format`` types accepted besides ``text`` (default ``json_schema`` and
+        ``json_object``); another gets a 422 naming ``response_format``, as llama-cpp-python's
+        server does for ``json_schema``.
 
     The batch settings are attributes too (``server.batch_expire = 1``), changeable any time.
 
@@ -592,7 +640,8 @@ class FakeOpenAIServer:
                  batch_fail_ids: Iterable[str] = (), batch_expire: int = 0,
                  batch_fail: int = 0, slots: int | None = None,
                  models: Iterable[str] | None = None, seconds_per_token: float = 0.0,
-                 ramble: int = 0) -> None:
+                 ramble: int = 0, drop_system: bool = False,
+                 response_formats: Iterable[str] = ("json_schema", "json_object")) -> None:
         if slots is not None and (isinstance(slots, bool) or not isinstance(slots, int)
                                   or slots < 1):
             raise ValueError(f"`slots` must be None (no limit) or a count >= 1, got {slots!r}")
@@ -603,6 +652,9 @@ class FakeOpenAIServer:
         self.models: tuple[str, ...] | None = None if models is None else tuple(models)
         self.seconds_per_token = float(seconds_per_token)
         self.ramble = int(ramble)
+        self.drop_system = bool(drop_system)
+        self.response_formats = tuple(response_formats)
+        self.probes: list[LoggedRequest] = []
         self.busy_time = 0.0
         if latency < 0:
             raise ValueError(f"`latency` must be >= 0 seconds, got {latency!r}")
@@ -711,10 +763,11 @@ class FakeOpenAIServer:
             return len(self._script)
 
     def reset(self) -> None:
-        """Forget the request log, the peak in-flight count, the busy time and any queued
-        steps."""
+        """Forget the request log (and the probes), the peak in-flight count, the busy time
+        and any queued steps."""
         with self._lock:
             self.requests.clear()
+            self.probes.clear()
             self._script.clear()
             self.busy_time = 0.0
             self.peak_in_flight = self.in_flight
@@ -763,6 +816,31 @@ class FakeOpenAIServer:
         return FakeReply("reply", text=text, latency=step.latency,
                          finish_reason="length" if len(step.text + filler) > len(text)
                          else step.finish_reason)
+
+    def _seen(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The request as the model sees it: without system messages under ``drop_system``."""
+        if not self.drop_system:
+            return body
+        return {**body, "messages": [m for m in body.get("messages") or []
+                                     if not (isinstance(m, dict) and m.get("role") == "system")]}
+
+    def _probe_reply(self, body: dict[str, Any]) -> str:
+        """The answer to the kit's system-message probe: the code word, when the system
+        message that holds it reaches the model."""
+        from maev_kit.backends._local import PROBE_WORD
+
+        seen = " ".join(str(m.get("content") or "") for m in self._seen(body)["messages"]
+                        if isinstance(m, dict))
+        return PROBE_WORD if PROBE_WORD in seen else "I do not know the password."
+
+    def _refused_format(self, body: dict[str, Any]) -> str | None:
+        """The 422 message for a ``response_format`` type this server does not take."""
+        fmt = body.get("response_format")
+        kind = fmt.get("type") if isinstance(fmt, dict) else None
+        if kind is None or kind == "text" or kind in self.response_formats:
+            return None
+        return (f"1 validation error: body.response_format.type: Input should be 'text' or "
+                f"{' or '.join(repr(f) for f in self.response_formats)}, got {kind!r}")
 
     def _next_id(self) -> int:
         with self._lock:

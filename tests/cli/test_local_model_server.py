@@ -106,8 +106,8 @@ def test_a_server_that_dies_mid_run_gives_no_card_and_says_how_to_resume(
 
     def dies_after_one(body: dict) -> str:
         answered.append(1)
-        if len(answered) == 1:  # the server goes away after its first reply
-            threading.Timer(0.05, server.stop).start()
+        if len(answered) == 2:  # the server goes away after its first reply, while it
+            threading.Timer(0.05, server.stop).start()  # works on the second
         return _default_responder(body)
 
     server = FakeOpenAIServer(dies_after_one, slots=1, latency=0.1)
@@ -151,7 +151,7 @@ def test_a_judge_alone_that_lost_items_writes_nothing(
 
     def dies_after_one(body: dict) -> str:
         answered.append(1)
-        if len(answered) == 1:
+        if len(answered) == 2:  # after its first reply, while it works on the second
             threading.Timer(0.05, server.stop).start()
         return _default_responder(body)
 

@@ -19,14 +19,18 @@ from maev_kit.testing import FakeOpenAIServer, http_error, reply
 
 def test_a_one_slot_server_loses_no_item_and_is_never_flooded(make_backend, backend_kind):
     with FakeOpenAIServer(echo_responder, slots=1, latency=0.2) as server:
-        items = make_items(8, 2)
+        items = make_items(12, 2)
         run = run_judge(EchoJudge(), items, make_backend(backend_kind, server),
                         max_concurrency=16, cache=False, progress=False)
     assert [v.label for v in run.verdicts] == expected_labels(items)
-    assert run.stats["errors"] == 0 and len(server.completed) == 8
-    # a queueing server answers n in flight n times slower: the window stays small (the aim
-    # is one request queued behind the one worked on)
-    assert server.peak_in_flight <= 4 and run.stats["peak_in_flight"] <= 4
+    assert run.stats["errors"] == 0 and len(server.completed) == 12
+    # a queueing server answers n in flight n times slower: the window shrinks from its
+    # start (4, grown while the first replies looked unqueued — a client slow to send its
+    # first requests makes them so) to one request queued behind the one worked on, never
+    # near the ceiling of 16; the later requests each wait for about one other
+    assert server.peak_in_flight <= 8 and run.stats["peak_in_flight"] <= 8
+    late = [r.finished_at - r.received_at for r in server.completed[8:]]
+    assert max(late) < 3.5 * 0.2, late
 
 
 def test_a_parallel_server_gets_the_whole_ceiling(make_backend, backend_kind):
@@ -119,7 +123,7 @@ def test_the_reply_cap_is_sized_to_the_handoff_and_temperature_is_zero(make_back
     assert [b["max_tokens"] for b in capped] == [200 + 150 * 3] * 2
     assert all(b["temperature"] == 0 for b in capped)
     assert run.stats["completion_tokens"] == 2 * 650  # cut at the cap (finish_reason length)
-    assert run.stats["generation"] == {"temperature": 0, "max_tokens": "auto"}
+    assert {"temperature": 0, "max_tokens": "auto"}.items() <= run.stats["generation"].items()
     assert "max_tokens" not in uncapped[0]
     assert uncapped_run.stats["completion_tokens"] == 3000
 
@@ -148,7 +152,9 @@ def test_a_404_for_the_model_stops_the_run_with_the_servers_own_words(make_backe
         backend.preflight = cannot_tell
         with pytest.raises(JudgeUnavailableError) as err:
             run_judge(EchoJudge(), make_items(4), backend, cache=False, progress=False)
-        assert len(server.requests) <= 2  # stopped at the first refusal, not retried
+        # stopped at the first refusal, nothing retried: at most the first window went out
+        bodies = [json.dumps(r.body, sort_keys=True) for r in server.requests]
+        assert len(bodies) <= 4 and len(set(bodies)) == len(bodies)
         url = server.base_url
     message = str(err.value)
     assert "does not serve model" in message and url in message
@@ -178,6 +184,6 @@ def test_progress_shows_queued_in_flight_and_done(make_backend, backend_kind):
         settings = RunSettings(4, 0, 10, False, 0.01, False)
         run_on_background_loop(lambda: _arun(EchoJudge(), make_items(5), make_backend(
             backend_kind, server), settings, Bar()))
-    assert shown[0] == "4 queued · 1 in flight · 0 done"
+    assert shown[0] == "1 queued · 4 in flight · 0 done"  # the window starts at 4
     assert any(s.endswith("4 done") for s in shown)
     del _requests
