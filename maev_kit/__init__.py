@@ -114,6 +114,7 @@ _LAZY: dict[str, str] = {
     "CalibrationResult": "maev_kit.calibration",
     "JudgeCard": "maev_kit.calibration",
     "probe_judge": "maev_kit.calibration",
+    "ProbeReport": "maev_kit.calibration",
     "agreement_report": "maev_kit.agreement",
     "AgreementReport": "maev_kit.agreement",
     "cohen_kappa": "maev_kit.agreement",
@@ -147,7 +148,13 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and IDEs; never executed. Lists every _LAZY name.
     from maev_kit.agreement import AgreementReport, agreement_report, cohen_kappa
     from maev_kit.backends import LiteLLMBackend, OpenAIClientBackend
-    from maev_kit.calibration import CalibrationResult, JudgeCard, calibrate, probe_judge
+    from maev_kit.calibration import (
+        CalibrationResult,
+        JudgeCard,
+        ProbeReport,
+        calibrate,
+        probe_judge,
+    )
     from maev_kit.criteria import Criterion, CriterionItem
     from maev_kit.datasets import LabeledSet, load_labeled_set
     from maev_kit.errors import (
