@@ -28,7 +28,7 @@ import pandas as pd
 
 from maev_kit.agreement._kappa import Weights, agreement_weights
 from maev_kit.agreement._labels import LABELS, check_labels, encode_table, undefined
-from maev_kit.agreement._report import finite_float
+from maev_kit.agreement._report import _f
 
 __all__ = ["AgreementCoefficient", "MultiRaterAgreement", "multi_rater_agreement"]
 
@@ -70,9 +70,9 @@ class AgreementCoefficient:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly dict (NaN → None)."""
-        return {"name": self.name, "value": finite_float(self.value), "se": finite_float(self.se),
-                "observed_agreement": finite_float(self.observed_agreement),
-                "expected_agreement": finite_float(self.expected_agreement), "n_items": self.n_items}
+        return {"name": self.name, "value": _f(self.value), "se": _f(self.se),
+                "observed_agreement": _f(self.observed_agreement),
+                "expected_agreement": _f(self.expected_agreement), "n_items": self.n_items}
 
 
 @dataclass(frozen=True)

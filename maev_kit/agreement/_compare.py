@@ -16,7 +16,7 @@ from maev_kit.agreement._bootstrap import PatternBootstrap, check_resamples, per
 from maev_kit.agreement._kappa import kappa_from_table
 from maev_kit.agreement._labels import LABELS, check_labels, encode, encode_table, undefined
 from maev_kit.agreement._multi import _nanmean, majority_labels
-from maev_kit.agreement._report import finite_float
+from maev_kit.agreement._report import _f
 
 __all__ = ["JudgeComparison", "bowker_test", "compare_judges", "holm", "mcnemar_chi2",
            "mcnemar_exact", "stuart_maxwell"]
@@ -196,9 +196,9 @@ class JudgeComparison:
 
     def to_dict(self) -> dict[str, Any]:
         def recs(df: pd.DataFrame) -> list[dict[str, Any]]:
-            return [{k: finite_float(v) for k, v in r.items()} for r in df.to_dict("records")]
+            return [{k: _f(v) for k, v in r.items()} for r in df.to_dict("records")]
         return {"judges": list(self.judges),
-                "kappas": {k: finite_float(v) for k, v in self.kappas.items()},
+                "kappas": {k: _f(v) for k, v in self.kappas.items()},
                 "pairs": recs(self.pairs), "marginals": recs(self.marginals),
                 "n_used": self.n_used, "reference": self.reference,
                 "confidence": self.confidence}

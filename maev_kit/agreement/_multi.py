@@ -19,7 +19,7 @@ import pandas as pd
 from maev_kit.agreement._bootstrap import PatternBootstrap, check_resamples, percentile_ci
 from maev_kit.agreement._kappa import Weights, agreement_weights, kappa_from_table
 from maev_kit.agreement._labels import LABELS, check_labels, encode, encode_table, undefined
-from maev_kit.agreement._report import finite_float
+from maev_kit.agreement._report import _f
 
 __all__ = ["HumanCeiling", "JudgeVsHumans", "fleiss_kappa", "human_ceiling", "judge_vs_humans",
            "krippendorff_alpha", "majority_labels", "mean_pairwise_kappa"]
@@ -220,11 +220,11 @@ class HumanCeiling:
     confidence: float = 0.95
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kappa": finite_float(self.kappa), "ci": [finite_float(self.ci[0]), finite_float(self.ci[1])],
-                "fleiss_kappa": finite_float(self.fleiss_kappa),
-                "krippendorff_alpha": finite_float(self.krippendorff_alpha), "n_items": self.n_items,
+        return {"kappa": _f(self.kappa), "ci": [_f(self.ci[0]), _f(self.ci[1])],
+                "fleiss_kappa": _f(self.fleiss_kappa),
+                "krippendorff_alpha": _f(self.krippendorff_alpha), "n_items": self.n_items,
                 "annotators": list(self.annotators), "confidence": self.confidence,
-                "pairwise": [{k: finite_float(v) for k, v in r.items()}
+                "pairwise": [{k: _f(v) for k, v in r.items()}
                              for r in self.pairwise.to_dict("records")]}
 
 
@@ -301,14 +301,14 @@ class JudgeVsHumans:
 
     def to_dict(self) -> dict[str, Any]:
         def recs(df: pd.DataFrame) -> list[dict[str, Any]]:
-            return [{k: finite_float(v) for k, v in r.items()} for r in df.to_dict("records")]
-        return {"judge_kappa": finite_float(self.judge_kappa), "judge_ci": [finite_float(x) for x in self.judge_ci],
-                "human_kappa": finite_float(self.human_kappa), "human_ci": [finite_float(x) for x in self.human_ci],
-                "difference": finite_float(self.difference),
-                "difference_ci": [finite_float(x) for x in self.difference_ci],
+            return [{k: _f(v) for k, v in r.items()} for r in df.to_dict("records")]
+        return {"judge_kappa": _f(self.judge_kappa), "judge_ci": [_f(x) for x in self.judge_ci],
+                "human_kappa": _f(self.human_kappa), "human_ci": [_f(x) for x in self.human_ci],
+                "difference": _f(self.difference),
+                "difference_ci": [_f(x) for x in self.difference_ci],
                 "per_annotator": recs(self.per_annotator),
                 "leave_one_out": recs(self.leave_one_out),
-                "kappa_vs_majority": finite_float(self.kappa_vs_majority), "n_items": self.n_items,
+                "kappa_vs_majority": _f(self.kappa_vs_majority), "n_items": self.n_items,
                 "confidence": self.confidence}
 
 

@@ -88,10 +88,13 @@ def landis_koch(kappa: float) -> str:
 
 
 def finite_float(x: Any) -> Any:
-    """JSON-friendly float: NaN → None."""
+    """JSON-friendly float: NaN → None (the reports' ``to_dict``; calibration's tables)."""
     if isinstance(x, (float, np.floating)):
         return None if math.isnan(x) else float(x)
     return x
+
+
+_f = finite_float  # the short name of this package's dict literals
 
 
 @dataclass(frozen=True)
@@ -160,22 +163,22 @@ class AgreementReport:
             "labels": list(self.labels), "n_total": self.n_total, "n_used": self.n_used,
             "n_dropped": self.n_dropped, "n_missing_human": self.n_missing_human,
             "n_missing_judge": self.n_missing_judge,
-            "observed_agreement": finite_float(self.observed_agreement),
-            "expected_agreement": finite_float(self.expected_agreement), "kappa": finite_float(self.kappa),
-            "ci": [finite_float(self.ci[0]), finite_float(self.ci[1])], "ci_method": "percentile bootstrap",
+            "observed_agreement": _f(self.observed_agreement),
+            "expected_agreement": _f(self.expected_agreement), "kappa": _f(self.kappa),
+            "ci": [_f(self.ci[0]), _f(self.ci[1])], "ci_method": "percentile bootstrap",
             "confidence": self.confidence, "n_resamples": self.n_resamples,
             "n_undefined_resamples": self.n_undefined_resamples,
-            "se": finite_float(self.se), "se_null": finite_float(self.se_null),
-            "wald_ci": [finite_float(self.wald_ci[0]), finite_float(self.wald_ci[1])],
-            "kappa_max": finite_float(self.kappa_max), "kappa_linear": finite_float(self.kappa_linear),
-            "ac1": finite_float(self.ac1), "ac1_se": finite_float(self.ac1_se), "pabak": finite_float(self.pabak),
-            "scott_pi": finite_float(self.scott_pi),
-            "prevalence_index": finite_float(self.prevalence_index), "bias_index": finite_float(self.bias_index),
+            "se": _f(self.se), "se_null": _f(self.se_null),
+            "wald_ci": [_f(self.wald_ci[0]), _f(self.wald_ci[1])],
+            "kappa_max": _f(self.kappa_max), "kappa_linear": _f(self.kappa_linear),
+            "ac1": _f(self.ac1), "ac1_se": _f(self.ac1_se), "pabak": _f(self.pabak),
+            "scott_pi": _f(self.scott_pi),
+            "prevalence_index": _f(self.prevalence_index), "bias_index": _f(self.bias_index),
             "interpretation": self.interpretation,
             "human_marginals": {k: int(v) for k, v in self.human_marginals.items()},
             "judge_marginals": {k: int(v) for k, v in self.judge_marginals.items()},
             "confusion": self.confusion.astype(int).values.tolist(),
-            "per_class": {lab: {k: finite_float(v) for k, v in row.items()}
+            "per_class": {lab: {k: _f(v) for k, v in row.items()}
                           for lab, row in self.per_class.to_dict("index").items()},
         }
         return out

@@ -477,7 +477,8 @@ class AlignmentResult:
         return {
             "winner": self.winner, "base": self.base, "dry_run": self.dry_run,
             "test": None if self.test is None else {
-                "winner_kappa": finite_float(k), "winner_kappa_low": finite_float(lo), "winner_kappa_high": finite_float(hi),
+                "winner_kappa": finite_float(k), "winner_kappa_low": finite_float(lo),
+                "winner_kappa_high": finite_float(hi),
                 "base_kappa": finite_float(base[0]), "base_kappa_low": finite_float(base[1]),
                 "base_kappa_high": finite_float(base[2]),
                 "delta_kappa": finite_float(self.delta),

@@ -240,8 +240,10 @@ class CalibrationResult:
             labeled_set_version=self.labeled_set.get("version"),
             labeled_set_hash=self.labeled_set.get("content_hash"), labels_hash=self.labels_hash,
             split=self.split, n_items=int(row["n_items"]), annotators=list(self.annotators),
-            kappa=finite_float(row["kappa"]), kappa_low=None if flat else finite_float(row["kappa_low"]),
-            kappa_high=None if flat else finite_float(row["kappa_high"]), confidence=self.confidence,
+            kappa=finite_float(row["kappa"]),
+            kappa_low=None if flat else finite_float(row["kappa_low"]),
+            kappa_high=None if flat else finite_float(row["kappa_high"]),
+            confidence=self.confidence,
             human_kappa=None if self.ceiling is None else finite_float(self.ceiling["kappa"]),
             threshold=self.threshold, min_kappa=min_kappa, **meta.card_fields,
             **verdict_fields(run, finite_float(row["accuracy"])))  # the drift gate pairs with these
@@ -453,8 +455,8 @@ def _failures(board: pd.DataFrame, runs: Mapping[str, Any]) -> str:
         if not fix:
             by_cause = Counter(stats.get("errors_by_cause") or {})
             top = by_cause.most_common(1)[0][0] if by_cause else "other"
-            fix = "; ".join(x for x in (lost_items_note(stats), CAUSE_FIXES.get(top, CAUSE_FIXES["other"]))
-                            if x)
+            fix = "; ".join(x for x in (lost_items_note(stats),
+                                        CAUSE_FIXES.get(top, CAUSE_FIXES["other"])) if x)
         groups.setdefault(f"{status} — {fix}", []).append(str(key))
     return "; ".join(f"{', '.join(keys)} {what}" for what, keys in groups.items())
 
