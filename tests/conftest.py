@@ -133,6 +133,17 @@ def sample_trace():
     return make_trace()
 
 
+@pytest.fixture
+def no_backoff_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner's exponential backoff between retries capped at 0 s, for tests of what a
+    failure ends in rather than of how long retries wait (``tests/runner`` tests the backoff
+    and ``Retry-After`` themselves). Reaches what runs in this process: the runner, and the
+    ``maev`` command run in-process (``cli_helpers.run_cli``)."""
+    from maev_kit.runner import _requests
+
+    monkeypatch.setattr(_requests, "_MAX_BACKOFF", 0.0)
+
+
 @pytest.fixture(scope="session")
 def litellm_module():
     """litellm imported once per test session (the import takes seconds)."""
