@@ -110,7 +110,7 @@ class Existing:
         return self.kind in HUMAN_KINDS
 
 
-def _kind_of_keys(keys: set[str]) -> str | None:
+def kind_of_keys(keys: set[str]) -> str | None:
     """The kind of a JSON record / table with these top-level keys or columns."""
     if {"item_id", "annotator", "label"} <= keys:
         return "labels"
@@ -194,10 +194,10 @@ def sniff(path: str | os.PathLike[str]) -> Existing | None:
         return Existing(None, "an HTML page not written by maev-kit")
     value = _first_json(text)
     if isinstance(value, dict):
-        kind = _kind_of_keys(set(value))
+        kind = kind_of_keys(set(value))
     elif value is None and "," in text.split("\n", 1)[0]:
         header = text.split("\n", 1)[0].strip().strip("\r")
-        kind = _kind_of_keys({c.strip().strip('"') for c in header.split(",")})
+        kind = kind_of_keys({c.strip().strip('"') for c in header.split(",")})
     else:
         kind = None
     if kind is None:
@@ -218,7 +218,7 @@ def _sniff_parquet(p: Path) -> Existing:
         names = set(pq.read_schema(p).names)
     except Exception:  # noqa: BLE001 - an unreadable Parquet file is simply not recognised
         return Existing(None, "a Parquet file maev-kit cannot read")
-    kind = _kind_of_keys(names)
+    kind = kind_of_keys(names)
     if kind is None:
         return Existing(None, "a Parquet file maev-kit did not write")
     return Existing(kind, (HUMAN_KINDS | DERIVED_KINDS)[kind] + " (Parquet)")

@@ -144,12 +144,12 @@ def parse_json_line(jl: JsonLine, name: str) -> JsonLine:
         if isinstance(value, dict):
             jl.value = value
             return jl
-        message = f"expected a JSON object, got {_json_type(value)}"
+        message = f"expected a JSON object, got {json_type(value)}"
     jl.problem = Problem(name, jl.line, "", message)
     return jl
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
     return {list: "an array", str: "a string", int: "a number", float: "a number",
             bool: "a boolean", type(None): "null"}.get(type(value), type(value).__name__)
 

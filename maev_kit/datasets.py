@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from maev_kit._jsonl import NESTING_TOO_DEEP, _json_type, display_name, pydantic_problems
+from maev_kit._jsonl import NESTING_TOO_DEEP, json_type, display_name, pydantic_problems
 from maev_kit.errors import InputError, LabelValidationError, Problem, TraceValidationError
 from maev_kit.expectations import ConversationExpectations, read_expectations
 from maev_kit.labels._records import LabelRecord, latest_labels, read_label_file
@@ -175,7 +175,7 @@ class LabeledSet:
     def labels_hash(self) -> str:
         """sha256 of the labels file's bytes (provenance for judge cards and reports)."""
         p = self.path / "labels.jsonl"
-        return _sha256(p) if p.exists() else ""
+        return file_sha256(p) if p.exists() else ""
 
     @cached_property
     def content_hash(self) -> str:
@@ -185,7 +185,7 @@ class LabeledSet:
             p = self.path / name
             if p.exists():
                 h.update(name.encode())
-                h.update(_sha256(p).encode())
+                h.update(file_sha256(p).encode())
         return h.hexdigest()
 
     def __repr__(self) -> str:
@@ -193,7 +193,7 @@ class LabeledSet:
                 f"{len(self.items)} retention items, {len(self.label_records)} label lines)")
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -368,7 +368,7 @@ class _FolderCheck:
         try:
             raw = json.loads((self.path / "manifest.json").read_text(encoding="utf-8"))
             if not isinstance(raw, dict):
-                raise ValueError(f"expected a JSON object, got {_json_type(raw)}")
+                raise ValueError(f"expected a JSON object, got {json_type(raw)}")
             return Manifest.model_validate(raw)
         except ValidationError as e:
             errors += pydantic_problems(e, name, None)

@@ -53,7 +53,7 @@ class Problem:
         return f"{where}: {self.message}"
 
 
-class _ProblemsError(InputError):
+class ProblemsError(InputError):
     """An input error that carries every problem found, not just the first."""
 
     kind = "input"
@@ -70,7 +70,7 @@ class _ProblemsError(InputError):
         super().__init__("\n".join(lines))
 
 
-class TraceValidationError(_ProblemsError):
+class TraceValidationError(ProblemsError):
     """A trace file (or trace objects) failed validation.
 
     ``.problems`` lists each :class:`Problem` (file, line, field path, message);
@@ -80,7 +80,7 @@ class TraceValidationError(_ProblemsError):
     kind = "traces"
 
 
-class LabelValidationError(_ProblemsError):
+class LabelValidationError(ProblemsError):
     """A labeled-set file (manifest, expectations, labels) failed validation."""
 
     kind = "labeled set"

@@ -104,7 +104,7 @@ class ConversationExpectations:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-_ADAPTER = TypeAdapter(ConversationExpectations)
+EXPECTATIONS_ADAPTER = TypeAdapter(ConversationExpectations)
 
 
 def read_expectations(path: str | os.PathLike[str], *, name: str | None = None
@@ -147,7 +147,8 @@ def _validated(lines: Iterable[JsonLine], name: str, problems: list[Problem]
     a line it refuses is parsed and validated as before, which names the problem or accepts
     the line (its parser refuses some JSON that ``json.loads`` reads: lone surrogates,
     NaN)."""
-    validate_json = _ADAPTER.validator.validate_json  # TypeAdapter's wrapper adds ~1 µs
+    # the validator itself: TypeAdapter's wrapper adds ~1 µs a line
+    validate_json = EXPECTATIONS_ADAPTER.validator.validate_json
     for jl in lines:
         if jl.problem is None and jl.value is None:
             try:
@@ -155,7 +156,7 @@ def _validated(lines: Iterable[JsonLine], name: str, problems: list[Problem]
                 continue
             except ValueError:  # pydantic's ValidationError, whatever refused the line
                 parse_json_line(jl, name)
-        yield from validated_lines([jl], _ADAPTER.validate_python, name, problems)
+        yield from validated_lines([jl], EXPECTATIONS_ADAPTER.validate_python, name, problems)
 
 
 # A line's conversation id without parsing it: one match, in a line without \u escapes, is
@@ -379,7 +380,7 @@ def load_expectations(source: str | os.PathLike[str] | Iterable[Any]
             out[item.conversation_id] = item
             continue
         try:
-            rec = _ADAPTER.validate_python(item)
+            rec = EXPECTATIONS_ADAPTER.validate_python(item)
         except ValidationError as e:
             problems.extend(pydantic_problems(e, "<expectations>", None, (i,)))
             continue

@@ -57,7 +57,7 @@ def entry_css(scope: str) -> str:
             f".{scope} .tag.call{{color:#0550ae;border-color:#0550ae}}\n")
 
 
-_CSS = """
+TRACE_CSS = """
 .maev-tv{font-family:system-ui,-apple-system,Segoe UI,sans-serif;font-size:13px;line-height:1.4;
  color:#1f2328;max-width:980px}
 .maev-tv .hdr{display:flex;flex-wrap:wrap;gap:6px 14px;align-items:center;margin:4px 0 8px}
@@ -226,7 +226,7 @@ def _verdict_spans(verdicts: Any) -> list[_Span]:
     for v in vals:
         if v is None or isinstance(v, str) or getattr(v, "span", None) is None:
             continue
-        sp = _span_of(v)
+        sp = span_of(v)
         if sp is not None:
             out.append(sp)
     return out
@@ -330,7 +330,7 @@ class _Span:
     title: str = ""
 
 
-def _span_of(obj: Any, label: str | None = None, title: str = "") -> _Span | None:
+def span_of(obj: Any, label: str | None = None, title: str = "") -> _Span | None:
     """A :class:`_Span` from an EvidenceSpan, a Verdict with ``.span``, a mapping or a tuple
     ``(turn_index, part, start, end)``; None for anything else."""
     if obj is None:
@@ -339,7 +339,7 @@ def _span_of(obj: Any, label: str | None = None, title: str = "") -> _Span | Non
     if inner is not None and not isinstance(obj, Mapping):  # a Verdict
         lab = getattr(obj, "label", None)
         who = getattr(obj, "judge", "") or ""
-        return _span_of(inner, label or lab,
+        return span_of(inner, label or lab,
                         title or (f"judge{' ' + who if who else ''}: {lab}" if lab else ""))
     get: Callable[..., Any]
     if isinstance(obj, Mapping):
@@ -374,7 +374,7 @@ def _spans(spans: Any) -> list[_Span]:
     if not isinstance(spans, Iterable) or isinstance(spans, tuple) and spans and \
             isinstance(spans[0], int):
         spans = [spans]
-    return [sp for sp in (_span_of(x) for x in spans) if sp is not None]
+    return [sp for sp in (span_of(x) for x in spans) if sp is not None]
 
 
 def find_entry(entries: Sequence[Any], turn_index: int, part: int = 0,
@@ -630,7 +630,7 @@ def _loop_handoffs(trace: Any) -> set[int]:
 
 
 # --------------------------------------------------------------------------- trace
-def _events(trace: Any) -> list[tuple[str, Any, int, Any]]:
+def trace_events(trace: Any) -> list[tuple[str, Any, int, Any]]:
     """The trace's conversation view as events ``(kind, entry, handoff_index, handoff)``: one
     per entry (:func:`~maev_kit.traces.conversation_view`), a handoff's entry paired with its
     :class:`~maev_kit.traces.Handoff` and index (-1 and None for other entries)."""
@@ -886,12 +886,12 @@ def trace_html(trace: Any, *, facts: Any = None, verdicts: Any = None, contracts
     >>> "triage → billing" in text, "&lt;b&gt;" in out, "<b>" in out
     (True, True, False)
     """
-    events = _events(trace)
+    events = trace_events(trace)
     n_pages = _page_count(len(events), page, page_size)
     view = _trace_view(trace, events, facts, verdicts, contracts, spans, anchors)
     head = _trace_header(view)
     body = _trace_body(view, page, page_size, n_pages)
-    return f'<div class="maev-tv"><style>{_CSS}</style>{head}{body}</div>'
+    return f'<div class="maev-tv"><style>{TRACE_CSS}</style>{head}{body}</div>'
 
 
 # --------------------------------------------------------------------------- items
@@ -1064,7 +1064,7 @@ def item_html(item: Any, *, label: str | None = None, verdict: Any = None,
     lab = ""
     if label:
         lab = " " + _chip(f"your label: {label}", LABEL_COLORS.get(label, "#6e7781"))
-    return (f'<div class="maev-tv"><style>{_CSS}</style>'
+    return (f'<div class="maev-tv"><style>{TRACE_CSS}</style>'
             f'<div class="hdr"><span>{pos}<span class="cid">{_e(item.item_id)}</span>{derived}'
             f"</span>{lab}</div>"
             f'<div class="fact">{_e(item.fact)}</div>'

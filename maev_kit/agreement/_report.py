@@ -88,11 +88,14 @@ def landis_koch(kappa: float) -> str:
     return "almost perfect"
 
 
-def _f(x: Any) -> Any:
-    """JSON-friendly float: NaN → None."""
+def finite_float(x: Any) -> Any:
+    """JSON-friendly float: NaN → None (the reports' ``to_dict``; calibration's tables)."""
     if isinstance(x, (float, np.floating)):
         return None if math.isnan(x) else float(x)
     return x
+
+
+_f = finite_float  # the short name of this package's dict literals
 
 
 @dataclass(frozen=True)

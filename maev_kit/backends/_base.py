@@ -175,7 +175,7 @@ def retry_after_from_headers(headers: Mapping[str, str] | None) -> float | None:
     return min(max(seconds, 0.0), _MAX_RETRY_AFTER)
 
 
-def _kind_for_status(status: int) -> str:
+def kind_for_status(status: int) -> str:
     if status == 429:
         return "rate_limit"
     if status in (408, 504):
@@ -263,7 +263,7 @@ def classify_error(exc: BaseException) -> BackendError:
         return BackendError("auth", message + " (pass an api_key; any string for a local server)",
                             status=status if isinstance(status, int) else None)
     if isinstance(status, int) and status >= 400:
-        kind = _kind_for_status(status)
+        kind = kind_for_status(status)
         # litellm reports an unreadable 200 body as a 500 "Invalid response object" / JSON error.
         if kind == "server" and _JSON_ERROR.search(text):
             kind = "bad_response"

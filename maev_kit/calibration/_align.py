@@ -246,13 +246,13 @@ def _estimate(judge: Any, backend: Any, items: Sequence[Any], price: _Price | No
 def _cache_exists(cache: Any) -> bool:
     """True when ``cache`` names a reply cache that already exists (an estimate never creates
     one)."""
-    from maev_kit.runner._cache import _FILENAME, DEFAULT_CACHE_DIR
+    from maev_kit.runner._cache import CACHE_FILENAME, DEFAULT_CACHE_DIR
 
     if cache is False:
         return False
     where = getattr(cache, "directory", None) or (DEFAULT_CACHE_DIR if cache in (None, True)
                                                   else cache)
-    return (Path(where) / _FILENAME).is_file()
+    return (Path(where) / CACHE_FILENAME).is_file()
 
 
 def _usd(x: float | None) -> str:
@@ -469,7 +469,7 @@ class AlignmentResult:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        from maev_kit.agreement._report import _f
+        from maev_kit.agreement._report import finite_float
 
         k, lo, hi = self.test_kappa()
         base = self.test_kappa(self.base)
@@ -477,16 +477,17 @@ class AlignmentResult:
         return {
             "winner": self.winner, "base": self.base, "dry_run": self.dry_run,
             "test": None if self.test is None else {
-                "winner_kappa": _f(k), "winner_kappa_low": _f(lo), "winner_kappa_high": _f(hi),
-                "base_kappa": _f(base[0]), "base_kappa_low": _f(base[1]),
-                "base_kappa_high": _f(base[2]),
-                "delta_kappa": _f(self.delta),
-                "delta_low": None if cmp is None else _f(cmp.delta_low),
-                "delta_high": None if cmp is None else _f(cmp.delta_high),
-                "p_value": None if cmp is None else _f(cmp.p_value),
-                "mcnemar_p": None if cmp is None else _f(cmp.mcnemar_p),
+                "winner_kappa": finite_float(k), "winner_kappa_low": finite_float(lo),
+                "winner_kappa_high": finite_float(hi),
+                "base_kappa": finite_float(base[0]), "base_kappa_low": finite_float(base[1]),
+                "base_kappa_high": finite_float(base[2]),
+                "delta_kappa": finite_float(self.delta),
+                "delta_low": None if cmp is None else finite_float(cmp.delta_low),
+                "delta_high": None if cmp is None else finite_float(cmp.delta_high),
+                "p_value": None if cmp is None else finite_float(cmp.p_value),
+                "mcnemar_p": None if cmp is None else finite_float(cmp.mcnemar_p),
                 "n_items": None if cmp is None else cmp.n_items},
-            "candidates": [{c: _f(v) if not isinstance(v, (list, str)) else v
+            "candidates": [{c: finite_float(v) if not isinstance(v, (list, str)) else v
                             for c, v in r.items()}
                            for r in self.candidates.to_dict("records")],
             "estimate": self.estimate, "spent": self.spent,

@@ -50,7 +50,7 @@ def _resolve(judges: Sequence[Any], prompts: Sequence[Any] | None,
     """One spec per judge × prompt: each name goes through :func:`maev_kit.judges.resolve_judge`."""
     from maev_kit.judges import resolve_judge
     from maev_kit.judges._prompts import DEFAULT_PROMPT
-    from maev_kit.judges._registry import _check_prompt
+    from maev_kit.judges._registry import check_prompt
 
     if isinstance(judges, str) or not isinstance(judges, Sequence) or not judges:
         raise InputError("`judges` must be a non-empty list, e.g. judges=['heuristic', "
@@ -58,7 +58,7 @@ def _resolve(judges: Sequence[Any], prompts: Sequence[Any] | None,
     if isinstance(prompts, str) or (prompts is not None and not list(prompts)):
         raise InputError(f"`prompts` must be a list of builtin prompt ids, template files or "
                          f"PromptTemplates, such as ['v1', 'v2', 'mine.txt'], got {prompts!r}")
-    prompt_list = list(dict.fromkeys(_check_prompt(p) for p in prompts or [DEFAULT_PROMPT]))
+    prompt_list = list(dict.fromkeys(check_prompt(p) for p in prompts or [DEFAULT_PROMPT]))
     names = [t.name for t in prompt_list]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:

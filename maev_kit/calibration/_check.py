@@ -291,9 +291,9 @@ def _judge_to_check(card: Any, labeled_set: Any, judge: Any, prompt: Any, backen
     from maev_kit.calibration._card import card_backend, judge_from_card
     from maev_kit.calibration._human import fit_on_other_splits
     from maev_kit.judges import resolve_judge
-    from maev_kit.judges._registry import _check_prompt
+    from maev_kit.judges._registry import check_prompt
 
-    template = _check_prompt(prompt)
+    template = check_prompt(prompt)
     if judge is None and template is None:
         try:
             return judge_from_card(card, backend=backend, backend_params=dict(backend_params),

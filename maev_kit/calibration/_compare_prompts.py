@@ -18,7 +18,7 @@ import pandas as pd
 
 from maev_kit.agreement import compare_judges
 from maev_kit.agreement._labels import LABELS
-from maev_kit.agreement._report import _f
+from maev_kit.agreement._report import finite_float
 from maev_kit.errors import InputError
 from maev_kit.calibration._result import (
     HumanTable,
@@ -104,13 +104,13 @@ class PromptComparison:
         def conf(df: pd.DataFrame) -> dict[str, Any]:
             return {"labels": list(df.index), "counts": df.astype(int).values.tolist()}
         return {"a": self.a, "b": self.b, "text_a": self.text_a, "text_b": self.text_b,
-                "kappas": {k: {c: _f(v) for c, v in row.items()}
+                "kappas": {k: {c: finite_float(v) for c, v in row.items()}
                            for k, row in self.kappas.to_dict("index").items()},
-                "delta": _f(self.delta), "delta_low": _f(self.delta_low),
-                "delta_high": _f(self.delta_high), "p_value": _f(self.p_value),
-                "mcnemar_p": _f(self.mcnemar_p), "confusion_a": conf(self.confusion_a),
+                "delta": finite_float(self.delta), "delta_low": finite_float(self.delta_low),
+                "delta_high": finite_float(self.delta_high), "p_value": finite_float(self.p_value),
+                "mcnemar_p": finite_float(self.mcnemar_p), "confusion_a": conf(self.confusion_a),
                 "confusion_b": conf(self.confusion_b), "n_items": self.n_items,
-                "changed": [{k: _f(v) for k, v in r.items()}
+                "changed": [{k: finite_float(v) for k, v in r.items()}
                             for r in self.changed.to_dict("records")],
                 "split": self.split, "confidence": self.confidence}
 
@@ -120,7 +120,7 @@ def _pct(confidence: float) -> str:
 
 
 def _n(x: Any, signed: bool = False) -> str:
-    v = _f(x)
+    v = finite_float(x)
     if v is None:
         return "n/a"
     return f"{v:+.3f}" if signed else f"{v:.3f}"

@@ -23,7 +23,7 @@ from maev_kit.agreement import (
 )
 from maev_kit.agreement._kappa import ac_from_table
 from maev_kit.agreement._labels import LABELS, encode
-from maev_kit.agreement._report import _f, ci_label, kappa_text
+from maev_kit.agreement._report import finite_float, ci_label, kappa_text
 from maev_kit.calibration._card import JudgeCard, labels_hash, verdict_fields
 from maev_kit.calibration._human import load_human_labels
 from maev_kit.errors import ERROR_CAUSES, InputError, JudgeErrorsExceeded
@@ -249,12 +249,14 @@ class CalibrationResult:
             labeled_set_version=self.labeled_set.get("version"),
             labeled_set_hash=self.labeled_set.get("content_hash"), labels_hash=self.labels_hash,
             split=self.split, n_items=int(row["n_items"]), annotators=list(self.annotators),
-            kappa=_f(row["kappa"]), kappa_low=None if flat else _f(row["kappa_low"]),
-            kappa_high=None if flat else _f(row["kappa_high"]), confidence=self.confidence,
-            human_kappa=None if self.ceiling is None else _f(self.ceiling["kappa"]),
+            kappa=finite_float(row["kappa"]),
+            kappa_low=None if flat else finite_float(row["kappa_low"]),
+            kappa_high=None if flat else finite_float(row["kappa_high"]),
+            confidence=self.confidence,
+            human_kappa=None if self.ceiling is None else finite_float(self.ceiling["kappa"]),
             threshold=self.threshold, min_kappa=min_kappa, **meta.card_fields,
             probes=self.probes[key].card_fields() if key in self.probes else None,
-            **self._criterion_fields(verdict_fields(run, _f(row["accuracy"]))))
+            **self._criterion_fields(verdict_fields(run, finite_float(row["accuracy"]))))
         # (the drift gate pairs a later run with the verdicts)
 
     def _criterion_fields(self, fields: dict[str, Any]) -> dict[str, Any]:
@@ -268,7 +270,7 @@ class CalibrationResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly summary (NaN → None)."""
         def recs(df: pd.DataFrame) -> list[dict[str, Any]]:
-            return [{k: _f(v) for k, v in r.items()} for r in df.to_dict("records")]
+            return [{k: finite_float(v) for k, v in r.items()} for r in df.to_dict("records")]
         board = self.leaderboard.assign(
             kappa_text=[kappa_text(k, lo, hi, n=None if pd.isna(n) else int(n),
                                    confidence=self.confidence)
@@ -279,7 +281,7 @@ class CalibrationResult:
             rank=rank_labels(list(self.leaderboard["kappa"]), list(self.leaderboard["status"])))
         return {
             "leaderboard": recs(board),
-            "ceiling": None if self.ceiling is None else {k: _f(v) for k, v in
+            "ceiling": None if self.ceiling is None else {k: finite_float(v) for k, v in
                                                           self.ceiling.to_dict().items()},
             "confusions": {k: {"labels": list(df.index), "counts": df.astype(int).values.tolist()}
                            for k, df in self.confusions.items()},
@@ -482,7 +484,7 @@ def _status(got: Mapping[str, Any], item_ids: Sequence[str],
 
 
 #: What to do about a judge that failed mostly for one cause.
-_FIXES = {
+CAUSE_FIXES = {
     "auth": "check the API key (--api-key, or the provider's key variable)",
     "unreachable": "check --api-base and that the server is running",
     "rate_limit": "the provider kept answering 429: lower --max-concurrency or rerun later "
@@ -526,8 +528,8 @@ def _failures(board: pd.DataFrame, runs: Mapping[str, Any]) -> str:
         if not fix:
             by_cause = Counter(stats.get("errors_by_cause") or {})
             top = by_cause.most_common(1)[0][0] if by_cause else "other"
-            fix = "; ".join(x for x in (lost_items_note(stats), _FIXES.get(top, _FIXES["other"]))
-                            if x)
+            fix = "; ".join(x for x in (lost_items_note(stats),
+                                        CAUSE_FIXES.get(top, CAUSE_FIXES["other"])) if x)
         groups.setdefault(f"{status} — {fix}", []).append(str(key))
     return "; ".join(f"{', '.join(keys)} {what}" for what, keys in groups.items())
 

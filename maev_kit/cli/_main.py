@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from maev_kit._version import __version__
-from maev_kit.errors import InputError, MaevError, _ProblemsError
+from maev_kit.errors import InputError, MaevError, ProblemsError
 
 # command name -> "module:attribute" of a click command, imported when the command is used
 _LAZY_COMMANDS: dict[str, str] = {
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> Any:
             _fail(f"error: {_one_line(e.format_message())}{where}", 2)
         except click.ClickException as e:
             _fail(f"error: {_one_line(e.format_message())}", e.exit_code)
-        except _ProblemsError as e:
+        except ProblemsError as e:
             _fail(_problems_text(e), 2)
         except InputError as e:
             _fail(f"error: {e}", 2)
@@ -234,7 +234,7 @@ def _one_line(text: str) -> str:
     return " ".join(part.strip() for part in text.splitlines() if part.strip())
 
 
-def _problems_text(e: _ProblemsError) -> str:
+def _problems_text(e: ProblemsError) -> str:
     """One ``error: file:line › field: message`` line per problem (at most 50)."""
     shown = e.problems[:50]
     lines = [f"error: {p}" for p in shown]

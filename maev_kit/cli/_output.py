@@ -98,7 +98,7 @@ def _failed_judges(result: Any) -> dict[str, str]:
     calls failed (the leaderboard's ``status``): their κ is not a result."""
     from collections import Counter
 
-    from maev_kit.calibration._result import _FIXES, lost_items_note
+    from maev_kit.calibration._result import CAUSE_FIXES, lost_items_note
 
     out: dict[str, str] = {}
     board = result.leaderboard
@@ -114,7 +114,7 @@ def _failed_judges(result: Any) -> dict[str, str]:
         by_cause = Counter(stats.get("errors_by_cause") or {})
         top = by_cause.most_common(1)[0][0] if by_cause else "other"
         fix = stats.get("unavailable") or "; ".join(
-            x for x in (lost_items_note(stats), _FIXES.get(top, "")) if x)
+            x for x in (lost_items_note(stats), CAUSE_FIXES.get(top, "")) if x)
         out[str(key)] = f"{status} — {fix}" if fix else str(status)
     return out
 

@@ -149,12 +149,12 @@ def fact_backend(judge: Any, backend: Any) -> Any:
     """The model the llm fact proposer asks: ``backend``, else the judge's model, else None."""
     if backend is not None:
         return backend
-    from maev_kit.judges._registry import OFFLINE_JUDGES, _is_backend
+    from maev_kit.judges._registry import OFFLINE_JUDGES, is_backend
 
     if isinstance(judge, str) and not is_default_judge(judge) and \
             judge.strip().lower() not in OFFLINE_JUDGES:
         return judge.strip()
-    return judge if judge is not None and _is_backend(judge) else None
+    return judge if judge is not None and is_backend(judge) else None
 
 
 def fact_methods(facts: Any) -> list[str] | None:

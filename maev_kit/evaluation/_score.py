@@ -12,7 +12,7 @@ from maev_kit._gc import paused_gc
 from maev_kit.expectations import RoutingTestCase
 from maev_kit.metrics._coerce import as_records
 from maev_kit.metrics._coordination import DEFAULT_CONTRADICTION_PENALTY
-from maev_kit.metrics._coordination import _check_weights as check_weights
+from maev_kit.metrics._coordination import check_weights
 from maev_kit.metrics._coordination import combine as combine_components
 from maev_kit.metrics._reports import CoordinationReport, HandoffReport, LoopReport, RoutingReport
 from maev_kit.metrics._routing import accuracies as routing_accuracies

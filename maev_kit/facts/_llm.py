@@ -22,8 +22,8 @@ from importlib import resources
 from typing import Any, cast
 
 from maev_kit.facts._model import FACT_KINDS, ProposedFact, _fact_id, _normalise
-from maev_kit.judges._parse import _candidate
-from maev_kit.judges._prompts import _SECTION, _substitute, escape_fence
+from maev_kit.judges._parse import json_candidate
+from maev_kit.judges._prompts import SECTION, substitute, escape_fence
 from maev_kit.traces._model import Message, MultiAgentTrace
 
 __all__ = ["EXTRACT_PROMPT_IDS", "FactRequestError", "HandoffText", "LLMFactProposer",
@@ -125,7 +125,7 @@ def _load(prompt_id: str) -> _Template:
         raise ValueError(f"`prompt` must be one of {EXTRACT_PROMPT_IDS}, got {prompt_id!r}")
     text = (resources.files("maev_kit.facts") / "prompts" / f"extract_{prompt_id}.txt"
             ).read_text(encoding="utf-8")
-    parts = _SECTION.split(text)
+    parts = SECTION.split(text)
     if len(parts) != 5 or parts[1] != "system" or parts[3] != "user":
         raise RuntimeError(f"prompt template extract_{prompt_id}.txt must have a "
                            "'=== system ===' then a '=== user ===' section")
@@ -187,8 +187,8 @@ class LLMFactProposer:
                             h.messages[0].turn_index if h.messages else 0)
         values = {"messages": render_handoff(h), "kinds": ", ".join(sorted(_LLM_KINDS)),
                   "example_turn": str(example_turn)}
-        return [{"role": "system", "content": _substitute(self._template.system, values)},
-                {"role": "user", "content": _substitute(self._template.user, values)}]
+        return [{"role": "system", "content": substitute(self._template.system, values)},
+                {"role": "user", "content": substitute(self._template.user, values)}]
 
     def parse(self, text: Any,
               group: Sequence[HandoffText]) -> list[ProposedFact | FactRequestError]:
@@ -233,7 +233,7 @@ def _read(reply: Any, h: HandoffText, proposer: str
           ) -> tuple[list[ProposedFact], str | None]:
     if not isinstance(reply, str):
         return [], f"the reply is {type(reply).__name__}, not text"
-    obj, err = _candidate(reply)
+    obj, err = json_candidate(reply)
     if err is not None:
         return [], err
     if not isinstance(obj, dict) or not isinstance(obj.get("facts"), list):

@@ -654,7 +654,7 @@ class FactReviewSession:
         with each reviewed conversation's line merged (:meth:`_merge`) in place, or appended
         when the file has none; records each merged record, and what changed, in
         ``export``."""
-        from maev_kit.expectations import _ADAPTER, expectations_to_dict
+        from maev_kit.expectations import EXPECTATIONS_ADAPTER, expectations_to_dict
 
         raw_lines = old_bytes.splitlines(keepends=True)
         reviewed = self.reviewed_facts()
@@ -667,8 +667,8 @@ class FactReviewSession:
             merged, removed = self._merge(cid, old, [f for f in reviewed
                                                       if f.conversation_id == cid])
             if old is None:
-                merged = expectations_to_dict(_ADAPTER.validate_python(merged))
-            record = _ADAPTER.validate_python(merged)
+                merged = expectations_to_dict(EXPECTATIONS_ADAPTER.validate_python(merged))
+            record = EXPECTATIONS_ADAPTER.validate_python(merged)
             export.append(record)
             export.removed += [(cid, fid) for fid in removed]
             if old is not None and merged == old:

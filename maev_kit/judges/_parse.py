@@ -62,7 +62,7 @@ def _objects_in(text: str) -> list[Any]:
     return found
 
 
-def _candidate(reply: str) -> tuple[Any, str | None]:
+def json_candidate(reply: str) -> tuple[Any, str | None]:
     """The JSON value the reply answers with, or an error message."""
     stripped = reply.strip()
     if not stripped:
@@ -183,7 +183,7 @@ def _parse(reply: Any, items: Sequence[RetentionItem]) -> list[Verdict]:
     def all_error(msg: str) -> list[Verdict]:
         return [Verdict(it.item_id, None, error=msg, raw=reply) for it in items]
 
-    obj, err = _candidate(reply)
+    obj, err = json_candidate(reply)
     if err is not None:
         return all_error(err)
     if not isinstance(obj, dict):

@@ -67,7 +67,7 @@ _BUILTIN_VIEW = {"v1": "text", "v2": "text", "v3": "conversation", "v4": "conver
 _RENDER_REVISION = {"text": "1", "conversation": "3"}
 _BUILTIN_REVISION = {"v3": "2"}
 
-_SECTION = re.compile(r"^=== (system|user) ===\n", re.M)
+SECTION = re.compile(r"^=== (system|user) ===\n", re.M)
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _FACTS_BLOCK = re.compile(r"^<<<FACTS\n(.*?)^FACTS>>>$", re.M | re.S)
 _MESSAGES_BLOCK = re.compile(r"^<<<MESSAGES\n(.*?)^MESSAGES>>>$", re.M | re.S)
@@ -305,8 +305,8 @@ class PromptTemplate:
                 user = user[:cut] + _DEFAULT_EXAMPLES + user[cut:]
         elif not examples:
             user = _drop_examples_block(user)
-        return [{"role": "system", "content": _substitute(self.system, values)},
-                {"role": "user", "content": _substitute(user, values)}]
+        return [{"role": "system", "content": substitute(self.system, values)},
+                {"role": "user", "content": substitute(user, values)}]
 
 
 def _drop_examples_block(user: str) -> str:
@@ -379,7 +379,7 @@ def _check_placeholders(section: str, first_line: int, name: str, where: str) ->
                 + " (required: " + ", ".join(f"{{{{{p}}}}}" for p in _REQUIRED) + ")")
 
 
-def _substitute(template: str, values: dict[str, str]) -> str:
+def substitute(template: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
 
 

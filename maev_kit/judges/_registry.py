@@ -26,11 +26,11 @@ def _is_judge(obj: Any) -> bool:
     return all(hasattr(obj, a) for a in ("name", "version", "offline"))
 
 
-def _is_backend(obj: Any) -> bool:
+def is_backend(obj: Any) -> bool:
     return callable(getattr(obj, "complete", None)) and hasattr(obj, "cache_identity")
 
 
-def _check_prompt(prompt: Any) -> Any:
+def check_prompt(prompt: Any) -> Any:
     """None, or the :class:`~maev_kit.judges.PromptTemplate` for a builtin id, a template file
     path or a template (an unknown one is an InputError listing the builtins)."""
     from maev_kit.judges._prompts import resolve_prompt
@@ -81,10 +81,10 @@ def resolve_judge(judge: Any, *, prompt: Any = None, backend: Any = None,
     ...
     maev_kit.errors.InputError: unknown prompt 'v5': not a builtin prompt (v1, v2, v3, v4) and no template file at that path
     """
-    prompt = _check_prompt(prompt)
+    prompt = check_prompt(prompt)
     if _is_judge(judge):
         return judge, backend
-    if _is_backend(judge):
+    if is_backend(judge):
         return _judge_for_backend(judge, prompt, backend)
     if not isinstance(judge, str):
         raise TypeError(f"`judge` must be a judge name ('heuristic', 'tfidf-logreg'), a litellm "

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from maev_kit._jsonl import display_name, format_loc, pydantic_problems
-from maev_kit.errors import Problem, _ProblemsError
+from maev_kit.errors import Problem, ProblemsError
 from maev_kit.traces._model import Handoff, HandoffReason, MultiAgentTrace
 
 __all__ = [
@@ -45,7 +45,7 @@ _PY_TYPE_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean
                   list: "array", dict: "object", type(None): "null", object: "any"}
 
 
-class ContractValidationError(_ProblemsError):
+class ContractValidationError(ProblemsError):
     """A contracts file (or contract objects) failed validation; ``.problems`` lists each."""
 
     kind = "handoff contracts"

@@ -129,7 +129,7 @@ def coordination_score(
     ...
     ValueError: `handoff_report` has a key 'context_completness' where 'context_completeness' is expected (a misspelling?); coordination_score reads target_accuracy, context_completeness from it
     """
-    w = _check_weights(weights)
+    w = check_weights(weights)
     penalty = _check_penalty(contradiction_penalty)
     mode = _check_mode(not_applicable)
     _check_reports(handoff_report, retention_report, routing_report, mode)
@@ -205,7 +205,7 @@ def weight_sensitivity(
     """
     import pandas as pd
 
-    base = _check_weights(weights)
+    base = check_weights(weights)
     penalty = _check_penalty(contradiction_penalty)
     _check_reports(handoff_report, retention_report, routing_report, "article")
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta <= 1:
@@ -360,7 +360,7 @@ def _as_float(value: Any, key: str) -> float:
     return float(value)
 
 
-def _check_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
+def check_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
     if weights is None:
         return DEFAULT_WEIGHTS.copy()  # a new dict; 7x faster than dict() of the mapping proxy
     if not isinstance(weights, Mapping):

@@ -27,7 +27,7 @@ from typing import Any
 from maev_kit.backends._base import (
     BackendError,
     Completion,
-    _kind_for_status,
+    kind_for_status,
     classify_error,
     unavailable_error,
 )
@@ -265,7 +265,7 @@ def _line_error(line: Mapping[str, Any]) -> BackendError:
     if code == "batch_expired":
         return BackendError("timeout", f"the batch expired before this request ran ({message})")
     if isinstance(status, int) and status >= 400:
-        kind = _kind_for_status(status)
+        kind = kind_for_status(status)
     elif "rate_limit" in code:
         kind = "rate_limit"
     elif "server" in code or "internal" in code:

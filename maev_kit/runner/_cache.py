@@ -28,7 +28,7 @@ __all__ = ["DEFAULT_CACHE_DIR", "JudgeCache", "cache_key"]
 
 #: Where the cache lives when ``cache=None``: relative to the current directory.
 DEFAULT_CACHE_DIR = ".maev_cache"
-_FILENAME = "judge_cache.sqlite3"
+CACHE_FILENAME = "judge_cache.sqlite3"
 _KEY_VERSION = 1
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
@@ -123,7 +123,7 @@ class JudgeCache:
             raise ValueError(f"`cache` must be a directory, but {str(self.directory)!r} is a file; "
                              "pass a directory path, None for the default or False to turn it off")
         self.directory.mkdir(parents=True, exist_ok=True)
-        self.path = self.directory / _FILENAME
+        self.path = self.directory / CACHE_FILENAME
         self._db = connect_wal(self.path)
         self._db.execute("PRAGMA synchronous = NORMAL")
         self._db.execute(_SCHEMA)

@@ -9,8 +9,8 @@ from typing import Any, Literal, Sequence
 
 import ipywidgets as widgets
 
-from maev_kit._html._trace import _CSS as _TV_CSS
-from maev_kit._html._trace import _span_of, evidence_excerpt_html, find_entry
+from maev_kit._html._trace import TRACE_CSS as _TV_CSS
+from maev_kit._html._trace import span_of, evidence_excerpt_html, find_entry
 from maev_kit.labels import LabelingSession, LabelStore
 from maev_kit.widgets._controls import KeyHandler as _KeyHandler
 from maev_kit.widgets._controls import label_buttons, move_buttons
@@ -34,7 +34,7 @@ def _verdict_spans(verdicts: Any) -> dict[str, Any]:
         (getattr(v, "item_id", None), v) for v in verdicts)
     out = {}
     for iid, v in pairs:
-        sp = _span_of(v) if getattr(v, "span", None) is not None else None
+        sp = span_of(v) if getattr(v, "span", None) is not None else None
         if iid is not None and sp is not None:
             out[iid] = sp
     return out

@@ -5,7 +5,7 @@ from maev_kit._html._trace import (  # noqa: F401
     DEFAULT_PAGE_SIZE,
     LABEL_COLORS,
     PALETTE,
-    _events,
+    trace_events,
     agent_colors,
     fact_terms,
     item_html,

@@ -6,7 +6,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from maev_kit.widgets._render import DEFAULT_PAGE_SIZE, _events, trace_html
+from maev_kit.widgets._render import DEFAULT_PAGE_SIZE, trace_events, trace_html
 
 __all__ = ["TraceViewer", "show"]
 
@@ -55,7 +55,7 @@ class TraceViewer(widgets.VBox):
         self.trace = trace
         self.facts, self.verdicts, self.contracts = facts, verdicts, contracts
         self.page_size = page_size
-        n = len(_events(trace))
+        n = len(trace_events(trace))
         self.n_pages = max(1, -(-n // page_size))
         self.body = widgets.HTML()
         self.prev_button = widgets.Button(description="◀ previous", layout={"width": "110px"},
@@ -87,7 +87,7 @@ class TraceViewer(widgets.VBox):
     def page_of_handoff(self, handoff_index: int) -> int:
         """The page on which handoff ``handoff_index`` is drawn."""
         target = self.trace.handoffs[handoff_index]
-        for i, (_, _, _, h) in enumerate(_events(self.trace)):
+        for i, (_, _, _, h) in enumerate(trace_events(self.trace)):
             if h is target:
                 return i // self.page_size
         return 0  # pragma: no cover

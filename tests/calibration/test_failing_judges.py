@@ -15,6 +15,9 @@ from maev_kit.calibration import CalibrationResult, calibrate
 from maev_kit.errors import InputError, JudgeErrorsExceeded
 from maev_kit.testing import FakeOpenAIServer, free_port
 
+# what is tested is the failure each judge ends in, not how long its retries wait
+pytestmark = pytest.mark.usefixtures("no_backoff_waits")
+
 FAST = dict(progress=False, cache=False, n_resamples=100, max_retries=0)
 
 

@@ -31,6 +31,9 @@ MODES = {
 }
 COMMANDS = ("score", "report", "demo", "calibrate")
 
+# what is tested is the failure each mode ends in, not how long the retries wait
+pytestmark = pytest.mark.usefixtures("no_backoff_waits")
+
 
 @pytest.fixture(scope="module")
 def tiny_set(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -13,7 +13,9 @@ graph is also read from the source with :mod:`ast` (:func:`ast_import_graph`), w
 from __future__ import annotations
 
 import ast
+import importlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -217,6 +219,80 @@ def test_import_contracts_are_kept():
     run = lint_imports(ROOT)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "0 broken" in run.stdout, run.stdout
+
+
+# -- docs/architecture.md is the map of these layers --------------------------------------------
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def _fenced_after(doc: str, marker: str) -> list[str]:
+    """The lines of the fenced block that follows ``marker`` in ``doc``."""
+    assert marker in doc, f"docs/architecture.md lost its {marker!r} block"
+    block = doc.split(marker, 1)[1].split("```", 2)[1]
+    return [line.strip() for line in block.splitlines()[1:] if line.strip()]
+
+
+def _layers_contract() -> dict:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return next(c for c in config["tool"]["importlinter"]["contracts"] if c["id"] == "layers")
+
+
+def _top_level_modules() -> set[str]:
+    """Every package and module directly under ``maev_kit/`` (the root ``__init__`` aside)."""
+    pkg = ROOT / "maev_kit"
+    return ({p.name for p in pkg.iterdir() if (p / "__init__.py").is_file()}
+            | {p.stem for p in pkg.glob("*.py") if p.stem != "__init__"})
+
+
+def test_architecture_doc_states_the_layers_of_the_contract():
+    """The map's layer block is the contract's, its table lists every package of maev_kit once
+    on its floor (a new package must be placed, a deleted one leaves), and the contract's
+    ignored imports are the ones the map names."""
+    doc = ARCHITECTURE.read_text(encoding="utf-8")
+    contract = _layers_contract()
+    layers = contract["layers"]
+    assert _fenced_after(doc, "<!-- layers ") == layers
+    floor_of = {name.strip(): len(layers) - i for i, layer in enumerate(layers)
+                for name in layer.replace("|", ":").split(":")}
+    rows = re.findall(r"^\| (\d+) \| `([\w.]+)` \| (.+?) \|$", doc, flags=re.M)
+    table = [(name, int(floor)) for floor, name, _ in rows]
+    names = [name for name, _ in table]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    assert not twice, f"listed twice in docs/architecture.md: {twice}"
+    assert dict(table) == floor_of, "docs/architecture.md's Layers table differs from pyproject"
+    assert set(floor_of) == _top_level_modules(), (
+        "packages of maev_kit not in the layers contract: "
+        f"{sorted(_top_level_modules() - set(floor_of))}; in it but gone: "
+        f"{sorted(set(floor_of) - _top_level_modules())}")
+    assert all(len(line) > 20 for *_, line in rows), "each package gets its line"
+    ignored = _fenced_after(doc, "<!-- ignored imports ")
+    assert ignored == list(contract.get("ignore_imports", [])), (
+        "the ignored imports of docs/architecture.md and pyproject.toml differ")
+
+
+def test_architecture_doc_data_flows_name_real_functions():
+    """Every ``maev_kit.…`` name in the map's data flows (``maev score``, a calibration) is
+    imported: a renamed or moved function fails here, not in a reader's head."""
+    doc = ARCHITECTURE.read_text(encoding="utf-8")
+    flows = doc.split("## Where the data goes", 1)[1].split("\n## ", 1)[0]
+    names = sorted(set(re.findall(r"`(maev_kit(?:\.\w+)+)`", flows)))
+    assert len(names) >= 30, names  # both flows, step by step
+    missing = []
+    for name in names:
+        parts = name.split(".")
+        for i in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                continue
+            try:
+                for attr in parts[i:]:
+                    obj = getattr(obj, attr)
+            except AttributeError:
+                missing.append(name)
+            break
+    assert not missing, f"docs/architecture.md names what is not in the code: {missing}"
 
 
 @pytest.mark.parametrize("exclude_type_checking_imports", [False, True],

@@ -106,7 +106,7 @@ def test_a_new_store_opens_while_another_process_writes_to_it(tmp_path, store):
 
     from maev_kit.runner import _batch, _cache
 
-    name = _cache._FILENAME if store == "cache" else _batch._FILENAME
+    name = _cache.CACHE_FILENAME if store == "cache" else _batch._FILENAME
     other = sqlite3.connect(tmp_path / name, isolation_level=None, check_same_thread=False)
     other.execute("CREATE TABLE other (x)")
     other.execute("BEGIN IMMEDIATE")

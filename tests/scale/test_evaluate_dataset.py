@@ -369,7 +369,7 @@ def test_the_datasets_a_run_makes_start_their_tasks_without_reservation(ray_clus
 
     import ray.data
 
-    from maev_kit.scale._ray import _scheduled
+    from maev_kit.scale._plan import _scheduled
 
     assert "op_resource_reservation_enabled" in {
         f.name for f in dataclasses.fields(ray.data.DataContext)}

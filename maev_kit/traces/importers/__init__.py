@@ -140,10 +140,10 @@ def _data_format(src: _Source) -> str:
     fmt = detect_format(src.data)
     if fmt is not None:
         return fmt
-    from maev_kit._files import _kind_of_keys
+    from maev_kit._files import kind_of_keys
 
     first = src.data[0] if isinstance(src.data, list) and src.data else src.data
-    kind = _kind_of_keys(set(first)) if isinstance(first, dict) else None
+    kind = kind_of_keys(set(first)) if isinstance(first, dict) else None
     if kind == "traces":
         raise InputError(f"{src.name}: these are already maev traces; nothing to import "
                          "(trace_from_dict reads one)")
