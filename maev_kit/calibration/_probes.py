@@ -719,9 +719,9 @@ class _CallableJudge:
 
 def _judge_and_backend(judge: Any, prompt: Any, backend: Any,
                        backend_params: Mapping[str, Any] | None) -> tuple[Any, Any]:
-    from maev_kit.judges._registry import _is_backend, _is_judge, resolve_judge
+    from maev_kit.judges._registry import is_backend, is_judge, resolve_judge
 
-    if isinstance(judge, str) or _is_judge(judge) or _is_backend(judge):
+    if isinstance(judge, str) or is_judge(judge) or is_backend(judge):
         return resolve_judge(judge, prompt=prompt, backend=backend,
                              backend_params=backend_params)
     if callable(judge):

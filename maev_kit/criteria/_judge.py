@@ -33,6 +33,16 @@ __all__ = ["CallableJudge", "CriterionRun", "CriterionVerdict", "LLMCriterionJud
 _FUNCTION = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
 
+def is_function_name(name: str) -> bool:
+    """True when ``name`` names a Python function as ``module:function`` (not a model).
+
+    >>> is_function_name("my_judges:says_yes"), is_function_name("ollama/llama3:8b")
+    (True, False)
+    """
+    name = name.strip()
+    return bool(_FUNCTION.fullmatch(name)) and "/" not in name
+
+
 @dataclass(frozen=True)
 class CriterionVerdict:
     """A judge's answer for one criterion item: a label (one of the criterion's) with a reason
@@ -248,7 +258,7 @@ def criterion_judge(spec: Any, *, prompt: str = DEFAULT_CRITERION_PROMPT,
         return spec, None
     if isinstance(spec, str):
         name = spec.strip()
-        if _FUNCTION.fullmatch(name) and "/" not in name:
+        if is_function_name(name):
             return CallableJudge(load_function(name), name=name), None
         if not name:
             raise InputError("the judge name is empty: name a model or module:function")

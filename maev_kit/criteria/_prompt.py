@@ -22,7 +22,7 @@ from typing import Any
 from maev_kit.criteria._criterion import Criterion, CriterionItem
 from maev_kit.criteria._window import focus_text, window
 from maev_kit.errors import InputError
-from maev_kit.judges._parse import _candidate
+from maev_kit.judges._parse import json_candidate
 from maev_kit.judges._prompts import escape_fence
 
 __all__ = ["CRITERION_PROMPTS", "DEFAULT_CRITERION_PROMPT", "CriterionPrompt", "build_messages",
@@ -120,7 +120,7 @@ def parse_reply(reply: Any, labels: tuple[str, ...]
     """
     if not isinstance(reply, str):
         return None, "", (), f"the reply is a {type(reply).__name__}, not text"
-    value, error = _candidate(reply)
+    value, error = json_candidate(reply)
     if error is not None:
         return None, "", (), error
     if not isinstance(value, Mapping):

@@ -37,10 +37,10 @@ def resolve_criteria(criteria: Any) -> list[Any]:
 
 def criteria_only_judge(judge: Any) -> bool:
     """True for a judge only criteria take: a Python function or ``"module:function"``."""
-    from maev_kit.criteria._judge import _FUNCTION, CallableJudge
+    from maev_kit.criteria._judge import CallableJudge, is_function_name
 
     if isinstance(judge, str):
-        return bool(_FUNCTION.fullmatch(judge.strip())) and "/" not in judge
+        return is_function_name(judge)
     if isinstance(judge, CallableJudge):
         return True
     return callable(judge) and not hasattr(judge, "offline") and not (

@@ -22,7 +22,7 @@ OFFLINE_JUDGES: tuple[str, ...] = ("heuristic", "tfidf-logreg")
 _PROMPT_VARIANTS = ("retention-v1", "retention-v2", "retention-v3")
 
 
-def _is_judge(obj: Any) -> bool:
+def is_judge(obj: Any) -> bool:
     return all(hasattr(obj, a) for a in ("name", "version", "offline"))
 
 
@@ -82,7 +82,7 @@ def resolve_judge(judge: Any, *, prompt: Any = None, backend: Any = None,
     maev_kit.errors.InputError: unknown prompt 'v5': not a builtin prompt (v1, v2, v3, v4) and no template file at that path
     """
     prompt = check_prompt(prompt)
-    if _is_judge(judge):
+    if is_judge(judge):
         return judge, backend
     if is_backend(judge):
         return _judge_for_backend(judge, prompt, backend)
