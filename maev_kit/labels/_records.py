@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from maev_kit._jsonl import display_name, read_append_log, validated_lines
 from maev_kit.errors import Problem
@@ -50,6 +51,14 @@ def check_annotator(name: Any, what: str = "annotator") -> str:
     return name
 
 
+def _field_error(field: str, value: Any, message: str) -> NoReturn:
+    """Raise a validation error located at ``field`` (a model-level check that is about one
+    field, so the file's problem names it: ``labels.jsonl:3 › label: …``)."""
+    error = PydanticCustomError("value_error", message)
+    raise ValidationError.from_exception_data(
+        "LabelRecord", [InitErrorDetails(type=error, loc=(field,), input=value)])
+
+
 class LabelRecord(BaseModel):
     """One line of ``labels.jsonl``."""
 
@@ -71,14 +80,14 @@ class LabelRecord(BaseModel):
     def _a_label(self) -> LabelRecord:
         if self.criterion is None:
             if self.label not in LABEL_VALUES:
-                raise ValueError(f"label {self.label!r} must be one of "
-                                 f"{', '.join(LABEL_VALUES)} (a criterion's label carries the "
-                                 "criterion's name in `criterion`)")
+                _field_error("label", self.label,
+                             f"label {self.label!r} must be one of {', '.join(LABEL_VALUES)} "
+                             "(a criterion's label carries the criterion's name in `criterion`)")
         elif not _CRITERION.fullmatch(self.criterion):
-            raise ValueError(f"criterion {self.criterion!r} must be a criterion name "
-                             "([a-z0-9_-]+)")
+            _field_error("criterion", self.criterion, f"criterion {self.criterion!r} must be a "
+                         "criterion name ([a-z0-9_-]+)")
         elif not self.label.strip():
-            raise ValueError("label must not be blank")
+            _field_error("label", self.label, "label must not be blank")
         return self
 
     @field_validator("item_id")

@@ -208,15 +208,14 @@ def _fields(**kw):
     return {"kappa_then": 0.8, "kappa_now": 0.0, "kappa_now_low": 0.0, "kappa_now_high": 0.0,
             "n_items_now": 3, "confidence": 0.95, "tolerance": 0.05,
             "tolerance_source": "default", "paired": False, "changes": [], "min_kappa": 0.4,
-            "min_kappa_source": "default", "errors_by_cause": {}, **kw}
+            "min_kappa_source": "default", "errors_by_cause": {}, "judge_errors": 0, **kw}
 
 
 @pytest.mark.parametrize("low, high", [(0.0, 0.0), (float("nan"), float("nan"))])
 def test_a_kappa_without_interval_is_said_in_words_in_every_reason(low, high):
     from maev_kit.calibration._check import _verdict
 
-    status, reasons = _verdict(_fields(kappa_now_low=low, kappa_now_high=high), 0, 3, 0.1,
-                               0.05)
+    status, reasons = _verdict(_fields(kappa_now_low=low, kappa_now_high=high), 3, 0.1, 0.05)
     text = "; ".join(reasons)
     assert status == "FAIL"
     # the significant-fall reason and the floor's: no zero-width bound, no "nan"
@@ -228,7 +227,7 @@ def test_an_interval_gives_the_upper_bound():
     from maev_kit.calibration._check import _verdict
 
     status, reasons = _verdict(_fields(kappa_now=0.3, kappa_now_low=0.1, kappa_now_high=0.35),
-                               0, 3, 0.1, 0.05)
+                               3, 0.1, 0.05)
     assert status == "FAIL"
     assert "the new κ's CI upper bound 0.350 is below the recorded κ − tolerance = 0.750" \
         in reasons[0]
