@@ -49,6 +49,7 @@ class _FixedWindow(_ADAPTIVE):
 
     def __init__(self, ceiling: int) -> None:
         super().__init__(ceiling, start=ceiling)
+        self.limit, self.opened = float(ceiling), True
 
     def replied(self, latency: float, sent_at: float, in_flight: int) -> None:
         pass

@@ -256,7 +256,7 @@ class Window:
     """How many requests may be in flight: slow start, then additive increase, multiplicative
     decrease, steered by latency (TCP Vegas's estimate of the server's queue).
 
-    Starts at :data:`START_CONCURRENCY` (at most ``ceiling``). Each reply says how many of the
+    Opens at :data:`START_CONCURRENCY` (at most ``ceiling``). Each reply says how many of the
     requests in flight when it was sent were waiting in the server's queue rather than being
     worked on: ``n × (1 − fastest / latency)``, where ``n`` was the number in flight and
     ``fastest`` the quickest reply so far. A server that works on one request at a time answers
@@ -269,9 +269,15 @@ class Window:
     one-slot server this settles at two: one request worked on, one queued behind it, so the
     server is never idle between two requests and none waits long.
 
+    The first request goes out alone: a server that refuses the key, does not serve the model
+    or is not there is found with one request, and no request is abandoned behind it. Its
+    reply opens the window at ``start``.
+
     >>> w = Window(16)
-    >>> w.size, w.replied(1.0, 0.0, 4) or w.size, w.replied(1.0, 0.0, 4) or w.size
-    (4, 5, 6)
+    >>> w.size, w.replied(1.0, 0.0, 1) or w.size, w.replied(1.0, 0.0, 4) or w.size
+    (1, 4, 5)
+    >>> w.replied(1.0, 0.0, 4) or w.size
+    6
     >>> w.replied(4.0, 0.0, 4) or w.size  # 4 in flight, 4 times slower: three were queued
     3
     >>> w.failed(0.0) or w.size  # sent before that decrease: no second halving
@@ -282,7 +288,9 @@ class Window:
 
     def __init__(self, ceiling: int, start: int = START_CONCURRENCY) -> None:
         self.ceiling = ceiling
-        self.limit = float(max(1, min(start, ceiling)))
+        self.start = float(max(1, min(start, ceiling)))
+        self.limit = 1.0  # until the first reply (see the class docstring)
+        self.opened = False
         self.fastest: float | None = None
         self.slow_start = True
         self.last_cut = -math.inf
@@ -296,6 +304,10 @@ class Window:
         ``in_flight`` requests in flight (itself included)."""
         if self.fastest is None or latency < self.fastest:
             self.fastest = latency
+        if not self.opened:  # the server answered: open the window
+            self.opened = True
+            self.limit = self.start
+            return
         queued = in_flight * (1.0 - self.fastest / latency) if latency > 0 else 0.0
         if queued > max(_CUT, in_flight / 2):
             self._cut(sent_at)

@@ -151,7 +151,8 @@ def test_a_server_failing_every_request_costs_at_most_15_seconds(folder):
         result = evaluate("support_desk", judge=None, progress=False, n_resamples=100)
     t0 = time.monotonic()
     try:
-        with pytest.raises(MlflowLoggingError, match="Max retries exceeded"):
+        # mlflow < 3.18 retries a 503 to "Max retries exceeded"; 3.18 names the 503 at once
+        with pytest.raises(MlflowLoggingError, match="Max retries exceeded|503"):
             log_to_mlflow(result, tracking_uri=f"http://127.0.0.1:{server.server_address[1]}",
                           report_html="<html/>")
     finally:

@@ -184,6 +184,6 @@ def test_progress_shows_queued_in_flight_and_done(make_backend, backend_kind):
         settings = RunSettings(4, 0, 10, False, 0.01, False)
         run_on_background_loop(lambda: _arun(EchoJudge(), make_items(5), make_backend(
             backend_kind, server), settings, Bar()))
-    assert shown[0] == "1 queued · 4 in flight · 0 done"  # the window starts at 4
+    assert shown[0] == "4 queued · 1 in flight · 0 done"  # the first request goes out alone
     assert any(s.endswith("4 done") for s in shown)
     del _requests

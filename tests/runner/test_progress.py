@@ -59,7 +59,7 @@ def test_the_bar_counts_facts_one_request_at_a_time():
     # one update per request, by that handoff's facts — never by 1 per handoff
     assert sorted(bar.updates) == sorted(sizes) and bar.n == len(items) == 11
     # requests queued, in flight and done beside it, ending with all four done
-    assert bar.postfixes[0] == "2 queued · 2 in flight · 0 done"
+    assert bar.postfixes[0] == "3 queued · 1 in flight · 0 done"  # the first goes out alone
     assert any(p.endswith("· 3 done") for p in bar.postfixes)
 
 
