@@ -71,6 +71,9 @@ def import_litellm() -> Any:
 
 #: litellm calls still running (a caller stopped waiting for them): awaited by release_litellm.
 _IN_FLIGHT: set[Any] = set()
+#: what release_litellm found stuck once (litellm's logging worker bound to another event loop):
+#: never waited for again in this process, so one stuck worker costs one wait, not one per run.
+_STUCK: set[str] = set()
 
 
 def _forget(call: Any) -> None:
@@ -143,18 +146,26 @@ async def release_litellm(timeout: float = 5.0) -> None:
     pending = [c for c in _IN_FLIGHT if not c.done() and c.get_loop() is loop]
     if pending:  # calls a caller gave up on end by litellm's own timeout
         await asyncio.wait(pending, timeout=timeout)
+        for call in pending:  # still running: cancelled and forgotten, so that no later run
+            if not call.done():  # of this process waits for them again
+                call.cancel()
+                _IN_FLIGHT.discard(call)
     worker: Any
     try:
         from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER as worker
     except Exception:  # noqa: BLE001 - another litellm version: nothing of this shape to stop
         worker = None
-    if worker is not None:
+    if worker is not None and not _STUCK:
         try:
             await asyncio.wait_for(worker.flush(), timeout)
-        except (Exception, asyncio.TimeoutError):  # noqa: BLE001 - best effort
+        except asyncio.TimeoutError:  # a worker that never ends (bound to another event loop)
+            _STUCK.add("logging worker")  # is not waited for again in this process
+        except Exception:  # noqa: BLE001 - best effort
             pass
         try:
-            await worker.stop(discard_pending=True, timeout=timeout)
+            await asyncio.wait_for(worker.stop(discard_pending=True, timeout=timeout), timeout)
+        except asyncio.TimeoutError:
+            _STUCK.add("logging worker")
         except Exception:  # noqa: BLE001 - best effort
             pass
     close = getattr(litellm, "close_litellm_async_clients", None)
