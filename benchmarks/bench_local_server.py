@@ -49,7 +49,7 @@ class _FixedWindow(_ADAPTIVE):
 
     def __init__(self, ceiling: int) -> None:
         super().__init__(ceiling, start=ceiling)
-        self.limit, self.opened = float(ceiling), True
+        self.limit = float(ceiling)
 
     def replied(self, latency: float, sent_at: float, in_flight: int) -> None:
         pass

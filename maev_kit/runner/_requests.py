@@ -290,8 +290,7 @@ class Window:
         self.ceiling = ceiling
         self.start = float(max(1, min(start, ceiling)))
         self.limit = 1.0  # until the first reply (see the class docstring)
-        self.opened = False
-        self.fastest: float | None = None
+        self.fastest: float | None = None  # None until the first reply
         self.slow_start = True
         self.last_cut = -math.inf
 
@@ -302,12 +301,10 @@ class Window:
     def replied(self, latency: float, sent_at: float, in_flight: int) -> None:
         """A reply that took ``latency`` seconds, for a request sent at ``sent_at`` with
         ``in_flight`` requests in flight (itself included)."""
-        if self.fastest is None or latency < self.fastest:
-            self.fastest = latency
-        if not self.opened:  # the server answered: open the window
-            self.opened = True
-            self.limit = self.start
+        if self.fastest is None:  # the server answered: open the window
+            self.fastest, self.limit = latency, self.start
             return
+        self.fastest = min(self.fastest, latency)
         queued = in_flight * (1.0 - self.fastest / latency) if latency > 0 else 0.0
         if queued > max(_CUT, in_flight / 2):
             self._cut(sent_at)
