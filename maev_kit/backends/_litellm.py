@@ -29,6 +29,7 @@ from maev_kit.backends._local import (
     probe_kept_system,
     request_params,
     response_format,
+    server_slots,
 )
 
 __all__ = ["LiteLLMBackend", "import_litellm", "release_litellm"]
@@ -227,6 +228,8 @@ class LiteLLMBackend:
         self._used: str | None = None  # the form a reply came back in
         fold = self.params.get("fold_system")
         self._fold: bool | None = None if fold == AUTO else bool(fold)
+        #: requests the server says it works on at once (asked by :meth:`preflight`), or None
+        self.slots: int | None = None
 
     def __repr__(self) -> str:
         shown = {k: v for k, v in self.params.items() if k != "api_key"}
@@ -281,7 +284,8 @@ class LiteLLMBackend:
         ids, or None when it cannot tell or the model is a hosted provider's. Raises an error
         with a ``cause`` (``unreachable``, ``auth``, ``other``) when nothing listens, the key
         is refused or the model is not among those served; the runner turns it into a
-        JudgeUnavailableError naming the address."""
+        JudgeUnavailableError naming the address. Also asks how many requests the server
+        works on at once (:attr:`slots`, see :func:`~maev_kit.backends.server_slots`)."""
         import asyncio
 
         base = self.endpoint()
@@ -289,8 +293,9 @@ class LiteLLMBackend:
             return None
         name = self.model.split("/", 1)[1] if "/" in self.model else self.model
         key = self.params.get("api_key")
-        served = await asyncio.to_thread(preflight, name, base,
-                                         key if isinstance(key, str) else None)
+        key = key if isinstance(key, str) else None
+        served = await asyncio.to_thread(preflight, name, base, key)
+        self.slots = await asyncio.to_thread(server_slots, base, key)
         if self._fold is None:  # fold_system="auto": ask the chat template once
             self._fold = not await self.probe_system()
         return served

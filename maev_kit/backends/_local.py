@@ -19,7 +19,8 @@ from typing import Any
 __all__ = ["AUTO", "MAX_REPLY_TOKENS", "fold_system", "generation_defaults", "reply_cap",
            "request_params", "response_format", "local_defaults", "PROBE_MESSAGES",
            "probe_kept_system",
-           "local_endpoint", "redact_url", "preflight", "PreflightError"]
+           "local_endpoint", "redact_url", "preflight", "PreflightError", "server_slots",
+           "VLLM_SLOTS"]
 
 #: The value of ``max_tokens`` that sizes the reply cap to each request (see :func:`reply_cap`).
 AUTO = "auto"
@@ -35,6 +36,10 @@ LOCAL_PREFIXES: dict[str, tuple[str | None, str | None]] = {
 }
 _NO_KEY = "not-needed"  # what a key-less local server is sent (the openai SDK wants a string)
 _PREFLIGHT_TIMEOUT = 5.0
+#: Requests a vLLM server works on at once unless told otherwise (its ``--max-num-seqs``
+#: default): vLLM batches requests continuously, so a judge may send as many as its ceiling.
+VLLM_SLOTS = 256
+_MAX_SLOTS = 4096  # a larger count announced is not believed
 
 
 def generation_defaults(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -302,4 +307,43 @@ def preflight(model: str, base: str, api_key: str | None = None,
             raise PreflightError(f"{model} is not served at {where}; the server serves: "
                                  f"{shown}", "other")
         return served
+    return None
+
+
+def _get_json(url: str, headers: Mapping[str, str], timeout: float) -> Any:
+    """The JSON body of ``GET url``, or None on any failure (an absent route, a timeout, a
+    body that is not JSON)."""
+    try:
+        req = urllib.request.Request(url, headers=dict(headers))
+        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - user's URL
+            return json.loads(resp.read(1_000_000) or b"null")
+    except (OSError, ValueError):
+        return None
+
+
+def server_slots(base: str, api_key: str | None = None,
+                 timeout: float = _PREFLIGHT_TIMEOUT) -> int | None:
+    """How many requests the server at ``base`` says it works on at once, or None when it
+    does not say.
+
+    llama.cpp's server says it at ``GET /props`` (``total_slots``, its ``--parallel``); a vLLM
+    server lists its models as ``owned_by: "vllm"`` and batches up to :data:`VLLM_SLOTS`
+    requests. Ollama, LM Studio and llama-cpp-python's server do not say. The runner opens its
+    window at this count instead of probing (see :class:`~maev_kit.runner.Window`). The
+    server's answer is untrusted: anything but a whole number from 1 to 4,096 is ignored.
+
+    >>> server_slots("http://127.0.0.1:9/v1", timeout=0.5) is None  # nothing listens there
+    True
+    """
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    root = base.rstrip("/").removesuffix("/v1")
+    props = _get_json(root + "/props", headers, timeout)
+    total = props.get("total_slots") if isinstance(props, dict) else None
+    if isinstance(total, int) and not isinstance(total, bool) and 1 <= total <= _MAX_SLOTS:
+        return total
+    models = _get_json(base.rstrip("/") + "/models", headers, timeout)
+    rows = models.get("data") if isinstance(models, dict) else None
+    if isinstance(rows, list) and any(isinstance(r, dict) and r.get("owned_by") == "vllm"
+                                      for r in rows):
+        return VLLM_SLOTS
     return None

@@ -19,7 +19,13 @@ from maev_kit.backends._base import (
     completion_from_response,
     reject_runner_params,
 )
-from maev_kit.backends._local import fold_system, generation_defaults, preflight, request_params
+from maev_kit.backends._local import (
+    fold_system,
+    generation_defaults,
+    preflight,
+    request_params,
+    server_slots,
+)
 
 __all__ = ["OpenAIClientBackend"]
 
@@ -73,6 +79,8 @@ class OpenAIClientBackend:
         self.is_async = _is_async_client(client)
         self._executor: ThreadPoolExecutor | None = None
         self._per_loop: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+        #: requests the server says it works on at once (asked by :meth:`preflight`), or None
+        self.slots: int | None = None
 
     def __repr__(self) -> str:
         return f"OpenAIClientBackend({type(self.client).__name__}, {self.model!r})"
@@ -119,8 +127,10 @@ class OpenAIClientBackend:
         if base is None:
             return None
         key = getattr(self.client, "api_key", None)
-        return await asyncio.to_thread(preflight, self.model, base,
-                                       key if isinstance(key, str) else None)
+        key = key if isinstance(key, str) else None
+        served = await asyncio.to_thread(preflight, self.model, base, key)
+        self.slots = await asyncio.to_thread(server_slots, base, key)
+        return served
 
     async def complete(self, messages: Sequence[Mapping[str, Any]], *,
                        timeout: float = 60.0, max_tokens: int | None = None) -> Completion:

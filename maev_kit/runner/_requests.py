@@ -168,6 +168,7 @@ class Stats:
         self.latencies: list[float] = []
         self.failed_attempts: Counter[str] = Counter()
         self.peak_in_flight = 0
+        self.window_start = ""  # how the window opened (see opening())
         self.cache = False
         self.start = time.perf_counter()
 
@@ -192,7 +193,8 @@ class Stats:
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "tokens": self.prompt_tokens + self.completion_tokens, "cost": self.cost,
             "latency_p50": _percentile(lat, 50), "latency_p95": _percentile(lat, 95),
-            "peak_in_flight": self.peak_in_flight, "cache": self.cache,
+            "peak_in_flight": self.peak_in_flight, "window_start": self.window_start,
+            "cache": self.cache,
             "wall_time": time.perf_counter() - self.start,
         }
 
@@ -269,9 +271,11 @@ class Window:
     one-slot server this settles at two: one request worked on, one queued behind it, so the
     server is never idle between two requests and none waits long.
 
-    The first request goes out alone: a server that refuses the key, does not serve the model
-    or is not there is found with one request, and no request is abandoned behind it. Its
-    reply opens the window at ``start``.
+    With ``probe=True`` (a server that has not said how many requests it works on at once) the
+    first request goes out alone: a server that refuses the key, does not serve the model or is
+    not there is found with one request, and no request is abandoned behind it. Its reply opens
+    the window at ``start``. With ``probe=False`` (the server said: see :func:`opening`) the
+    window is ``start`` from the first request.
 
     >>> w = Window(16)
     >>> w.size, w.replied(1.0, 0.0, 1) or w.size, w.replied(1.0, 0.0, 4) or w.size
@@ -286,10 +290,12 @@ class Window:
     3
     """
 
-    def __init__(self, ceiling: int, start: int = START_CONCURRENCY) -> None:
+    def __init__(self, ceiling: int, start: int = START_CONCURRENCY, probe: bool = True
+                 ) -> None:
         self.ceiling = ceiling
         self.start = float(max(1, min(start, ceiling)))
-        self.limit = 1.0  # until the first reply (see the class docstring)
+        self.probe = probe
+        self.limit = 1.0 if probe else self.start  # (see the class docstring)
         self.fastest: float | None = None  # None until the first reply
         self.slow_start = True
         self.last_cut = -math.inf
@@ -301,10 +307,10 @@ class Window:
     def replied(self, latency: float, sent_at: float, in_flight: int) -> None:
         """A reply that took ``latency`` seconds, for a request sent at ``sent_at`` with
         ``in_flight`` requests in flight (itself included)."""
-        if self.fastest is None:  # the server answered: open the window
+        if self.fastest is None and self.probe:  # the server answered: open the window
             self.fastest, self.limit = latency, self.start
             return
-        self.fastest = min(self.fastest, latency)
+        self.fastest = latency if self.fastest is None else min(self.fastest, latency)
         queued = in_flight * (1.0 - self.fastest / latency) if latency > 0 else 0.0
         if queued > max(_CUT, in_flight / 2):
             self._cut(sent_at)
@@ -327,6 +333,38 @@ class Window:
 
 
 _OVERLOAD = frozenset({"timeout", "rate_limit", "server", "connection"})
+
+
+def opening(backend: Any, ceiling: int) -> tuple[Window, str]:
+    """The window a run against ``backend`` starts with, and why (for the run's stats).
+
+    - A hosted provider's API (the backend has no server of the user's own: its
+      ``endpoint()`` is None) answers many requests at once: the ceiling from the first one.
+    - A server that said how many requests it works on at once (``backend.slots``, asked by
+      the preflight: llama.cpp's ``total_slots``, vLLM): that many from the first one.
+    - Any other server — Ollama, LM Studio, llama-cpp-python's, a backend object that cannot
+      tell — may work on one request at a time: the first request alone, then
+      :data:`START_CONCURRENCY`, raised while latency holds.
+
+    >>> class Hosted:
+    ...     def endpoint(self): return None
+    >>> w, why = opening(Hosted(), 16); (w.size, why)
+    (16, 'hosted')
+    >>> class LlamaCpp:
+    ...     slots = 4
+    ...     def endpoint(self): return "http://127.0.0.1:8080/v1"
+    >>> w, why = opening(LlamaCpp(), 16); (w.size, why)
+    (4, 'announced 4')
+    >>> w, why = opening(object(), 16); (w.size, why)
+    (1, 'probe')
+    """
+    endpoint = getattr(backend, "endpoint", None)
+    if callable(endpoint) and endpoint() is None:
+        return Window(ceiling, ceiling, probe=False), "hosted"
+    slots = getattr(backend, "slots", None)
+    if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1:
+        return Window(ceiling, slots, probe=False), f"announced {slots}"
+    return Window(ceiling), "probe"
 
 
 def _takes(backend: Any, name: str) -> bool:
@@ -449,7 +487,7 @@ class _Execution:
         """Send the requests of ``todo``, as many in flight as the :class:`Window` allows (at
         most ``max_concurrency``); the first exception of any request cancels the others (their
         connections close) and is raised."""
-        self.window = Window(max_concurrency)
+        self.window, self.stats.window_start = opening(self.backend, max_concurrency)
         self.queued = len(todo)
         running: set[asyncio.Task[None]] = set()
         try:

@@ -13,7 +13,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, Union, cast
@@ -286,10 +286,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
         path = self.path.split("?", 1)[0].rstrip("/")
+        owner = self.server.owner
         if path in ("/v1/models", "/models"):
-            body = {"object": "list", "data": [{"id": m, "object": "model", "owned_by": "maev"}
-                                               for m in self.server.owner.models or ()]}
+            body = {"object": "list", "data": [{"id": m, "object": "model",
+                                                "owned_by": owner.owned_by}
+                                               for m in owner.models or ()]}
             self._send(200, json.dumps(body).encode())
+        elif path == "/props" and owner.props is not None:
+            self._send(200, json.dumps(owner.props).encode())
         elif path.startswith(("/v1/files/", "/v1/batches/")):
             self._batch_route("GET", path, b"")
         else:
@@ -609,6 +613,11 @@ class FakeOpenAIServer:
         (Gemma's). The kit's system-message probe (a code word given only in the system
         message) is answered by the server itself — with the word only when the system
         message is kept — and logged in :attr:`probes`, not :attr:`requests`.
+    props : mapping, optional
+        The body of ``GET /props`` (none by default: a 404), as llama.cpp's server tells its
+        settings there: ``props={"total_slots": 4}`` says four requests are worked on at once.
+    owned_by : str
+        The ``owned_by`` of each model at ``GET /v1/models`` (``"vllm"`` as a vLLM server).
     response_formats : iterable of str
         The ``response_format`` types accepted besides ``text`` (default ``json_schema`` and
         ``json_object``); another gets a 422 naming ``response_format``, as llama-cpp-python's
@@ -641,7 +650,8 @@ class FakeOpenAIServer:
                  batch_fail: int = 0, slots: int | None = None,
                  models: Iterable[str] | None = None, seconds_per_token: float = 0.0,
                  ramble: int = 0, drop_system: bool = False,
-                 response_formats: Iterable[str] = ("json_schema", "json_object")) -> None:
+                 response_formats: Iterable[str] = ("json_schema", "json_object"),
+                 props: Mapping[str, Any] | None = None, owned_by: str = "maev") -> None:
         if slots is not None and (isinstance(slots, bool) or not isinstance(slots, int)
                                   or slots < 1):
             raise ValueError(f"`slots` must be None (no limit) or a count >= 1, got {slots!r}")
@@ -654,6 +664,8 @@ class FakeOpenAIServer:
         self.ramble = int(ramble)
         self.drop_system = bool(drop_system)
         self.response_formats = tuple(response_formats)
+        self.props = None if props is None else dict(props)
+        self.owned_by = str(owned_by)
         self.probes: list[LoggedRequest] = []
         self.busy_time = 0.0
         if latency < 0:
