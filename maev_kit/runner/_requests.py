@@ -274,8 +274,11 @@ class Window:
     With ``probe=True`` (a server that has not said how many requests it works on at once) the
     first request goes out alone: a server that refuses the key, does not serve the model or is
     not there is found with one request, and no request is abandoned behind it. Its reply opens
-    the window at ``start``. With ``probe=False`` (the server said: see :func:`opening`) the
-    window is ``start`` from the first request.
+    the window at ``start`` — or, given the run's ``timeout``, at fewer when a server working
+    on one request at a time would not finish ``start`` of them in half the timeout at that
+    reply's pace (a model taking 20 s a reply, 60 s timeout: one), so that no request of a slow
+    model times out in the queue. With ``probe=False`` (the server said: see :func:`opening`)
+    the window is ``start`` from the first request.
 
     >>> w = Window(16)
     >>> w.size, w.replied(1.0, 0.0, 1) or w.size, w.replied(1.0, 0.0, 4) or w.size
@@ -290,11 +293,11 @@ class Window:
     3
     """
 
-    def __init__(self, ceiling: int, start: int = START_CONCURRENCY, probe: bool = True
-                 ) -> None:
+    def __init__(self, ceiling: int, start: int = START_CONCURRENCY, probe: bool = True,
+                 timeout: float | None = None) -> None:
         self.ceiling = ceiling
         self.start = float(max(1, min(start, ceiling)))
-        self.probe = probe
+        self.probe, self.timeout = probe, timeout
         self.limit = 1.0 if probe else self.start  # (see the class docstring)
         self.fastest: float | None = None  # None until the first reply
         self.slow_start = True
@@ -309,6 +312,9 @@ class Window:
         ``in_flight`` requests in flight (itself included)."""
         if self.fastest is None and self.probe:  # the server answered: open the window
             self.fastest, self.limit = latency, self.start
+            if self.timeout is not None and latency > 0:  # no more than one slot finishes
+                fits = math.floor(self.timeout / (2 * latency))  # in half the timeout
+                self.limit = float(max(1, min(self.start, fits)))
             return
         self.fastest = latency if self.fastest is None else min(self.fastest, latency)
         queued = in_flight * (1.0 - self.fastest / latency) if latency > 0 else 0.0
@@ -335,7 +341,7 @@ class Window:
 _OVERLOAD = frozenset({"timeout", "rate_limit", "server", "connection"})
 
 
-def opening(backend: Any, ceiling: int) -> tuple[Window, str]:
+def opening(backend: Any, ceiling: int, timeout: float | None = None) -> tuple[Window, str]:
     """The window a run against ``backend`` starts with, and why (for the run's stats).
 
     - A hosted provider's API (the backend has no server of the user's own: its
@@ -343,8 +349,9 @@ def opening(backend: Any, ceiling: int) -> tuple[Window, str]:
     - A server that said how many requests it works on at once (``backend.slots``, asked by
       the preflight: llama.cpp's ``total_slots``, vLLM): that many from the first one.
     - Any other server — Ollama, LM Studio, llama-cpp-python's, a backend object that cannot
-      tell — may work on one request at a time: the first request alone, then
-      :data:`START_CONCURRENCY`, raised while latency holds.
+      tell — may work on one request at a time: the first request alone; its reply opens
+      the window at :data:`START_CONCURRENCY` (fewer when one slot would not finish them in
+      half of ``timeout``), raised while latency holds.
 
     >>> class Hosted:
     ...     def endpoint(self): return None
@@ -364,7 +371,7 @@ def opening(backend: Any, ceiling: int) -> tuple[Window, str]:
     slots = getattr(backend, "slots", None)
     if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1:
         return Window(ceiling, slots, probe=False), f"announced {slots}"
-    return Window(ceiling), "probe"
+    return Window(ceiling, timeout=timeout), "probe"
 
 
 def _takes(backend: Any, name: str) -> bool:
@@ -487,7 +494,8 @@ class _Execution:
         """Send the requests of ``todo``, as many in flight as the :class:`Window` allows (at
         most ``max_concurrency``); the first exception of any request cancels the others (their
         connections close) and is raised."""
-        self.window, self.stats.window_start = opening(self.backend, max_concurrency)
+        self.window, self.stats.window_start = opening(self.backend, max_concurrency,
+                                                         self.timeout)
         self.queued = len(todo)
         running: set[asyncio.Task[None]] = set()
         try:

@@ -110,3 +110,31 @@ def test_a_window_that_starts_open_still_halves_on_a_queue():
     assert w.size == 9
     w.replied(4.0, 0.0, 8)  # four times slower with eight in flight: six were queued
     assert w.size == 4
+
+
+@pytest.mark.parametrize("latency, timeout, opened", [
+    (0.3, 60.0, START_CONCURRENCY),  # fast replies: the usual four
+    (10.0, 60.0, 3),                  # three finish in 30 s, half the timeout
+    (20.0, 60.0, 1),                  # a slow model: one at a time until latency holds
+    (90.0, 60.0, 1),                  # slower than the timeout: never below one
+    (20.0, None, START_CONCURRENCY),  # no timeout given: the usual four
+])
+def test_a_slow_first_reply_opens_the_window_no_wider_than_the_timeout_allows(
+        latency, timeout, opened):
+    w = Window(16, timeout=timeout)
+    assert w.size == 1
+    w.replied(latency, 0.0, 1)
+    assert w.size == opened
+
+
+def test_a_slow_one_slot_server_gets_no_more_than_it_answers_within_the_timeout(
+        make_backend, backend_kind):
+    """0.6 s a reply, 2 s timeout, one slot: four in flight would leave the fourth waiting 2.4 s
+    and time out; the window opens at one and grows only while latency holds."""
+    with FakeOpenAIServer(echo_responder, slots=1, latency=0.6) as server:
+        items = make_items(6, 1)
+        run = run_judge(EchoJudge(), items, make_backend(backend_kind, server), timeout=2.0,
+                        max_retries=0, max_concurrency=16, cache=False, progress=False)
+        outcomes = [r.outcome for r in server.requests]
+    assert run.stats["errors"] == 0, run.stats["errors_by_cause"]
+    assert "abandoned" not in outcomes and len(outcomes) == 6
