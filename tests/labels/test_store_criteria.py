@@ -243,3 +243,27 @@ def test_a_foreign_sqlite_file_is_still_refused_untouched(tmp_path):
     with pytest.raises(LabelStoreError, match="not a maev label store"):
         store.records()
     assert path.read_bytes() == before
+
+
+def test_the_documented_grants_let_an_annotator_role_label_both_kinds(pg_server):
+    """docs/label-stores.md "Roles": a role that does not own the tables, with the grants the
+    page lists, writes and reads retention and criterion labels; without USAGE on the
+    sequence a criterion label is refused and nothing is stored."""
+    name = f"labels_roles{os.getpid()}"
+    owner_url = pg_server.create_database(name)
+    LabelStore(owner_url).add("c1/h0/f1", "lost", annotator="ana")  # the owner makes the store
+    pg_server.psql("CREATE ROLE annotator LOGIN PASSWORD 'annotator-pw'")
+    grants = ["GRANT SELECT, INSERT ON maev_labels, maev_criterion_labels TO annotator",
+              "GRANT SELECT ON maev_meta TO annotator"]
+    for sql in grants:
+        pg_server.psql(sql, db=name)
+    url = f"postgresql://annotator:annotator-pw@127.0.0.1:{pg_server.port}/{name}"
+    store = LabelStore(url, retry_for=0)
+    store.add("c1/h0/f1", "retained", annotator="ben")
+    with pytest.raises(LabelStoreError, match="permission denied for sequence"):
+        store.add("grounded:c1", "yes", annotator="ben", criterion="grounded")
+    pg_server.psql("GRANT USAGE ON SEQUENCE maev_labels_id_seq TO annotator", db=name)
+    LabelStore(url).add("grounded:c1", "yes", annotator="ben", criterion="grounded")
+    assert _view(LabelStore(url).records()) == [("c1/h0/f1", "ana", "lost", None),
+                                               ("c1/h0/f1", "ben", "retained", None),
+                                               ("grounded:c1", "ben", "yes", "grounded")]
