@@ -101,9 +101,10 @@ def _tables(kind: str, url: str) -> dict[str, int]:
         conn.close()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def store_url(request, tmp_path):
-    """(kind, URL) of a new, empty database store."""
+    """(kind, URL) of a new, empty database store (PostgreSQL: ``slow``, as every test on the
+    server is — it is reached through ``getfixturevalue``, which the marker cannot see)."""
     n = next(_N)
     if request.param == "sqlite":
         return "sqlite", f"sqlite:///{tmp_path}/labels{n}.db"
