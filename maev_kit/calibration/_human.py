@@ -22,6 +22,17 @@ class CannotFitError(InputError):
 HumanLabels = dict[str, dict[str, str]]
 
 
+def _is_sqlite_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a SQLite database (by its first bytes): a label store's file."""
+    from maev_kit.labels._backends import SQLITE_HEADER
+
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
 def _from_records(records: Iterable[LabelRecord], exclude_sources: tuple[str, ...]) -> HumanLabels:
     out: HumanLabels = {}
     for (iid, ann), rec in latest_labels(list(records)).items():
@@ -36,7 +47,8 @@ def load_human_labels(human_labels: Any, *,
                       ) -> HumanLabels:
     """Human labels as ``{item_id: {annotator: label}}``.
 
-    Accepts a path to a ``labels.jsonl``, a :class:`~maev_kit.labels.LabelStore`, a loaded
+    Accepts a path to a ``labels.jsonl`` (or to a SQLite label store), a label store URL
+    (``sqlite:///…``, ``postgresql://…``), a :class:`~maev_kit.labels.LabelStore`, a loaded
     labeled set, a list of dicts in the labels-file format (``item_id``, ``annotator``,
     ``label``) or of :class:`~maev_kit.labels.LabelRecord`, or the mapping itself. The latest
     label per (item, annotator) wins; ``skip`` is dropped; records whose ``source`` is in
@@ -60,6 +72,11 @@ def load_human_labels(human_labels: Any, *,
             human_labels = os.path.join(human_labels, "labels.jsonl")
         if not os.path.exists(human_labels):
             raise InputError(f"`human_labels`: no labels file at {os.fspath(human_labels)!r}")
+        if _is_sqlite_file(human_labels):  # a SQLite label store given as its path
+            from maev_kit.labels import LabelStore
+
+            with LabelStore(human_labels) as store:
+                return _from_records(store.records(), exclude_sources)
         lf = read_label_file(human_labels)
         if lf.problems:
             raise LabelValidationError(lf.problems)

@@ -437,8 +437,16 @@ def labels_are_reference(labels: Any) -> bool:
 
     records: Any = None
     if isinstance(labels, (str, os.PathLike)):
+        from maev_kit.calibration._human import _is_sqlite_file
+        from maev_kit.labels import LabelStore
+        from maev_kit.labels._backends import is_store_url
+
         path = os.path.join(labels, "labels.jsonl") if os.path.isdir(labels) else labels
-        records = read_label_file(path).records if os.path.isfile(path) else []
+        if is_store_url(path) or _is_sqlite_file(path):  # a database label store
+            with LabelStore(path) as store:
+                records = store.records()
+        else:
+            records = read_label_file(path).records if os.path.isfile(path) else []
     elif hasattr(labels, "label_records"):
         records = labels.label_records
     elif hasattr(labels, "records") and callable(labels.records):

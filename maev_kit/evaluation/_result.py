@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maev_kit.errors import JudgeErrorsExceeded
+from maev_kit.errors import InputError, JudgeErrorsExceeded
 from maev_kit.metrics import RoutingReport
 
 if TYPE_CHECKING:
@@ -173,8 +173,9 @@ class EvaluationResult:
         items with ``share_low`` / ``share_high`` (percentile bootstrap over conversations),
         ``n`` items judged, ``n_conversations``, ``corrected`` / ``corrected_low`` /
         ``corrected_high`` (PPI++ with ``n_human`` people's labels; NaN without), ``positive``
-        (the criterion's reported label). Empty without ``evaluate(..., criteria=...)``; not
-        kept by :meth:`save` (``provenance["criteria"]`` says what was judged).
+        (the criterion's reported label). Empty without ``evaluate(..., criteria=...)``.
+        :meth:`save` keeps each as ``criterion-<name>.parquet`` (``provenance["criteria"]``
+        says what was judged).
     not_applicable : dict
         Component (``handoff``, ``retention``, ``routing``) → ``{"conversations": n,
         "reason": "..."}`` for the components that were n/a somewhere (empty in ``"article"``
@@ -321,10 +322,13 @@ class EvaluationResult:
             tables["estimates"] = self.estimates
         if self.label_budget is not None:
             tables["label_budget"] = self.label_budget
+        for name, table in self.criteria.items():  # its index (the label) saved as a column
+            tables[CRITERION_TABLE.format(name=name)] = table.reset_index()
         values = {"routing": self.routing, "routing_has_confusion": confusion is not None,
                   "judge": self.judge, "provenance": self.provenance, "weights": self.weights,
                   "judge_errors": self.judge_errors, "not_applicable": self.not_applicable,
-                  "loops": self.loops, "violations": self.violations}
+                  "loops": self.loops, "violations": self.violations,
+                  "criteria": list(self.criteria)}
         return tables, values
 
     def equals(self, other: object) -> bool:
@@ -342,6 +346,28 @@ class EvaluationResult:
 
     def _repr_html_(self) -> str:
         return self.summary()._repr_html_()  # type: ignore[operator]
+
+
+#: The saved table of a criterion (``result.criteria[name]``, its label index a column).
+CRITERION_TABLE = "criterion-{name}"
+
+
+def _criteria_tables(manifest: dict[str, Any], tables: dict[str, pd.DataFrame],
+                     shown: str) -> dict[str, pd.DataFrame]:
+    """``result.criteria`` from a saved result, in the saved order (a folder saved before
+    criteria were kept has none)."""
+    names = manifest.get("criteria") or []
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InputError(f"{shown} › criteria: expected a list of criterion "
+                         f"names, got {names!r}")
+    out = {}
+    for name in names:
+        table = tables.get(CRITERION_TABLE.format(name=name))
+        if table is None or "label" not in table.columns:
+            raise InputError(f"{shown} › criteria: the table of criterion "
+                             f"{name!r} is not in tables (or has no `label` column)")
+        out[name] = table.set_index("label")
+    return out
 
 
 def _frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> bool:
@@ -391,4 +417,5 @@ def load_result(path: str | os.PathLike[str]) -> EvaluationResult:
         judge=dict(manifest.get("judge") or {}), provenance=dict(manifest.get("provenance") or {}),
         traces=traces, weights=manifest.get("weights"),
         judge_errors=JudgeErrorSummary(**je),
-        not_applicable=dict(manifest.get("not_applicable") or {}))
+        not_applicable=dict(manifest.get("not_applicable") or {}),
+        criteria=_criteria_tables(manifest, tables, os.fspath(Path(path) / "manifest.json")))

@@ -10,7 +10,12 @@
   a durable commit (PostgreSQL ``synchronous_commit = on``; SQLite WAL with
   ``synchronous = FULL``, which syncs the WAL at every commit);
 - **idempotent**: every label line carries a client-generated ``label_id`` (unique), so a retry
-  after a lost acknowledgement stores it once (``ON CONFLICT (label_id) DO NOTHING``).
+  after a lost acknowledgement stores it once (``ON CONFLICT (label_id) DO NOTHING``);
+- **criterion labels** (a record with ``criterion``) go to a second INSERT-only table,
+  ``maev_criterion_labels``, whose ``id`` is drawn from the same counter as ``maev_labels``'s,
+  so reading both in ``id`` order is the insertion order. A store made before it gains the
+  table (in one transaction, nothing else changed) on its first criterion label; older kits
+  read and write its retention labels as before.
 
 The schema is versioned (:data:`SCHEMA_VERSION`) and marked as the kit's by its table
 ``maev_meta`` (``schema_version`` and ``created_by = maev-kit …``); it is created on the first
@@ -27,6 +32,7 @@ connection failures (a server restart) are retried for ``retry_for`` seconds wit
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -65,6 +71,11 @@ _COLUMNS = ("label_id", "item_id", "annotator", "label", "note", "created_at", "
             "in_sample")
 _INSERT = ("INSERT INTO maev_labels (label_id, item_id, annotator, label, note, created_at, "
            "source, in_sample) VALUES ({p}) ON CONFLICT (label_id) DO NOTHING")
+#: A label line as read from either table: the columns of ``maev_labels``, then ``criterion``.
+_LINE = (*_COLUMNS, "criterion")
+#: The table of criterion labels (a record with ``criterion``); retention labels stay in
+#: ``maev_labels``, whose CHECK allows only retention labels.
+_CRITERIA = "maev_criterion_labels"
 _T = TypeVar("_T")
 
 
@@ -274,6 +285,53 @@ class DatabaseBackend(ABC):
                 self._add_in_sample(conn)
             self._in_sample_ok = True
 
+    def _has_criteria(self, conn: Any) -> bool:
+        """Whether the store holds the table of criterion labels."""
+        raise NotImplementedError
+
+    def _add_criteria(self, conn: Any) -> None:
+        """Create the table of criterion labels in one transaction (another process creating
+        it at the same moment is waited for); nothing else in the store changes."""
+        raise NotImplementedError
+
+    def _criteria_known(self, conn: Any, rows: Sequence[tuple[Any, ...]]) -> bool:
+        """Before a write: whether the table of criterion labels is there, created first when
+        ``rows`` hold a criterion label (a store made before it gains it then: a retention
+        label never changes an older store). Checked once per backend while absent."""
+        if not getattr(self, "_criteria_ok", False):
+            if self._has_criteria(conn):
+                self._criteria_ok = True
+            elif any(r[8] is not None for r in rows):
+                self._add_criteria(conn)
+                self._criteria_ok = True
+        return bool(getattr(self, "_criteria_ok", False))
+
+    def _refuse_reused_ids(self, conn: Any, rows: Sequence[tuple[Any, ...]]) -> None:
+        """A ``label_id`` already naming a line in the *other* table (a retention label's id
+        reused for a criterion label, or the reverse) is a ``conflict``: ids are unique across
+        the store, as in one table."""
+        if not self._criteria_known(conn, rows):
+            return
+        mark = "?" if self.kind == "sqlite" else "%s"
+        for table, crit in (("maev_labels", True), (_CRITERIA, False)):
+            ids = [r[0] for r in rows if (r[8] is not None) is crit]
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                found = self._select(conn, f"SELECT label_id FROM {table} WHERE label_id IN "
+                                           f"({', '.join([mark] * len(chunk))}) LIMIT 1", chunk)
+                if found:
+                    raise LabelStoreError(f"label store {self.url}: label_id {found[0][0]!r} "
+                                          "is already used by another label; give each label "
+                                          "line its own id", cause="conflict")
+
+    def _lines(self, conn: Any, where: str = "") -> str:
+        """The query of every label line (both tables, in ``id`` order; ``criterion`` NULL
+        for a retention label), filtered by ``where``."""
+        sql = f"SELECT id, {self._columns(conn)}, NULL AS criterion FROM maev_labels"
+        if self._has_criteria(conn):
+            sql += f" UNION ALL SELECT id, {', '.join(_LINE)} FROM {_CRITERIA}"
+        return f"SELECT {', '.join(_LINE)} FROM ({sql}) AS lines {where} ORDER BY id"
+
     # ------------------------------------------------------------ the store's operations
     def append(self, records: Sequence[LabelRecord], label_ids: Sequence[str]) -> int:
         """Append label lines in one transaction; returns once committed durably.
@@ -298,7 +356,7 @@ class DatabaseBackend(ABC):
             chunk = ids[start:start + 500]
             where = f"WHERE label_id IN ({', '.join([mark] * len(chunk))})"
             for row in self._run("read", lambda conn: self._select(
-                    conn, f"SELECT {self._columns(conn)} FROM maev_labels {where}", chunk)):
+                    conn, self._lines(conn, where), chunk)):
                 found[row[0]] = tuple(row)
         for row in rows:  # a retry of ``add`` may carry a later created_at: same label
             old = found.get(row[0], row)
@@ -310,14 +368,15 @@ class DatabaseBackend(ABC):
     def entries(self) -> list[tuple[str, LabelRecord]]:
         """Every label line as ``(label_id, record)``, in insertion order."""
         none: list[tuple[Any, ...]] = []
-        rows = self._run("read", lambda conn: self._select(
-            conn, f"SELECT {self._columns(conn)} FROM maev_labels ORDER BY id"), absent=none)
+        rows = self._run("read", lambda conn: self._select(conn, self._lines(conn)),
+                         absent=none)
         out = []
         for row in rows:
             try:
                 rec = LabelRecord(item_id=row[1], annotator=row[2], label=row[3],
                                   note=row[4] or "", created_at=row[5] or "", source=row[6],
-                                  in_sample=None if row[7] is None else bool(row[7]))
+                                  in_sample=None if row[7] is None else bool(row[7]),
+                                  criterion=row[8])
             except ValidationError as exc:
                 from maev_kit._jsonl import pydantic_problems
 
@@ -387,7 +446,7 @@ def _row(label_id: str, record: LabelRecord) -> tuple[str | bool | None, ...]:
     if not isinstance(record, LabelRecord):
         raise TypeError(f"expected a LabelRecord, got {type(record).__name__}")
     return (label_id, record.item_id, record.annotator, record.label, record.note or "",
-            record.created_at or "", record.source, record.in_sample)
+            record.created_at or "", record.source, record.in_sample, record.criterion)
 
 
 _META_ROWS = "INSERT INTO maev_meta (key, value) VALUES ('schema_version', '{v}'), " \
@@ -408,6 +467,26 @@ _SQLITE_SCHEMA = (
     "CREATE TRIGGER maev_labels_no_delete BEFORE DELETE ON maev_labels "
     "BEGIN SELECT RAISE(ABORT, 'maev_labels is append-only: DELETE refused'); END",
 )
+#: The table of criterion labels: ``id`` given by the insert (the next value of the counter
+#: ``maev_labels`` draws from: its ``sqlite_sequence`` row, moved on by each criterion label).
+_SQLITE_CRITERIA = (
+    f"CREATE TABLE {_CRITERIA} (id INTEGER PRIMARY KEY, label_id TEXT NOT NULL UNIQUE, "
+    "item_id TEXT NOT NULL, annotator TEXT NOT NULL, "
+    "label TEXT NOT NULL CHECK (trim(label) <> ''), "
+    "note TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL DEFAULT '', source TEXT, "
+    "in_sample BOOLEAN, criterion TEXT NOT NULL CHECK (criterion <> ''), "
+    "stored_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))",
+    f"CREATE INDEX {_CRITERIA}_by_annotator ON {_CRITERIA} (annotator, id)",
+    f"CREATE TRIGGER {_CRITERIA}_no_update BEFORE UPDATE ON {_CRITERIA} "
+    f"BEGIN SELECT RAISE(ABORT, '{_CRITERIA} is append-only: UPDATE refused'); END",
+    f"CREATE TRIGGER {_CRITERIA}_no_delete BEFORE DELETE ON {_CRITERIA} "
+    f"BEGIN SELECT RAISE(ABORT, '{_CRITERIA} is append-only: DELETE refused'); END",
+)
+_SQLITE_NEXT_ID = ("SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = "
+                   "'maev_labels'), 0), coalesce((SELECT max(id) FROM maev_labels), 0), "
+                   f"coalesce((SELECT max(id) FROM {_CRITERIA}), 0)) + 1")
+_SQLITE_CRITERION_INSERT = (f"INSERT INTO {_CRITERIA} (id, {', '.join(_LINE)}) VALUES "
+                            f"(?, {', '.join('?' * len(_LINE))}) ON CONFLICT (label_id) DO NOTHING")
 
 
 class SQLiteBackend(DatabaseBackend):
@@ -519,7 +598,7 @@ class SQLiteBackend(DatabaseBackend):
         conn.execute("BEGIN IMMEDIATE")
         try:
             if not self._store_in(conn):
-                for sql in _SQLITE_SCHEMA:
+                for sql in (*_SQLITE_SCHEMA, *_SQLITE_CRITERIA):
                     conn.execute(sql)
                 conn.execute(_META_ROWS.format(v=SCHEMA_VERSION, kit=__version__))
             conn.execute("COMMIT")
@@ -538,14 +617,46 @@ class SQLiteBackend(DatabaseBackend):
             if "duplicate column" not in str(exc):
                 raise
 
-    def _insert(self, conn: Any, rows: list[tuple[str | bool | None, ...]]) -> int:
-        self._ensure_in_sample(conn)
-        sql = _INSERT.format(p=", ".join("?" * len(_COLUMNS)))
-        if len(rows) == 1:  # one statement is one transaction
-            return int(conn.execute(sql, rows[0]).rowcount)
+    def _has_criteria(self, conn: Any) -> bool:
+        return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                            (_CRITERIA,)).fetchone() is not None
+
+    def _add_criteria(self, conn: Any) -> None:
         conn.execute("BEGIN IMMEDIATE")
         try:
-            n = sum(conn.execute(sql, row).rowcount for row in rows)
+            if not self._has_criteria(conn):
+                for sql in _SQLITE_CRITERIA:
+                    conn.execute(sql)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _insert_one(self, conn: Any, row: tuple[str | bool | None, ...]) -> int:
+        """Insert one line (inside the caller's write transaction). A criterion label takes
+        the next id of ``maev_labels``'s counter and moves the counter on, so every later
+        line — by this kit or an older one — comes after it."""
+        if row[8] is None:
+            return int(conn.execute(_INSERT.format(p=", ".join("?" * len(_COLUMNS))),
+                                    row[:8]).rowcount)
+        next_id = int(conn.execute(_SQLITE_NEXT_ID).fetchone()[0])
+        if not conn.execute(_SQLITE_CRITERION_INSERT, (next_id, *row)).rowcount:
+            return 0
+        if not conn.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = 'maev_labels'",
+                            (next_id,)).rowcount:
+            conn.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('maev_labels', ?)",
+                         (next_id,))
+        return 1
+
+    def _insert(self, conn: Any, rows: list[tuple[str | bool | None, ...]]) -> int:
+        self._ensure_in_sample(conn)
+        self._refuse_reused_ids(conn, rows)
+        if len(rows) == 1 and rows[0][8] is None:  # one statement is one transaction
+            return self._insert_one(conn, rows[0])
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            n = sum(self._insert_one(conn, row) for row in rows)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -575,6 +686,31 @@ _PG_SCHEMA = (
     "CREATE TRIGGER maev_labels_no_truncate BEFORE TRUNCATE ON maev_labels "
     "FOR EACH STATEMENT EXECUTE FUNCTION maev_labels_append_only()",
 )
+
+
+def _pg_criteria(sequence: str) -> tuple[str, ...]:
+    """The table of criterion labels; ``id`` drawn from ``sequence``, the one behind
+    ``maev_labels.id`` (so both tables read in ``id`` order are in insertion order)."""
+    seq = sequence.replace("'", "''")
+    return (
+        f"CREATE TABLE {_CRITERIA} (id bigint PRIMARY KEY DEFAULT nextval('{seq}'::regclass), "
+        "label_id text NOT NULL UNIQUE, item_id text NOT NULL, annotator text NOT NULL, "
+        "label text NOT NULL CHECK (btrim(label) <> ''), note text NOT NULL DEFAULT '', "
+        "created_at text NOT NULL DEFAULT '', source text, in_sample boolean, "
+        "criterion text NOT NULL CHECK (criterion <> ''), "
+        "stored_at timestamptz NOT NULL DEFAULT now())",
+        f"CREATE INDEX {_CRITERIA}_by_annotator ON {_CRITERIA} (annotator, id)",
+        "CREATE OR REPLACE FUNCTION maev_append_only() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$BEGIN RAISE EXCEPTION '% is append-only: % refused', TG_TABLE_NAME, TG_OP; END$$",
+        f"CREATE TRIGGER {_CRITERIA}_no_change BEFORE UPDATE OR DELETE ON {_CRITERIA} "
+        "FOR EACH ROW EXECUTE FUNCTION maev_append_only()",
+        f"CREATE TRIGGER {_CRITERIA}_no_truncate BEFORE TRUNCATE ON {_CRITERIA} "
+        "FOR EACH STATEMENT EXECUTE FUNCTION maev_append_only()",
+    )
+
+
+_PG_CRITERION_INSERT = (f"INSERT INTO {_CRITERIA} ({', '.join(_LINE)}) VALUES "
+                        f"({', '.join(['%s'] * len(_LINE))}) ON CONFLICT (label_id) DO NOTHING")
 #: Serialises the creation of the schema between processes (pg_advisory_xact_lock key).
 _PG_SCHEMA_LOCK = 0x6D61_6576  # "maev"
 #: Connection-class SQLSTATEs a retry may cure: connection exceptions (08), the server
@@ -684,7 +820,33 @@ class PostgresBackend(DatabaseBackend):
                 if not self._store_in(conn):
                     for sql in _PG_SCHEMA:
                         conn.execute(sql)
+                    self._create_criteria(conn)
                     conn.execute(_META_ROWS.format(v=SCHEMA_VERSION, kit=__version__))
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_SCHEMA_LOCK,))
+
+    def _create_criteria(self, conn: Any) -> None:
+        seq, = conn.execute("SELECT pg_get_serial_sequence('maev_labels', 'id')").fetchone()
+        if not seq:
+            raise LabelStoreError(f"label store {self.url}: maev_labels.id draws from no "
+                                  "sequence; cannot add the table of criterion labels",
+                                  cause="schema")
+        for sql in _pg_criteria(seq):
+            conn.execute(sql)
+
+    def _has_criteria(self, conn: Any) -> bool:
+        return conn.execute(
+            "SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() "
+            "AND c.relname = %s AND c.relkind IN ('r', 'p')", (_CRITERIA,)).fetchone() is not None
+
+    def _add_criteria(self, conn: Any) -> None:
+        """Under the schema lock, in a new transaction (see :meth:`_create`)."""
+        conn.execute("SELECT pg_advisory_lock(%s)", (_PG_SCHEMA_LOCK,))
+        try:
+            with conn.transaction():
+                if not self._has_criteria(conn):
+                    self._create_criteria(conn)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (_PG_SCHEMA_LOCK,))
 
@@ -698,14 +860,23 @@ class PostgresBackend(DatabaseBackend):
 
     def _insert(self, conn: Any, rows: list[tuple[str | bool | None, ...]]) -> int:
         self._ensure_in_sample(conn)
-        sql = _INSERT.format(p=", ".join(["%s"] * len(_COLUMNS)))
+        self._refuse_reused_ids(conn, rows)
+        retention = _INSERT.format(p=", ".join(["%s"] * len(_COLUMNS)))
+
+        def statement(row: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
+            return (retention, row[:8]) if row[8] is None else (_PG_CRITERION_INSERT, row)
+
         with conn.cursor() as cur:
             if len(rows) == 1:  # autocommit: one statement, one round trip, one commit
-                cur.execute(sql, rows[0])
+                cur.execute(*statement(rows[0]))
                 return int(cur.rowcount)
-            with conn.transaction():
-                cur.executemany(sql, rows)
-                return int(cur.rowcount)
+            n = 0
+            with conn.transaction():  # runs of one kind at a time: ids drawn in order
+                for _, run in itertools.groupby(rows, key=lambda r: r[8] is None):
+                    todo = [statement(r) for r in run]
+                    cur.executemany(todo[0][0], [params for _, params in todo])
+                    n += int(cur.rowcount)
+            return n
 
     def _select(self, conn: Any, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with conn.cursor() as cur:

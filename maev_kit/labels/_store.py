@@ -296,10 +296,6 @@ class LabelStore:
         """
         if self.database is not None:
             recs = list(records)
-            if any(getattr(r, "criterion", None) is not None for r in recs):
-                raise ValueError(f"label store {self.location}: a database store holds "
-                                 "retention labels only; keep a criterion's labels in a "
-                                 "labels.jsonl file")
             ids = [new_label_id() for _ in recs] if label_ids is None else list(label_ids)
             if len(ids) != len(recs) or len(set(ids)) != len(ids) or not all(
                     isinstance(i, str) and i.strip() for i in ids):

@@ -14,6 +14,7 @@ from maev_kit.criteria import Criterion, CriterionItem
 from maev_kit.criteria._judge import criterion_of
 from maev_kit.criteria._window import focus_text, window
 from maev_kit.labels import LabelRecord, LabelStore
+from maev_kit.labels._session import UNDO_SOURCE
 from maev_kit.widgets._controls import KeyHandler, label_buttons, move_buttons
 from maev_kit.widgets._render import status_html
 
@@ -24,9 +25,9 @@ _KIND = {"user": "user", "text": "says", "tool_call": "calls", "tool_result": "t
 
 
 def criterion_keymap(criterion: Criterion) -> dict[str, str]:
-    """Key → action: ``1``…``9`` the labels in order, ``s`` skip, arrows move."""
+    """Key → action: ``1``…``9`` the labels in order, ``s`` skip, arrows move, ``u`` undo."""
     keys = {str(k): lab for k, lab in enumerate(criterion.labels[:9], 1)}
-    return {**keys, "s": "skip", "ArrowLeft": "previous", "ArrowRight": "next"}
+    return {**keys, "s": "skip", "ArrowLeft": "previous", "ArrowRight": "next", "u": "undo"}
 
 
 def item_view_html(item: CriterionItem) -> str:
@@ -51,12 +52,15 @@ def item_view_html(item: CriterionItem) -> str:
 class CriterionLabeler(widgets.VBox):
     """Label a criterion's items: the question and guidelines on top, the conversation (whole
     for conversation and agent scope, the window around it for a handoff or a turn, the unit
-    highlighted), one button per label (keys ``1``…), skip (``s``), ← / →.
+    highlighted), one button per label (keys ``1``…), skip (``s``), ← / →, undo (``u``).
 
     Each click appends one line to the label store (``criterion`` set to the criterion's
     name), on disk before the widget says it is saved; the latest line per item and annotator
-    wins, so relabeling is a new line. ``Labeler(items, ...)`` gives this widget for criterion
-    items.
+    wins, so relabeling is a new line. Undo takes back this widget's last label as the
+    retention Labeler does: the store is append-only, so it appends the item's earlier label
+    again (its note, source and sample mark too) or — when the item had none — a ``skip``
+    with ``source="undo"``, which counts as no label; other labels, and other annotators',
+    are untouched. ``Labeler(items, ...)`` gives this widget for criterion items.
 
     >>> import tempfile, os
     >>> from maev_kit.traces import AgentTurn, MultiAgentTrace
@@ -69,6 +73,9 @@ class CriterionLabeler(widgets.VBox):
     >>> lab.press("1")
     >>> [(r.item_id, r.label, r.criterion) for r in LabelStore(path).labels()]
     [('polite:c0', 'no', 'polite'), ('polite:c1', 'yes', 'polite')]
+    >>> lab.press("u")  # back to c1, its label taken back
+    >>> lab.current.item_id, lab.label_of("polite:c1")
+    ('polite:c1', None)
     """
 
     def __init__(self, items: Sequence[CriterionItem], store: LabelStore | str | os.PathLike[str],
@@ -84,7 +91,10 @@ class CriterionLabeler(widgets.VBox):
         elif order != "given":
             raise ValueError(f"`order` must be 'given' or 'random', got {order!r}")
         self.keymap = criterion_keymap(self.criterion)
-        self._labels = self._stored()
+        #: this annotator's latest record per item of the criterion (undo lines removed)
+        self._labels: dict[str, LabelRecord] = self._stored()
+        #: (item id, its record before) for each label this widget wrote, newest last
+        self._undo: list[tuple[str, LabelRecord | None]] = []
         self.position = next((k for k, it in enumerate(self.items)
                               if it.item_id not in self._labels), len(self.items))
         keys = {v: k for k, v in self.keymap.items()}
@@ -93,6 +103,9 @@ class CriterionLabeler(widgets.VBox):
             styles, lambda lab: f"label this item {lab}" + (f" (key {keys[lab]})"
                                                            if lab in keys else ""), self._label)
         self.previous_button, self.next_button = move_buttons(self._move, keys=True)
+        self.undo_button = widgets.Button(description="undo", tooltip="undo the last label (u)",
+                                          icon="undo", layout={"width": "90px"})
+        self.undo_button.on_click(lambda _: self._undo_last())
         self.question_view = widgets.HTML(self._question_html())
         self.item_view = widgets.HTML()
         self.progress_text = widgets.HTML()
@@ -100,12 +113,13 @@ class CriterionLabeler(widgets.VBox):
         self.note = widgets.Text(placeholder="optional note (saved with the next label)",
                                  continuous_update=False, layout={"width": "100%"})
         hint = "keys: " + " · ".join(f"{k} {a}" for k, a in self.keymap.items()
-                                     if not k.startswith("Arrow")) + " · ← → move"
+                                     if not k.startswith("Arrow") and k != "u") \
+            + " · ← → move · u undo"
         self.key_handler = KeyHandler(shortcuts=list(self.keymap), hint=hint)
         self.key_handler.on_msg(self._on_key_msg)
         super().__init__([self.progress_text, self.question_view, self.item_view,
                           widgets.HBox([*self.buttons.values(), self.previous_button,
-                                        self.next_button]),
+                                        self.next_button, self.undo_button]),
                           self.note, self.status, self.key_handler], **kwargs)
         self.add_class("maev-labeler")
         self._render()
@@ -117,24 +131,35 @@ class CriterionLabeler(widgets.VBox):
 
     def label_of(self, item_id: str) -> str | None:
         """This annotator's latest label of ``item_id`` (``skip`` included), or None."""
-        return self._labels.get(item_id)
+        rec = self._labels.get(item_id)
+        return None if rec is None else rec.label
+
+    @property
+    def can_undo(self) -> bool:
+        """Whether this widget has a label it can take back."""
+        return bool(self._undo)
 
     def press(self, key: str) -> None:
-        """Act as if ``key`` was pressed (``1``…, ``s``, ``ArrowLeft``, ``ArrowRight``)."""
+        """Act as if ``key`` was pressed (``1``…, ``s``, ``u``, ``ArrowLeft``, ``ArrowRight``)."""
         action = self.keymap.get(key)
         if action is None:
             raise ValueError(f"`key` must be one of {', '.join(self.keymap)}; got {key!r}")
         if action in ("previous", "next"):
             self._move(action)
+        elif action == "undo":
+            self._undo_last()
         else:
             self._label(action)
 
-    def _stored(self) -> dict[str, str]:
+    def _stored(self) -> dict[str, LabelRecord]:
         ids = {it.item_id for it in self.items}
-        out: dict[str, str] = {}
+        out: dict[str, LabelRecord] = {}
         for r in self.store.labels(self.annotator):
             if r.item_id in ids and r.criterion == self.criterion.name:
-                out[r.item_id] = r.label
+                if r.source == UNDO_SOURCE and r.label == "skip":
+                    out.pop(r.item_id, None)  # an undo: no label
+                else:
+                    out[r.item_id] = r
         return out
 
     def _on_key_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
@@ -156,10 +181,39 @@ class CriterionLabeler(widgets.VBox):
         except Exception as e:  # noqa: BLE001 - shown in the widget; the label was not saved
             self._set_status(f"NOT saved: {e}", error=True)
             raise
-        self._labels[cur.item_id] = rec.label
+        self._undo.append((cur.item_id, self._labels.get(cur.item_id)))
+        self._labels[cur.item_id] = rec
         self.note.value = ""
         self.position += 1
         self._set_status(f"saved ✓ {rec.item_id} → {rec.label}")
+        self._render()
+
+    def _undo_last(self) -> None:
+        """Take back this widget's last label (a new line: see the class) and show its item."""
+        if not self._undo:
+            self._set_status("nothing to undo")
+            self._render()
+            return
+        iid, before = self._undo[-1]
+        name = self.criterion.name
+        try:
+            if before is None:
+                self.store.add(iid, "skip", annotator=self.annotator, source=UNDO_SOURCE,
+                               criterion=name)
+            else:
+                restored = self.store.add(iid, before.label, annotator=self.annotator,
+                                          note=before.note, source=before.source,
+                                          in_sample=before.in_sample, criterion=name)
+        except Exception as e:  # noqa: BLE001 - shown in the widget; nothing was undone
+            self._set_status(f"NOT undone: {e}", error=True)
+            raise
+        self._undo.pop()
+        if before is None:
+            self._labels.pop(iid, None)
+        else:
+            self._labels[iid] = restored
+        self.position = next(k for k, it in enumerate(self.items) if it.item_id == iid)
+        self._set_status(f"undone: {iid}")
         self._render()
 
     def _move(self, direction: str) -> None:
@@ -190,7 +244,7 @@ class CriterionLabeler(widgets.VBox):
                                     f"{len(self.items)} items are labeled — thank you. Press ← "
                                     "to go back.</div>")
         else:
-            mine = self._labels.get(cur.item_id)
+            mine = self.label_of(cur.item_id)
             head = (f'<div style="font-size:12.5px;color:#57606a">item {self.position + 1} of '
                     f"{len(self.items)} · {html.escape(cur.item_id)} · about "
                     f"{html.escape(focus_text(cur).split(' (')[0])}"
@@ -200,3 +254,4 @@ class CriterionLabeler(widgets.VBox):
             b.disabled = cur is None
         self.previous_button.disabled = self.position == 0
         self.next_button.disabled = cur is None
+        self.undo_button.disabled = not self._undo

@@ -63,6 +63,41 @@ def test_calibrate_with_a_criterion(world, capsys):
         cohen_kappa_score(human, [says_amount(it) for it in items]), abs=1e-12)
 
 
+def test_calibrate_a_criterion_from_a_sqlite_store(world, capsys):
+    """--labels names a SQLite store by its path or URL: the κ of the labels.jsonl holding the
+    same labels; another application's SQLite file exits 2 and is left as it was."""
+    import sqlite3
+
+    c = Criterion("grounded", scope="conversation", labels=("yes", "no"), question="?")
+    items = c.items(make_traces(12, handoffs=False))
+    human = [says_amount(it) if i not in (3, 7) else ("no" if says_amount(it) == "yes" else "yes")
+             for i, it in enumerate(items)]
+    with LabelStore(world / "labels.sqlite") as store:
+        store.add("c1/h0/f1", "lost", annotator="ana")  # retention labels live there too
+        for it, lab in zip(items, human):
+            store.add(it.item_id, lab, annotator="ana", criterion="grounded")
+    expected = cohen_kappa_score(human, [says_amount(it) for it in items])
+    for labels in ("labels.sqlite", f"sqlite:///{world / 'labels.sqlite'}"):
+        code, out, err = run_cli(["calibrate", "traces.jsonl", "--criterion", "criteria.toml",
+                                  "--labels", labels, "--judge",
+                                  "criteria.conftest:says_amount", "--resamples", "200",
+                                  "--json", "--no-progress"], capsys)
+        assert code == 0, err
+        board = json.loads(out)["grounded"]["leaderboard"]
+        assert board[0]["kappa"] == pytest.approx(expected, abs=1e-12)
+        assert board[0]["n_items"] == 12
+    conn = sqlite3.connect(world / "app.sqlite")
+    conn.execute("CREATE TABLE invoices (id integer)")
+    conn.commit()
+    conn.close()
+    before = (world / "app.sqlite").read_bytes()
+    code, out, err = run_cli(["calibrate", "traces.jsonl", "--criterion", "criteria.toml",
+                              "--labels", "app.sqlite", "--judge",
+                              "criteria.conftest:says_amount", "--no-progress"], capsys)
+    assert code == 2 and "not a maev label store (invoices)" in err and "Traceback" not in err
+    assert (world / "app.sqlite").read_bytes() == before
+
+
 @pytest.mark.parametrize("args, message", [
     (["--criterion", "bad.toml", "--judge", "criteria.conftest:says_amount"],
      "bad.toml: not valid TOML"),

@@ -77,3 +77,42 @@ def test_corrected_estimate_with_peoples_labels():
 def test_a_retention_judge_cannot_answer_a_criterion():
     with pytest.raises(InputError, match="criteria need a judge"):
         evaluate(make_traces(2), criteria=[GROUNDED], progress=False)
+
+
+def test_saved_and_loaded_results_keep_the_criteria_tables(tmp_path):
+    """save → load_result gives the same per-criterion tables (values, dtypes, label index,
+    order), and the report of the loaded result has each criterion's section."""
+    import json
+    import re
+    from pathlib import Path
+
+    import pandas as pd
+
+    from maev_kit.evaluation import load_result
+    from maev_kit.reporting import report
+
+    result = evaluate(make_traces(12, handoffs=False), criteria=[GROUNDED, TURNS], judge=both,
+                      progress=False, n_resamples=200)
+    folder = result.save(tmp_path / "run")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["criteria"] == ["grounded", "short-turn"]
+    assert {"criterion-grounded", "criterion-short-turn"} <= set(manifest["tables"])
+    back = load_result(folder)
+    assert list(back.criteria) == ["grounded", "short-turn"]
+    for name, table in result.criteria.items():
+        pd.testing.assert_frame_equal(back.criteria[name], table)
+    assert back.equals(result)
+    changed = load_result(folder)
+    changed.criteria["grounded"] = changed.criteria["grounded"].assign(n=11)
+    assert not changed.equals(result)  # equals sees the criteria tables
+    def html(ev):
+        text = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "TS", report(ev).html)
+        return re.sub(r"mk\d+-", "mk-", text)  # each page's own plot id prefix
+
+    page = html(back)
+    assert 'id="criterion-0"' in page and "Criterion: grounded" in page
+    assert 'id="criterion-1"' in page and "Criterion: short-turn" in page
+    assert "0.667" in page
+    assert page == html(result)
+    golden = Path(__file__).resolve().parents[1] / "data" / "results" / "v1_two_conversations"
+    assert load_result(golden).criteria == {}  # saved before criteria were kept

@@ -51,3 +51,65 @@ def test_handoff_item_shows_the_window_with_the_handoff_marked(tmp_path):
     assert "hands off" in lab.item_view.value and "#fff8c5" in lab.item_view.value
     with pytest.raises(ValueError, match="must be one of"):
         lab.press("3")
+
+
+def test_undo_takes_back_this_widgets_labels_as_the_retention_labeler_does(tmp_path, criterion):
+    """Undo appends a line (the earlier label again, or a skip marked undo when there was
+    none), goes back to that item, and leaves every other line — another annotator's, a
+    retention label, this annotator's other items — as it was."""
+    from maev_kit.calibration import load_human_labels
+
+    items = criterion.items(make_traces(3))
+    path = tmp_path / "labels.jsonl"
+    store = LabelStore(path)
+    store.add("grounded:conv-01", "partly", annotator="ben", criterion="grounded")
+    store.add("c1/h0/f1", "lost", annotator="ana")
+    lab = Labeler(items, path, annotator="ana")
+    assert lab.undo_button.disabled and not lab.can_undo
+    assert "u undo" in lab.key_handler.hint and "u" in lab.key_handler.shortcuts
+    lab.undo_button.click()
+    assert "nothing to undo" in lab.status.value and len(LabelStore(path)) == 2
+    lab.buttons["no"].click()                           # conv-00: no
+    lab.key_handler._handle_custom_msg({"type": "key", "key": "1"}, [])  # conv-01: yes
+    assert lab.position == 2 and not lab.undo_button.disabled
+    lab.key_handler._handle_custom_msg({"type": "key", "key": "u"}, [])  # take back conv-01
+    assert lab.current.item_id == "grounded:conv-01" and lab.label_of("grounded:conv-01") is None
+    assert "undone: grounded:conv-01" in lab.status.value
+    assert "1 of 3 labeled" in lab.progress_text.value and "your label" not in lab.item_view.value
+    # relabel conv-00 (going back to it), then undo: its earlier label "no" comes back
+    lab.press("ArrowLeft")
+    lab.note.value = "on second thought"
+    lab.press("2")
+    assert lab.label_of("grounded:conv-00") == "partly"
+    lab.press("u")
+    assert lab.current.item_id == "grounded:conv-00" and lab.label_of("grounded:conv-00") == "no"
+    lab.press("u")  # and the first label, which had nothing before it
+    assert lab.label_of("grounded:conv-00") is None and lab.undo_button.disabled
+    lines = [(r.item_id, r.annotator, r.label, r.source, r.note, r.criterion)
+             for r in LabelStore(path).labels()]
+    assert lines == [
+        ("grounded:conv-01", "ben", "partly", None, "", "grounded"),
+        ("c1/h0/f1", "ana", "lost", None, "", None),
+        ("grounded:conv-00", "ana", "no", None, "", "grounded"),
+        ("grounded:conv-01", "ana", "yes", None, "", "grounded"),
+        ("grounded:conv-01", "ana", "skip", "undo", "", "grounded"),
+        ("grounded:conv-00", "ana", "partly", None, "on second thought", "grounded"),
+        ("grounded:conv-00", "ana", "no", None, "", "grounded"),
+        ("grounded:conv-00", "ana", "skip", "undo", "", "grounded")]
+    # what every reader sees: ana has no label left, ben's and the retention label stand
+    assert load_human_labels(path) == {"grounded:conv-01": {"ben": "partly"},
+                                       "c1/h0/f1": {"ana": "lost"}}
+    again = Labeler(items, path, annotator="ana")  # resumes at the first unlabeled item
+    assert again.current.item_id == "grounded:conv-00" and again.label_of("grounded:conv-01") \
+        is None and not again.can_undo
+
+
+def test_undo_in_a_sqlite_store(tmp_path, criterion):
+    items = criterion.items(make_traces(2))
+    url = f"sqlite:///{tmp_path}/labels.db"
+    lab = Labeler(items, LabelStore(url), annotator="ana")
+    lab.press("1")
+    lab.press("u")
+    assert [(r.label, r.source, r.criterion) for r in LabelStore(url).labels()] == [
+        ("yes", None, "grounded"), ("skip", "undo", "grounded")]
+    assert Labeler(items, url, annotator="ana").current.item_id == "grounded:conv-00"
