@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from maev_kit.criteria import (ATTRIBUTION, BASELINES, Criterion, attribution_labels,
+from maev_kit.criteria import (ATTRIBUTION, BASELINES, CallableJudge, Criterion,
+                               attribution_labels,
                                attribution_leaderboard, builtin, failure_attribution,
                                judge_criterion, parse_attribution, resolve)
 from maev_kit.errors import InputError
@@ -262,3 +263,49 @@ def test_baselines_on_a_hand_made_run():
                                     ["planner", "coder", "coder", "planner", "terminal"]])
     item = failure_attribution().items([t])[0]
     assert [f(item) for f in BASELINES.values()] == ["planner@0", "terminal@4", "planner"]
+
+
+def guess(item):
+    """A deterministic judge: a turn chosen from the run's id, as ``agent@turn``."""
+    j = sum(map(ord, item.conversation_id)) % len(item.trace.turns)
+    return f"{item.trace.turns[j].agent_id}@{j}"
+
+
+def test_calibrate_compares_agents_and_its_kappa_is_sklearns():
+    from sklearn.metrics import cohen_kappa_score
+
+    from maev_kit import calibrate, evaluate
+
+    traces = runs(50)
+    c = failure_attribution()
+    items = c.items(traces)
+    ref = reference(traces)
+    ben = {i: lab if k % 4 else parse_attribution(lab)[0].replace("coder", "planner")
+           for k, (i, lab) in enumerate(ref.items())}
+    human = {i: {"ana": ref[i], "ben": ben[i]} for i in ref}
+    res = calibrate(items, human, judges=[CallableJudge(guess, name="guess")],
+                    n_resamples=300, progress=False)
+    row = res.leaderboard.iloc[0]
+    h = [parse_attribution(ref[it.item_id])[0] for it in items]
+    j = [parse_attribution(guess(it))[0] for it in items]
+    # several annotators: κ is the mean over annotators; ana's alone equals sklearn's
+    solo = calibrate(items, {i: {"ana": ref[i]} for i in ref},
+                     judges=[CallableJudge(guess, name="guess")], n_resamples=300,
+                     progress=False)
+    assert solo.leaderboard.iloc[0]["kappa"] == pytest.approx(cohen_kappa_score(h, j))
+    assert solo.leaderboard.iloc[0]["accuracy"] == pytest.approx(
+        sum(a == b for a, b in zip(h, j)) / len(h))
+    assert list(solo.confusions["guess"].index) == sorted(set(h) | set(j))
+    assert row["status"] == "ok" and res.ceiling is not None
+    b = [parse_attribution(ben[it.item_id])[0] for it in items]
+    assert res.ceiling["kappa"] == pytest.approx(cohen_kappa_score(h, b))
+    # evaluate: one row per agent the judge named, agent@step counted for its agent
+    scores = evaluate(traces, criteria=[c], judge=guess, progress=False, n_resamples=200)
+    table = scores.criteria[ATTRIBUTION]
+    assert list(table.index) == sorted(set(j))
+    for agent in table.index:
+        assert table.loc[agent, "share"] == pytest.approx(j.count(agent) / len(j))
+    with pytest.raises(InputError, match=r"'ana' on item 'failure-attribution:run-0'.*"
+                                         r"not an agent"):
+        calibrate(items, {items[0].item_id: {"ana": "nobody"}}, judges=[guess],
+                  progress=False)
