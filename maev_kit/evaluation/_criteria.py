@@ -194,6 +194,8 @@ def score_criteria(traces: Sequence[Any], criteria: Sequence[Any], judge: Any, *
             "items": len(items), "errors": run.stats.get("errors", 0),
             "errors_by_cause": dict(run.stats.get("errors_by_cause") or {}),
             "question": criterion.question, "scope": criterion.scope,
+            **({"answers": "the agents of each conversation"} if criterion.names_agents
+               else {}),
             "positive": criterion.positive, "human_labels": len(human)}
     return tables, info
 
