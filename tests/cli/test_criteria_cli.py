@@ -119,6 +119,9 @@ def test_failure_attribution_is_a_built_in_name(world, capsys):
         human.append(lab.split("@")[0])
     judge = ["--judge", "criteria.conftest:blames_on_amount", "--no-progress"]
     code, out, err = run_cli(["score", "traces.jsonl", "--criterion", "failure-attribution",
+                              *judge], capsys)
+    assert code == 0 and "12 which-agent item(s)" in out, err
+    code, out, err = run_cli(["score", "traces.jsonl", "--criterion", "failure-attribution",
                               "--json", *judge], capsys)
     got = json.loads(out)["criteria"]["failure-attribution"]
     assert code == 0, err
