@@ -68,11 +68,10 @@ class CriterionItem:
     definition: Criterion | None = field(default=None, compare=False, hash=False, repr=False)
 
     def _criterion(self) -> Criterion:
-        if self.definition is not None:
-            return self.definition
-        from maev_kit.criteria._load import builtin
-
-        return builtin(self.criterion)
+        if self.definition is None:
+            raise InputError(f"item {self.item_id!r} does not know its criterion: make items "
+                             "with criterion.items(traces)")
+        return self.definition
 
     @property
     def labels(self) -> tuple[str, ...]:
