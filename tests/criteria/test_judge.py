@@ -105,5 +105,7 @@ def test_llm_judge_of_failure_attribution_is_asked_the_runs_own_agents(litellm_m
         users = [r.messages[1]["content"] for r in srv.requests]
     assert any('["planner", "coder"]' in u for u in users)
     assert any('["surfer", "Coder"]' in u for u in users)
+    assert all("The question is about: the whole conversation" in u for u in users)
+    assert all('"focus"' not in u for u in users)
     # an agent of the run, matched as the criterion prompt matches labels (case aside)
     assert run.labels() == {"failure-attribution:r1": "coder", "failure-attribution:r2": "Coder"}

@@ -66,6 +66,8 @@ def test_failure_attribution_shows_one_button_per_agent_of_each_run(tmp_path):
     lab = Labeler(failure_attribution().items(runs), path, annotator="ana")
     assert list(lab.buttons) == ["planner", "coder", "skip"]
     assert "key 2" in lab.buttons["coder"].tooltip
+    view = lab.item_view.value
+    assert "about the whole conversation" in view and "None" not in view
     assert {"1", "2", "3", "s"} <= set(lab.key_handler.shortcuts)
     with pytest.raises(ValueError, match="'failure-attribution:r1'.*'surfer' is not an agent"):
         lab._label("surfer")
