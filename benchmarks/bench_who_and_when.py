@@ -66,10 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         print(e, file=sys.stderr)
         return 2
     loaded = time.perf_counter() - t0
-    criterion = failure_attribution(ws.traces)
+    criterion = failure_attribution()
     judges = {"ours: first error marker": first_error_marker}
     how = sorted({str(t.metadata["handoffs"]) for t in ws.traces})
-    print(f"Who&When {ws.version}: {len(ws.traces)} runs, {len(criterion.labels)} agents, "
+    agents = {a for t in ws.traces for a in t.agents_involved()}
+    print(f"Who&When {ws.version}: {len(ws.traces)} runs, {len(agents)} agents, "
           f"{len(ws.label_records)} labels by {', '.join(ws.annotators)}; handoffs: "
           f"{' / '.join(how)}; loaded in {loaded:.2f} s")
     t0 = time.perf_counter()

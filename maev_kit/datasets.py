@@ -527,7 +527,8 @@ def load_who_and_when(folder: str | os.PathLike[str]) -> LabeledSet:
     handoffs are the recorded delegations where the system records them and the speaker
     changes elsewhere (``trace.metadata["handoffs"]`` says which); each label record is the
     benchmark authors' label for item ``failure-attribution:<conversation_id>`` of
-    :func:`maev_kit.criteria.failure_attribution`: ``agent@step``, ``step`` the 0-based
+    :func:`maev_kit.criteria.failure_attribution()` (an answer to that run: one of its agents),
+    ``agent@step``, ``step`` the 0-based
     position of the decisive turn in ``trace.turns`` (the benchmark's own ``mistake_step``
     indexes its history, which counts the user's message: the note of each record keeps it).
     Conversion: :mod:`maev_kit.traces.importers._who_and_when`.

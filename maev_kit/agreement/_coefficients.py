@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from maev_kit.agreement._kappa import Weights, agreement_weights
-from maev_kit.agreement._labels import LABELS, check_labels, encode_table, undefined
+from maev_kit.agreement._labels import LABELS, check_labels, encode_table, rating_values, undefined
 from maev_kit.agreement._report import _f
 
 __all__ = ["AgreementCoefficient", "MultiRaterAgreement", "multi_rater_agreement"]
@@ -257,7 +257,7 @@ def multi_rater_agreement(
     Brennan-Prediger      0.8333  0.1667
     Krippendorff's alpha  0.8148  0.2025
     """
-    labels = check_labels(labels)
+    labels = check_labels(labels, used=rating_values(ratings))
     w, n_raters, codes = _encode_ratings(ratings, labels, weights)
     counts = np.stack([(codes == k).sum(axis=1) for k in range(len(labels))], axis=1).astype(float)
     n = len(counts)

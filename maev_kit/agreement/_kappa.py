@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 
 from maev_kit.agreement._labels import LABELS, check_labels, confusion_counts, encode, undefined
+from maev_kit.agreement._labels import rating_values
 
 __all__ = ["cohen_kappa", "gwet_ac1"]
 
@@ -162,7 +163,7 @@ def prevalence_bias(t: np.ndarray) -> tuple[float, float]:
 
 def _pair_table(a: Any, b: Any, labels: Sequence[str], sample_weight: Any = None,
                 names: tuple[str, str] = ("a", "b")) -> tuple[tuple[str, ...], np.ndarray, int]:
-    labels = check_labels(labels)
+    labels = check_labels(labels, used=[*rating_values([a]), *rating_values([b])])
     ca = encode(a, labels, name=names[0])
     cb = encode(b, labels, name=names[1])
     if len(ca) != len(cb):

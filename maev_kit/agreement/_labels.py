@@ -18,7 +18,7 @@ from maev_kit.errors import UndefinedMetricWarning
 from maev_kit.retention._items import LABELS
 
 __all__ = ["LABELS", "MISSING", "check_labels", "confusion_counts", "encode",
-           "encode_table", "is_missing", "undefined"]
+           "encode_table", "is_missing", "rating_values", "undefined"]
 
 #: Code of a missing label in encoded arrays.
 MISSING = -1
@@ -33,13 +33,23 @@ def is_missing(value: Any) -> bool:
     return type(value).__name__ in {"NAType", "NaTType"}
 
 
-def check_labels(labels: Sequence[str], *, name: str = "labels") -> tuple[str, ...]:
+def check_labels(labels: Sequence[str], *, name: str = "labels", used: Any = ()
+                 ) -> tuple[str, ...]:
     """Validate an explicit label order: a non-empty sequence of distinct strings.
 
     A criterion (anything with a ``labels`` tuple and a ``question``, such as
-    :class:`maev_kit.criteria.Criterion`) stands for its labels, in its order.
+    :class:`maev_kit.criteria.Criterion`) stands for its labels, in its order; a criterion
+    whose answers are the agents of each conversation (``names_agents``, such as
+    ``failure_attribution()``) for the labels in ``used`` (the values rated), sorted.
     """
-    if hasattr(labels, "question") and isinstance(getattr(labels, "labels", None), tuple):
+    if getattr(labels, "names_agents", False) is True:
+        found = sorted({v for v in used if not is_missing(v)}, key=str)
+        if not found:
+            raise ValueError(f"criterion {getattr(labels, 'name', '?')!r} has the agents of "
+                             "each conversation as its answers: no label was given to take "
+                             f"them from; pass `{name}=` the agents")
+        labels = found
+    elif hasattr(labels, "question") and isinstance(getattr(labels, "labels", None), tuple):
         labels = labels.labels  # type: ignore[attr-defined]  # a Criterion
     if isinstance(labels, str):
         raise ValueError(f"`{name}` must be a sequence of label strings, not the string "
@@ -76,6 +86,20 @@ def encode(values: Any, labels: tuple[str, ...], *, name: str) -> np.ndarray:
                 f"{list(labels)!r}. Fix the label, mark it missing with None, or pass the full "
                 f"label set in `labels=`.") from None
     return codes
+
+
+def rating_values(ratings: Any) -> list[Any]:
+    """Every value of ``ratings`` (the forms :func:`encode_table` takes); [] for another form."""
+    if isinstance(ratings, Mapping):
+        rows = list(ratings.values())
+    elif hasattr(ratings, "columns") and hasattr(ratings, "iloc"):
+        rows = [ratings[c].tolist() for c in ratings.columns]
+    elif isinstance(ratings, Sequence) and not isinstance(ratings, (str, bytes)):
+        rows = list(ratings)
+    else:
+        return []
+    return [v for r in rows if isinstance(r, Sequence) and not isinstance(r, (str, bytes))
+            for v in r]
 
 
 def encode_table(ratings: Any, labels: tuple[str, ...], *, name: str = "ratings"

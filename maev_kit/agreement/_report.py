@@ -24,7 +24,7 @@ from maev_kit.agreement._kappa import (
     Weights,
     scott_pi,
 )
-from maev_kit.agreement._labels import LABELS, check_labels, encode, undefined
+from maev_kit.agreement._labels import LABELS, check_labels, encode, rating_values, undefined
 
 __all__ = ["AgreementReport", "agreement_report", "ci_label", "kappa_text", "landis_koch"]
 
@@ -240,7 +240,7 @@ def agreement_report(
     >>> r.ci[0] < r.kappa < r.ci[1]
     True
     """
-    labels = check_labels(labels)
+    labels = check_labels(labels, used=[*rating_values([human]), *rating_values([judge])])
     n_resamples = check_resamples(n_resamples)
     ch = encode(human, labels, name="human")
     cj = encode(judge, labels, name="judge")

@@ -113,9 +113,12 @@ class JudgeCard(BaseModel):
 
     @model_validator(mode="after")
     def _criterion_labels(self) -> JudgeCard:
-        """A criterion card's verdicts are its criterion's labels."""
+        """A criterion card's verdicts are its criterion's labels (agent names, when its answers
+        are the agents of each conversation: agent scope with no labels)."""
         allowed = tuple((self.criterion or {}).get("labels") or ())
-        bad = sorted({v for v in (self.criterion_verdicts or {}).values() if v not in allowed})
+        agents = not allowed and (self.criterion or {}).get("scope") == "agent"
+        bad = sorted({v for v in (self.criterion_verdicts or {}).values()
+                      if not (isinstance(v, str) and v.strip() if agents else v in allowed)})
         if bad:
             raise ValueError(f"criterion_verdicts holds {bad}, not one of the criterion's "
                              f"labels {list(allowed)}")

@@ -41,15 +41,44 @@ def _with_criterion(labels: Any, name: str) -> Any:
             for r in labels]
 
 
-def _check_labels(human: Mapping[str, Mapping[str, str]], ids: set[str], labels: tuple[str, ...],
-                  name: str) -> None:
-    """Every label of this criterion's items is one of its labels (else an InputError that
-    names the item, the annotator and the label)."""
-    for iid in ids & set(human):
-        for annotator, lab in human[iid].items():
-            if lab not in labels:
-                raise InputError(f"label {lab!r} of {annotator!r} on item {iid!r} is not one of "
-                                 f"criterion {name!r}'s labels: {', '.join(labels)}")
+def _answers(human: Mapping[str, Mapping[str, str]], items: Sequence[Any], agents: bool
+             ) -> dict[str, dict[str, str]]:
+    """People's labels of ``items``, each checked as an answer to its item (an InputError
+    names the item, the annotator and the label); with ``agents`` (the answers are each
+    conversation's agents), ``agent@step`` is compared on its agent."""
+    out: dict[str, dict[str, str]] = {}
+    for it in items:
+        for annotator, lab in (human.get(it.item_id) or {}).items():
+            try:
+                got = it.answer(lab)
+            except InputError as e:
+                why = str(e).removeprefix(f"item {it.item_id!r}: ")
+                raise InputError(f"label {lab!r} of {annotator!r} on item {it.item_id!r}: "
+                                 f"{why}") from None
+            out.setdefault(it.item_id, {})[annotator] = _agent(got) if agents else got
+    return out
+
+
+def _agent(label: str) -> str:
+    from maev_kit.criteria import parse_attribution
+
+    return parse_attribution(label)[0]
+
+
+def _agents_only(run: Any) -> Any:
+    """A judge run whose labels are agents (``agent@step`` → ``agent``), for κ on agents."""
+    verdicts = [v if v.label is None else dataclasses.replace(v, label=_agent(v.label))
+                for v in run.verdicts]
+    return dataclasses.replace(run, verdicts=verdicts)
+
+
+def _used_labels(human: Mapping[str, Mapping[str, str]], runs: Mapping[str, Any]
+                 ) -> tuple[str, ...]:
+    """The labels people and judges used, sorted: the categories of κ when the answers are
+    each conversation's agents."""
+    used = {lab for by in human.values() for lab in by.values()}
+    used |= {v.label for run in runs.values() for v in run.verdicts if v.label is not None}
+    return tuple(sorted(used))
 
 
 def _key(judge: Any, backend: Any) -> tuple[str, JudgeMeta]:
@@ -128,8 +157,12 @@ def calibrate_criterion(items: Sequence[Any], human_labels: Any, *, judges: Sequ
     """:func:`~maev_kit.calibration.calibrate` for criterion items (it calls this).
 
     ``human_labels``: a label store or labels file (lines with this criterion's name), a list
-    of label dicts (``criterion`` may be left out) or ``{item_id: {annotator: label}}``. Only
-    the items people labeled are judged. ``split``: a mapping ``{"dev": ids, "test": ids}``
+    of label dicts (``criterion`` may be left out) or ``{item_id: {annotator: label}}``; a
+    label that is no answer to its item is an :class:`InputError` naming the item. Only the
+    items people labeled are judged. When the answers are each conversation's agents
+    (:func:`~maev_kit.criteria.failure_attribution`), people's and judges' ``agent@step``
+    are compared on the agent, and κ's categories are the agents used (people's and judges'
+    labels on the scored items). ``split``: a mapping ``{"dev": ids, "test": ids}``
     (conversation or item ids); the ``test`` split is scored.
     """
     from maev_kit.criteria._judge import criterion_of
@@ -139,9 +172,9 @@ def calibrate_criterion(items: Sequence[Any], human_labels: Any, *, judges: Sequ
     if human_labels is None:
         raise InputError("`human_labels` is required for criterion items: a labels file or "
                          "LabelStore, a list of label dicts or {item_id: {annotator: label}}")
-    human = load_human_labels(_with_criterion(human_labels, criterion.name))
-    ids = {it.item_id for it in items}
-    _check_labels(human, ids, criterion.labels, criterion.name)
+    agents = criterion.names_agents
+    given = load_human_labels(_with_criterion(human_labels, criterion.name))
+    human = _answers(given, items, agents)
     if split is not None:
         if not isinstance(split, Mapping) or "test" not in split:
             raise InputError("`split` for criterion items is a mapping {'dev': ids, 'test': "
@@ -151,14 +184,18 @@ def calibrate_criterion(items: Sequence[Any], human_labels: Any, *, judges: Sequ
     scored = [it for it in items if human.get(it.item_id)]
     if not scored:
         raise InputError(f"no item of criterion {criterion.name!r} has a human label"
-                         + (f" (labels hold {len(human)} other item(s): check their item ids, "
-                            f"e.g. {items[0].item_id!r})" if human else "")
+                         + (f" (labels hold {len(given)} other item(s): check their item ids, "
+                            f"e.g. {items[0].item_id!r})" if given else "")
                          + ": label items with maev_kit.widgets.Labeler(items, store, "
                            "annotator='<your name>')")
     runs, meta = _runs(judges, scored, backend_params or {}, run_options)
+    human = {it.item_id: human[it.item_id] for it in scored}
+    if agents:
+        runs = {key: _agents_only(run) for key, run in runs.items()}
     result = calibration_from_runs(
-        runs, {iid: human[iid] for iid in ids if iid in human}, items=scored, meta=meta,
-        labels=criterion.labels, weights="linear" if criterion.ordinal else None,
+        runs, human, items=scored, meta=meta,
+        labels=_used_labels(human, runs) if agents else criterion.labels,
+        weights="linear" if criterion.ordinal else None,
         threshold=threshold, n_resamples=n_resamples, confidence=confidence, seed=seed,
         split="test" if split is not None else None, max_judge_errors=max_judge_errors,
         reference_labels=labels_are_reference(human_labels))
@@ -302,9 +339,13 @@ def _calibrate_on(items: list[Any], human_labels: Any, spec: tuple[Any, Any], n_
     """:func:`calibrate_criterion`'s result for a model judge on a given backend."""
     from maev_kit.criteria import judge_criterion
 
+    from maev_kit.criteria._judge import criterion_of
+
     judge, backend = spec
-    criterion = items[0].definition
-    human = load_human_labels(_with_criterion(human_labels, criterion.name))
+    criterion = criterion_of(items)
+    agents = criterion.names_agents
+    human = _answers(load_human_labels(_with_criterion(human_labels, criterion.name)), items,
+                     agents)
     scored = [it for it in items if human.get(it.item_id)]
     if not scored:
         raise InputError(f"no item of criterion {criterion.name!r} has a human label")
@@ -313,8 +354,11 @@ def _calibrate_on(items: list[Any], human_labels: Any, spec: tuple[Any, Any], n_
         run = judge_criterion(judge, scored, backend, **run_options)
     except JudgeUnavailableError as exc:
         run = _failed_run(judge, backend, scored, exc)
+    if agents:
+        run = _agents_only(run)
+    human = {it.item_id: human[it.item_id] for it in scored}
     return calibration_from_runs(
-        {key: run}, {it.item_id: human[it.item_id] for it in scored}, items=scored,
-        meta={key: meta}, labels=criterion.labels,
+        {key: run}, human, items=scored, meta={key: meta},
+        labels=_used_labels(human, {key: run}) if agents else criterion.labels,
         weights="linear" if criterion.ordinal else None, n_resamples=n_resamples,
         confidence=confidence, seed=seed, max_judge_errors=1.0)

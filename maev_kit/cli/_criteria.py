@@ -50,7 +50,8 @@ def criteria_text(result: Any) -> str:
         info = result.provenance.get("criteria", {}).get(name, {})
         errors = info.get("errors", 0)
         head = (f"criterion {name}: {info.get('question', '')}\n  {info.get('items', 0)} "
-                f"{info.get('scope', '')} item(s), judge {info.get('judge', 'n/a')}"
+                f"{'which-agent' if info.get('answers') else info.get('scope', '')} item(s), "
+                f"judge {info.get('judge', 'n/a')}"
                 + (f", {errors} failed call(s) left out" if errors else "")
                 + (f"; {info['note']}" if info.get("note") else ""))
         shown = table.drop(columns=["positive"])

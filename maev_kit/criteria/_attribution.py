@@ -4,26 +4,25 @@
 the literature's baselines against reference labels, as the Who&When benchmark does (Zhang et
 al., "Which Agent Causes Task Failures and When?", ICML 2025).
 
-The unit of the question is the failed run: the criterion has conversation scope — one item
-per trace, ``failure-attribution:<conversation_id>`` — and its labels are the agents' names.
-(Agent scope, one item per agent, would ask "is this agent responsible?" of each agent in turn
-and lose the single answer per run that the benchmark labels and scores.) A label may carry
-the decisive step as ``agent@step``: ``step`` is the 0-based position of the decisive turn in
-``trace.turns`` (the ``t{step}`` item of a turn-scope criterion). The kit's Labeler and
-``calibrate`` work on the agent names; step-level scores come from
+The criterion has agent scope and its answers are the agents of each run (``labels=()``, see
+:class:`~maev_kit.criteria.Criterion`): it is asked once per failed run — one item per trace,
+``failure-attribution:<conversation_id>`` — and each item's answers are that run's agents
+(``item.labels``). The label is the responsible agent, optionally with the decisive step as
+``agent@step``: ``step`` is the 0-based position of the decisive turn in ``trace.turns`` (the
+``t{step}`` item of a turn-scope criterion). The Labeler shows one button per agent of the run;
+``calibrate`` and ``evaluate`` compare the agents; step-level scores come from
 :func:`attribution_leaderboard`, whose judges are Python callables ``judge(item) -> "agent"``
 or ``"agent@step"`` (or the labels of a judge run, e.g. a model's ``CriterionRun``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from maev_kit.criteria._criterion import Criterion, CriterionItem
+from maev_kit.criteria._criterion import Criterion, CriterionItem, parse_attribution
+from maev_kit.criteria._load import register
 from maev_kit.errors import InputError
-from maev_kit.traces import MultiAgentTrace
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,7 +32,6 @@ __all__ = ["ATTRIBUTION", "BASELINES", "attribution_leaderboard", "attribution_l
 
 #: The criterion's name (the prefix of its item ids).
 ATTRIBUTION = "failure-attribution"
-_STEP = re.compile(r"^(?P<agent>.*\S)\s*@\s*(?P<step>\d+)\s*$")
 #: How many turns away a step may be and still count, for ``step_within_{k}``.
 STEP_TOLERANCES = (1, 3)
 
@@ -46,50 +44,25 @@ _GUIDELINES = (
     "a traceback) is not responsible for it.")
 
 
-def failure_attribution(agents: Any) -> Criterion:
-    """The failure-attribution criterion over the agents of ``agents``.
+def failure_attribution() -> Criterion:
+    """The failure-attribution criterion (also the built-in ``"failure-attribution"``).
 
-    ``agents``: traces (or anything with ``.traces``, e.g. a labeled set) — their agents are
-    the labels — or agent names. One item per failed run (conversation scope); the label is
-    the responsible agent, optionally ``agent@step`` (see :func:`parse_attribution`).
+    Agent scope, its answers the agents of each run: one item per failed run, whose label is
+    the responsible agent of that run, optionally ``agent@step`` (see
+    :meth:`~maev_kit.criteria.CriterionItem.answer` and :func:`parse_attribution`).
 
     >>> from maev_kit.traces import AgentTurn, MultiAgentTrace
     >>> t = MultiAgentTrace("run-1", turns=[AgentTurn("planner", "", "Plan: search."),
     ...                                      AgentTurn("searcher", "", "Found nothing.")])
-    >>> c = failure_attribution([t])
-    >>> c.name, c.scope, c.labels, [i.item_id for i in c.items([t])]
-    ('failure-attribution', 'conversation', ('planner', 'searcher'), ['failure-attribution:run-1'])
+    >>> c = failure_attribution()
+    >>> c.name, c.scope, [(i.item_id, i.labels) for i in c.items([t])]
+    ('failure-attribution', 'agent', [('failure-attribution:run-1', ('planner', 'searcher'))])
     """
-    agents = getattr(agents, "traces", agents)
-    if isinstance(agents, (str, MultiAgentTrace)):
-        agents = [agents]
-    names: set[str] = set()
-    for a in agents:
-        if isinstance(a, MultiAgentTrace):
-            names.update(a.agents_involved())
-        elif isinstance(a, str) and a.strip():
-            names.add(a.strip())
-        else:
-            raise InputError(f"failure_attribution takes traces or agent names, not {a!r}")
-    if len(names) < 2:
-        raise InputError(f"failure_attribution needs at least two agents to choose from "
-                         f"(got {sorted(names)}): pass the traces of the failed runs")
-    return Criterion(ATTRIBUTION, scope="conversation", labels=tuple(sorted(names)),
-                     question=_QUESTION, guidelines=_GUIDELINES)
+    return _CRITERION
 
 
-def parse_attribution(label: str) -> tuple[str, int | None]:
-    """``"agent@step"`` → ``(agent, step)``; ``"agent"`` → ``(agent, None)``.
-
-    >>> parse_attribution("WebSurfer@12"), parse_attribution("Orchestrator")
-    (('WebSurfer', 12), ('Orchestrator', None))
-    >>> parse_attribution("ops@example.org")  # an '@' not followed by a number is the name's
-    ('ops@example.org', None)
-    """
-    if not isinstance(label, str) or not label.strip():
-        raise InputError(f"an attribution label is 'agent' or 'agent@step', not {label!r}")
-    m = _STEP.match(label)
-    return (m["agent"].strip(), int(m["step"])) if m else (label.strip(), None)
+_CRITERION = register(Criterion(ATTRIBUTION, scope="agent", labels=(), question=_QUESTION,
+                                guidelines=_GUIDELINES))
 
 
 # ---- baselines: the answers a judge must beat -------------------------------------------------
@@ -122,7 +95,7 @@ BASELINES: dict[str, Callable[[CriterionItem], str]] = {
 def attribution_labels(labels: Any, *, steps: bool = True, annotator: str | None = None
                        ) -> dict[str, dict[str, str]]:
     """Reference labels as ``{item_id: {annotator: label}}`` — ``steps=False`` keeps the agent
-    only (what ``calibrate`` compares, as the criterion's labels are agent names).
+    only (what ``calibrate`` and ``evaluate`` compare; they also take ``agent@step``).
 
     ``labels``: a labeled set (its ``label_records``), label records or dicts (``item_id``,
     ``annotator``, ``label``), ``{item_id: label}`` or ``{item_id: {annotator: label}}``.
@@ -159,15 +132,20 @@ def attribution_labels(labels: Any, *, steps: bool = True, annotator: str | None
     return result
 
 
-def _reference(labels: Any, annotator: str | None) -> dict[str, tuple[str, int | None]]:
+def _reference(labels: Any, annotator: str | None, items: Sequence[CriterionItem]
+               ) -> dict[str, tuple[str, int | None]]:
     """One reference (agent, step) per item (an InputError when an item has several
-    annotators and ``annotator`` names none)."""
+    annotators and ``annotator`` names none, or when a label is no answer to its item: an
+    agent not in that run, a step outside it)."""
+    by_id = {it.item_id: it for it in items}
     out = {}
     for iid, by in attribution_labels(labels, annotator=annotator).items():
         if len(by) > 1:
             raise InputError(f"item {iid!r} has labels by {sorted(by)}: name the reference "
                              "with annotator=...")
-        out[iid] = parse_attribution(next(iter(by.values())))
+        label = next(iter(by.values()))
+        item = by_id.get(iid)
+        out[iid] = parse_attribution(label if item is None else item.answer(label))
     return out
 
 
@@ -205,7 +183,8 @@ def _judge_name(judge: Any) -> str:
 def _answers(predict: Callable[[CriterionItem], Any], items: Sequence[CriterionItem]
              ) -> tuple[dict[str, tuple[str, int | None]], int]:
     """The parsed answer per item id, and how many items got none (the judge raised, had no
-    answer, or answered something that is no label): errors, never counted as wrong."""
+    answer, or answered something that is no answer to the item — an agent not in the run, a
+    step outside it): errors, never counted as wrong."""
     got: dict[str, tuple[str, int | None]] = {}
     errors = 0
     for it in items:
@@ -213,8 +192,8 @@ def _answers(predict: Callable[[CriterionItem], Any], items: Sequence[CriterionI
             answer = predict(it)
             if isinstance(answer, Mapping):
                 answer = answer.get("label")
-            got[it.item_id] = parse_attribution(answer)
-        except Exception:  # a judge's failure on one item is no verdict
+            got[it.item_id] = parse_attribution(it.answer(answer))
+        except Exception:  # a judge's failure (or a non-answer) on one item is no verdict
             errors += 1
     return got, errors
 
@@ -259,10 +238,12 @@ def attribution_leaderboard(items: Sequence[CriterionItem], labels: Any,
 
     ``items``: the criterion's items (:func:`failure_attribution`); ``labels``: the reference
     (see :func:`attribution_labels`; ``annotator`` picks one when items have several); only
-    items with a reference are scored. ``judges``: ``{name: judge}`` or a list; a judge is a
-    function ``item -> "agent"`` or ``"agent@step"``, ``"module:function"``, a judge run or
-    ``{item_id: label}``. ``baselines`` adds the first agent, the last agent and the agent
-    with most turns, on the same items.
+    items with a reference are scored, and a reference that is no answer to its item (an
+    agent not in that run, a step outside it) is an :class:`InputError` naming the item.
+    ``judges``: ``{name: judge}`` or a list; a judge is a function ``item -> "agent"`` or
+    ``"agent@step"``, ``"module:function"``, a judge run or ``{item_id: label}`` (an answer
+    that is no answer to its item is an error there). ``baselines`` adds the first agent, the
+    last agent and the agent with most turns, on the same items.
 
     One row per judge: ``n`` items answered, ``errors`` (the judge raised or gave no
     answer: left out, never counted wrong), agent-level ``accuracy`` with its Wilson interval
@@ -275,7 +256,7 @@ def attribution_leaderboard(items: Sequence[CriterionItem], labels: Any,
     >>> runs = [MultiAgentTrace(f"r{i}", turns=[AgentTurn("planner", "", "plan"),
     ...         AgentTurn("coder", "", "code"), AgentTurn("planner", "", "done")])
     ...         for i in range(4)]
-    >>> c = failure_attribution(runs)
+    >>> c = failure_attribution()
     >>> ref = {f"failure-attribution:r{i}": "coder@1" for i in range(4)}
     >>> board = attribution_leaderboard(c.items(runs), ref, {"always coder": lambda it: "coder@1"})
     >>> board[["n", "accuracy", "step_accuracy"]]  # doctest: +NORMALIZE_WHITESPACE
@@ -292,7 +273,7 @@ def attribution_leaderboard(items: Sequence[CriterionItem], labels: Any,
 
     items = list(items)
     criterion_of(items)
-    ref = _reference(labels, annotator)
+    ref = _reference(labels, annotator, items)
     scored = [it for it in items if it.item_id in ref]
     if not scored:
         raise InputError(f"no item has a reference label ({len(ref)} label(s) on other ids, "

@@ -130,8 +130,9 @@ class CallableJudge:
     """A Python function ``fn(item) -> label`` as a judge (offline).
 
     ``fn`` may also return a mapping with ``label`` (and ``reason``, ``evidence``). It raising,
-    or returning something that is not one of the criterion's labels, gives an error verdict
-    (cause ``other`` / ``unparseable``) for that item: the run goes on.
+    or returning something that is no answer to the item (:meth:`CriterionItem.answer`: one of
+    its labels; for failure attribution an agent of that conversation, or ``agent@step``),
+    gives an error verdict (cause ``other`` / ``unparseable``) for that item: the run goes on.
 
     >>> from maev_kit.traces import AgentTurn, MultiAgentTrace
     >>> c = Criterion("polite", scope="turn", labels=("yes", "no"), question="Polite?")
@@ -157,10 +158,11 @@ class CallableJudge:
 
     def judge_items(self, items: Sequence[CriterionItem]) -> list[CriterionVerdict]:
         """One verdict per item, in item order."""
-        labels = criterion_of(items).labels if items else ()
-        return [self._one(it, labels) for it in items]
+        if items:
+            criterion_of(items)
+        return [self._one(it) for it in items]
 
-    def _one(self, item: CriterionItem, labels: tuple[str, ...]) -> CriterionVerdict:
+    def _one(self, item: CriterionItem) -> CriterionVerdict:
         try:
             got = self.fn(item)
         except Exception as exc:  # a bug in the function loses this item, not the run
@@ -173,11 +175,13 @@ class CallableJudge:
             ev = got.get("evidence") or ()
             evidence = (ev,) if isinstance(ev, str) else tuple(str(e) for e in ev)
             got = got.get("label")
-        if not isinstance(got, str) or got not in labels:
+        try:
+            label = item.answer(got)
+        except InputError:
             return CriterionVerdict(item.item_id, None, raw=repr(got)[:200], cause="unparseable",
                                     error=f"{self.name} returned {got!r}, not one of "
-                                          f"{', '.join(labels)}")
-        return CriterionVerdict(item.item_id, got, reason, evidence)
+                                          f"{', '.join(item.labels)}")
+        return CriterionVerdict(item.item_id, label, reason, evidence)
 
 
 def _function_name(fn: Any) -> str:
@@ -211,7 +215,7 @@ class LLMCriterionJudge:
 
     def parse(self, text: str, group: Sequence[CriterionItem]) -> list[CriterionVerdict]:
         (item,) = group
-        label, reason, evidence, error = parse_reply(text, criterion_of([item]).labels)
+        label, reason, evidence, error = parse_reply(text, item.labels)
         if error is not None:
             return [CriterionVerdict(item.item_id, None, error=error, raw=str(text)[:2000],
                                      cause="unparseable")]

@@ -9,6 +9,16 @@ A file holds ``[[criterion]]`` tables (or one ``[criterion]`` table)::
     positive = "yes"
     question = "Did the agents follow the escalation policy?"
     guidelines = "Escalate refunds above 500 EUR to a human."
+
+An agent-scope criterion with labels asks its question of each agent; one with ``labels = []``
+asks "which agent?" once per conversation, its answers the agents of that conversation (as
+the built-in ``failure-attribution`` does; an answer may be ``agent@step``)::
+
+    [[criterion]]
+    name = "ignored-policy-by"
+    scope = "agent"
+    labels = []
+    question = "Which agent broke the escalation policy first?"
 """
 
 from __future__ import annotations

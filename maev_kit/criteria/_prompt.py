@@ -92,11 +92,13 @@ def render_conversation(item: CriterionItem) -> str:
 
 def build_messages(criterion: Criterion, item: CriterionItem,
                    prompt: CriterionPrompt | None = None) -> list[dict[str, str]]:
-    """The chat messages asking ``criterion`` of ``item`` (system, then user)."""
+    """The chat messages asking ``criterion`` of ``item`` (system, then user); the labels
+    listed are the item's answers (for failure attribution, the agents of its conversation).
+    """
     prompt = prompt or criterion_prompt()
     values = {
         "question": escape_fence(criterion.question),
-        "labels": escape_fence(json.dumps(list(criterion.labels), ensure_ascii=False)),
+        "labels": escape_fence(json.dumps(list(item.labels), ensure_ascii=False)),
         "guidelines": escape_fence(criterion.guidelines.strip() or "(none)"),
         "focus": focus_text(item),
         "conversation": render_conversation(item),

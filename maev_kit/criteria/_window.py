@@ -29,7 +29,8 @@ class Entry:
 def window(item: CriterionItem) -> list[Entry]:
     """The entries of ``item``'s view, in conversation order.
 
-    Conversation scope: every entry. Agent scope: every entry, the agent's own marked.
+    Conversation scope: every entry. Agent scope: every entry, the agent's own marked (none
+    for "which agent?", whose answers are the conversation's agents).
     Handoff scope: from the previous handoff (or the start) to the next handoff (or the end),
     the handoff marked. Turn scope: up to :data:`TURN_CONTEXT` entries before the turn, and the
     turn's own entries (its text, tool calls and results, its handoff), marked.
@@ -45,7 +46,7 @@ def window(item: CriterionItem) -> list[Entry]:
     """
     trace = item.trace
     view = conversation_view(trace)
-    if item.scope == "agent":
+    if item.scope == "agent" and item.agent is not None:
         return [Entry(m, not m.is_user and m.speaker == item.agent) for m in view]
     if item.scope == "handoff" and item.handoff_index is not None:
         return _handoff_window(item, view)
@@ -89,6 +90,6 @@ def focus_text(item: CriterionItem) -> str:
     if item.scope == "turn" and item.turn_index is not None:
         t = item.trace.turns[item.turn_index]
         return f'the turn of agent {t.agent_id} (the entries marked "focus": true)'
-    if item.scope == "agent":
+    if item.scope == "agent" and item.agent is not None:
         return f'agent {item.agent} (its entries are marked "focus": true)'
-    return "the whole conversation"
+    return "the whole conversation"  # also "which agent?" (answers: the conversation's agents)

@@ -98,14 +98,23 @@ def criterion_table(criterion: Any, run: Any, *, human: Mapping[str, str] | None
     from ``human`` (item id → one person's label) when given.
 
     Items whose judge call failed are left out (counted in the run's stats); with no judged
-    item every share is n/a (NaN).
+    item every share is n/a (NaN). When the answers are each conversation's agents
+    (:func:`~maev_kit.criteria.failure_attribution`), the rows are the agents the judge named
+    (sorted), ``agent@step`` counting for its agent.
     """
     by_item = {it.item_id: it.conversation_id for it in run.items}
     judged = run.labels()
+    labels = criterion.labels
+    if criterion.names_agents:
+        from maev_kit.criteria import parse_attribution
+
+        judged = {i: parse_attribution(lab)[0] for i, lab in judged.items()}
+        human = {i: parse_attribution(lab)[0] for i, lab in (human or {}).items()}
+        labels = tuple(sorted(set(judged.values())))
     convs = list(dict.fromkeys(by_item[i] for i in judged))
     at = {c: k for k, c in enumerate(convs)}
-    counts = np.zeros((len(convs), len(criterion.labels)))
-    col = {lab: k for k, lab in enumerate(criterion.labels)}
+    counts = np.zeros((len(convs), len(labels)))
+    col = {lab: k for k, lab in enumerate(labels)}
     for iid, lab in judged.items():
         counts[at[by_item[iid]], col[lab]] += 1
     n = int(counts.sum())
@@ -113,29 +122,34 @@ def criterion_table(criterion: Any, run: Any, *, human: Mapping[str, str] | None
         share = counts.sum(axis=0) / n
         low, high = _bootstrap_shares(counts, n_resamples, confidence, seed)
     else:
-        share = low = high = np.full(len(criterion.labels), np.nan)
+        share = low = high = np.full(len(labels), np.nan)
     rows = []
-    for k, lab in enumerate(criterion.labels):
+    for k, lab in enumerate(labels):
         corr = _corrected(lab, judged, human or {}, confidence)
         rows.append({"share": share[k], "share_low": low[k], "share_high": high[k], "n": n,
                      "n_conversations": len(convs), "corrected": corr[0],
                      "corrected_low": corr[1], "corrected_high": corr[2], "n_human": corr[3],
                      "positive": lab == criterion.positive})
-    return pd.DataFrame(rows, index=pd.Index(criterion.labels, name="label"),
-                        columns=CRITERION_COLUMNS)
+    return pd.DataFrame(rows, index=pd.Index(labels, name="label"), columns=CRITERION_COLUMNS)
 
 
-def _one_label_each(human_labels: Any, ids: set[str]) -> dict[str, str]:
-    """Item id → the people's majority label (first annotator's on a tie), for ``ids``."""
+def _one_label_each(human_labels: Any, items: Sequence[Any]) -> dict[str, str]:
+    """Item id → the people's majority label (first annotator's on a tie), for ``items``; a
+    label that is no answer to its item is an InputError naming the item."""
     if human_labels is None:
         return {}
     from maev_kit.calibration._human import load_human_labels
+    from maev_kit.criteria import parse_attribution
 
     human = load_human_labels(human_labels)
     out = {}
-    for iid in ids & set(human):
-        votes = list(human[iid].values())
-        out[iid] = max(votes, key=votes.count)
+    for it in items:
+        if it.item_id not in human:
+            continue
+        votes = [it.answer(lab) for lab in human[it.item_id].values()]
+        if it.definition is not None and it.definition.names_agents:  # agent@step: the agent
+            votes = [parse_attribution(lab)[0] for lab in votes]
+        out[it.item_id] = max(votes, key=votes.count)
     return out
 
 
@@ -170,7 +184,7 @@ def score_criteria(traces: Sequence[Any], criteria: Sequence[Any], judge: Any, *
             info[criterion.name] = {"items": 0, "note": f"no {criterion.scope} to ask about"}
             continue
         run = judge_criterion(judge, items, backend, **options)
-        human = _one_label_each(human_labels, {it.item_id for it in items})
+        human = _one_label_each(human_labels, items)
         tables[criterion.name] = criterion_table(criterion, run, human=human,
                                                  n_resamples=n_resamples,
                                                  confidence=confidence, seed=seed)
@@ -180,6 +194,8 @@ def score_criteria(traces: Sequence[Any], criteria: Sequence[Any], judge: Any, *
             "items": len(items), "errors": run.stats.get("errors", 0),
             "errors_by_cause": dict(run.stats.get("errors_by_cause") or {}),
             "question": criterion.question, "scope": criterion.scope,
+            **({"answers": "the agents of each conversation"} if criterion.names_agents
+               else {}),
             "positive": criterion.positive, "human_labels": len(human)}
     return tables, info
 

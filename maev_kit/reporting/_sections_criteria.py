@@ -31,10 +31,13 @@ def _body(name: str, table: Any, info: dict[str, Any]) -> str:
     parts = [f"<p><b>{html.escape(str(info.get('question', '')))}</b></p>"]
     n = int(table["n"].iloc[0]) if len(table) else 0
     errors = int(info.get("errors") or 0)
-    judged = (f"{n} {html.escape(str(info.get('scope', '')))} item(s) of "
+    unit = "which-agent" if info.get("answers") else str(info.get("scope", ""))
+    judged = (f"{n} {html.escape(unit)} item(s) of "
               f"{int(table['n_conversations'].iloc[0]) if len(table) else 0} conversation(s), "
               f"judged by {html.escape(str(info.get('judge', 'n/a')))}"
               + (f" ({html.escape(str(info.get('model')))})" if info.get("model") else ""))
+    if info.get("answers"):
+        judged += f"; the answers are {html.escape(str(info['answers']))}, one row per agent named"
     parts.append(f'<p class="note">{judged}.</p>')
     if errors:
         causes = ", ".join(f"{html.escape(str(c))} {v}"

@@ -24,9 +24,11 @@ _KIND = {"user": "user", "text": "says", "tool_call": "calls", "tool_result": "t
          "handoff": "hands off"}
 
 
-def criterion_keymap(criterion: Criterion) -> dict[str, str]:
-    """Key → action: ``1``…``9`` the labels in order, ``s`` skip, arrows move, ``u`` undo."""
-    keys = {str(k): lab for k, lab in enumerate(criterion.labels[:9], 1)}
+def criterion_keymap(asked: Criterion | CriterionItem) -> dict[str, str]:
+    """Key → action: ``1``…``9`` the labels in order (a criterion's, or an item's own answers:
+    for failure attribution, the agents of its conversation), ``s`` skip, arrows move, ``u``
+    undo."""
+    keys = {str(k): lab for k, lab in enumerate(asked.labels[:9], 1)}
     return {**keys, "s": "skip", "ArrowLeft": "previous", "ArrowRight": "next", "u": "undo"}
 
 
@@ -52,7 +54,9 @@ def item_view_html(item: CriterionItem) -> str:
 class CriterionLabeler(widgets.VBox):
     """Label a criterion's items: the question and guidelines on top, the conversation (whole
     for conversation and agent scope, the window around it for a handoff or a turn, the unit
-    highlighted), one button per label (keys ``1``…), skip (``s``), ← / →, undo (``u``).
+    highlighted), one button per answer of the item shown (keys ``1``…), skip (``s``), ← / →,
+    undo (``u``). For failure attribution the buttons are the agents of the conversation shown
+    (its :attr:`~maev_kit.criteria.CriterionItem.labels`), and change with it.
 
     Each click appends one line to the label store (``criterion`` set to the criterion's
     name), on disk before the widget says it is saved; the latest line per item and annotator
@@ -90,18 +94,15 @@ class CriterionLabeler(widgets.VBox):
             random.Random(seed).shuffle(self.items)
         elif order != "given":
             raise ValueError(f"`order` must be 'given' or 'random', got {order!r}")
-        self.keymap = criterion_keymap(self.criterion)
         #: this annotator's latest record per item of the criterion (undo lines removed)
         self._labels: dict[str, LabelRecord] = self._stored()
         #: (item id, its record before) for each label this widget wrote, newest last
         self._undo: list[tuple[str, LabelRecord | None]] = []
         self.position = next((k for k, it in enumerate(self.items)
                               if it.item_id not in self._labels), len(self.items))
-        keys = {v: k for k, v in self.keymap.items()}
-        styles = {lab: "" for lab in (*self.criterion.labels, "skip")}
-        self.buttons = label_buttons(
-            styles, lambda lab: f"label this item {lab}" + (f" (key {keys[lab]})"
-                                                           if lab in keys else ""), self._label)
+        self.keymap = criterion_keymap(self.current or self.items[0])
+        self.buttons: dict[str, widgets.Button] = {}
+        self.button_row = widgets.HBox()
         self.previous_button, self.next_button = move_buttons(self._move, keys=True)
         self.undo_button = widgets.Button(description="undo", tooltip="undo the last label (u)",
                                           icon="undo", layout={"width": "90px"})
@@ -112,15 +113,11 @@ class CriterionLabeler(widgets.VBox):
         self.status = widgets.HTML()
         self.note = widgets.Text(placeholder="optional note (saved with the next label)",
                                  continuous_update=False, layout={"width": "100%"})
-        hint = "keys: " + " · ".join(f"{k} {a}" for k, a in self.keymap.items()
-                                     if not k.startswith("Arrow") and k != "u") \
-            + " · ← → move · u undo"
-        self.key_handler = KeyHandler(shortcuts=list(self.keymap), hint=hint)
+        self.key_handler = KeyHandler(shortcuts=self._all_keys(), hint=self._hint())
         self.key_handler.on_msg(self._on_key_msg)
+        self._set_buttons(self.current or self.items[0])
         super().__init__([self.progress_text, self.question_view, self.item_view,
-                          widgets.HBox([*self.buttons.values(), self.previous_button,
-                                        self.next_button, self.undo_button]),
-                          self.note, self.status, self.key_handler], **kwargs)
+                          self.button_row, self.note, self.status, self.key_handler], **kwargs)
         self.add_class("maev-labeler")
         self._render()
 
@@ -151,6 +148,33 @@ class CriterionLabeler(widgets.VBox):
         else:
             self._label(action)
 
+    def _set_buttons(self, item: CriterionItem) -> None:
+        """One button per answer of ``item`` and skip, with their keys (kept when the answers
+        are those shown already)."""
+        if self.buttons and tuple(self.buttons)[:-1] == item.labels:
+            return
+        self.keymap = criterion_keymap(item)
+        keys = {v: k for k, v in self.keymap.items()}
+        self.buttons = label_buttons(
+            {lab: "" for lab in (*item.labels, "skip")},
+            lambda lab: f"label this item {lab}" + (f" (key {keys[lab]})" if lab in keys
+                                                    else ""), self._label)
+        self.button_row.children = [*self.buttons.values(), self.previous_button,
+                                    self.next_button, self.undo_button]
+
+    def _all_keys(self) -> list[str]:
+        """Every key some item answers to (the front end listens for these; a key the item
+        shown has no answer for does nothing)."""
+        keys = {k: None for it in self.items for k in criterion_keymap(it)}
+        return sorted(keys, key=lambda k: (not k.isdigit(), k.isdigit() and int(k), k))
+
+    def _hint(self) -> str:
+        if self.criterion.names_agents:
+            return "keys: 1… the agents in the order of the buttons · s skip · ← → move · u undo"
+        return "keys: " + " · ".join(f"{k} {a}" for k, a in self.keymap.items()
+                                     if not k.startswith("Arrow") and k != "u") \
+            + " · ← → move · u undo"
+
     def _stored(self) -> dict[str, LabelRecord]:
         ids = {it.item_id for it in self.items}
         out: dict[str, LabelRecord] = {}
@@ -172,8 +196,8 @@ class CriterionLabeler(widgets.VBox):
         if cur is None:
             self._set_status("every item is labeled; use ← to go back", error=True)
             return
-        if value != "skip" and value not in self.criterion.labels:
-            raise ValueError(f"{value!r} is not one of {list(self.criterion.labels)}")
+        if value != "skip":
+            value = cur.answer(value)  # an InputError (a ValueError) naming the item
         try:
             rec: LabelRecord = self.store.add(cur.item_id, value, annotator=self.annotator,
                                               note=self.note.value.strip(),
@@ -244,6 +268,7 @@ class CriterionLabeler(widgets.VBox):
                                     f"{len(self.items)} items are labeled — thank you. Press ← "
                                     "to go back.</div>")
         else:
+            self._set_buttons(cur)
             mine = self.label_of(cur.item_id)
             head = (f'<div style="font-size:12.5px;color:#57606a">item {self.position + 1} of '
                     f"{len(self.items)} · {html.escape(cur.item_id)} · about "

@@ -138,3 +138,41 @@ def test_calibrate_card_then_check_runs_the_named_function(world, capsys):
                               "labels.jsonl", "--judge", "criteria.conftest:no_amount",
                               "--resamples", "200", "--no-progress"], capsys)
     assert code == 2 and "cannot import it" in err and "Traceback" not in err
+
+
+def test_failure_attribution_is_a_built_in_name(world, capsys):
+    from maev_kit.criteria import failure_attribution
+
+    from criteria.conftest import blames_on_amount
+
+    items = failure_attribution().items(make_traces(12, handoffs=False))
+    store = LabelStore(world / "labels.jsonl")
+    human = []
+    for i, it in enumerate(items):
+        lab = blames_on_amount(it) if i not in (2, 4) else "billing"
+        store.add(it.item_id, lab, annotator="ana", criterion="failure-attribution")
+        human.append(lab.split("@")[0])
+    judge = ["--judge", "criteria.conftest:blames_on_amount", "--no-progress"]
+    code, out, err = run_cli(["score", "traces.jsonl", "--criterion", "failure-attribution",
+                              *judge], capsys)
+    assert code == 0 and "12 which-agent item(s)" in out, err
+    code, out, err = run_cli(["score", "traces.jsonl", "--criterion", "failure-attribution",
+                              "--json", *judge], capsys)
+    got = json.loads(out)["criteria"]["failure-attribution"]
+    assert code == 0, err
+    assert {r["label"]: r["share"] for r in got["labels"]} == {
+        "billing": pytest.approx(8 / 12), "triage": pytest.approx(4 / 12)}
+    code, out, err = run_cli(["calibrate", "traces.jsonl", "--criterion", "failure-attribution",
+                              "--labels", "labels.jsonl", "--resamples", "200", "--json",
+                              "--card", "card.json", *judge], capsys)
+    assert code == 0, err
+    assert json.loads(out)["failure-attribution"]["leaderboard"][0]["kappa"] == pytest.approx(
+        cohen_kappa_score(human, [blames_on_amount(it).split("@")[0] for it in items]))
+    code, out, err = run_cli(["check", "card.json", "--set", "traces.jsonl", "--labels",
+                              "labels.jsonl", "--resamples", "200", "--no-progress"], capsys)
+    assert code == 0 and out.startswith("PASS: criterion failure-attribution"), err + out
+    store.add(items[0].item_id, "billing@7", annotator="ana", criterion="failure-attribution")
+    code, out, err = run_cli(["calibrate", "traces.jsonl", "--criterion", "failure-attribution",
+                              "--labels", "labels.jsonl", *judge], capsys)
+    assert code == 2 and "item 'failure-attribution:conv-00'" in err and "step 7" in err
+    assert "Traceback" not in err

@@ -39,3 +39,9 @@ def grounded():
 def says_amount(item):
     """A callable judge: 'yes' when the last turn names an amount."""
     return "yes" if "EUR" in item.trace.turns[-1].message else "no"
+
+
+def blames_on_amount(item):
+    """A failure-attribution judge: billing at its turn when the final answer names an amount,
+    else triage at the first turn."""
+    return "billing@1" if "EUR" in item.trace.turns[-1].message else "triage@0"

@@ -28,3 +28,20 @@ def test_weighted_report_matches_sklearn():
     assert rep.kappa == pytest.approx(cohen_kappa_score(A, B, labels=list(C.labels),
                                                         weights="linear"))
     assert cohen_kappa(A, B, labels=C) == pytest.approx(cohen_kappa_score(A, B))
+
+
+def test_a_criterion_of_agents_stands_for_the_labels_used():
+    from maev_kit.criteria import failure_attribution
+
+    a = ["coder", "planner", "coder", "terminal", None, "planner"]
+    b = ["coder", "coder", "coder", "terminal", "planner", "planner"]
+    c = ["planner", "planner", "coder", "terminal", "planner", None]
+    used = ("coder", "planner", "terminal")
+    got = multi_rater_agreement({"a": a, "b": b, "c": c}, labels=failure_attribution())
+    want = multi_rater_agreement({"a": a, "b": b, "c": c}, labels=used)
+    assert got.labels == used and got.fleiss_kappa.value == pytest.approx(
+        want.fleiss_kappa.value)
+    assert cohen_kappa(a[:4], b[:4], labels=failure_attribution()) == pytest.approx(
+        cohen_kappa_score(a[:4], b[:4]))
+    with pytest.raises(ValueError, match="agents of each conversation"):
+        multi_rater_agreement({"a": [None], "b": [None]}, labels=failure_attribution())

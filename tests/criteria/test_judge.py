@@ -87,3 +87,25 @@ def test_mixed_criteria_refused(traces, grounded):
     other = Criterion("other", scope="conversation", labels=("a", "b"), question="?")
     with pytest.raises(InputError, match="several criteria"):
         judge_criterion(says_amount, grounded.items(traces) + other.items(traces))
+
+
+def test_llm_judge_of_failure_attribution_is_asked_the_runs_own_agents(litellm_module):
+    from maev_kit.criteria import failure_attribution
+    from maev_kit.traces import AgentTurn, MultiAgentTrace
+
+    runs = [MultiAgentTrace("r1", turns=[AgentTurn("planner", "", "plan"),
+                                         AgentTurn("coder", "", "code")]),
+            MultiAgentTrace("r2", turns=[AgentTurn("surfer", "", "search"),
+                                         AgentTurn("Coder", "", "print(1)")])]
+    items = failure_attribution().items(runs)
+    with FakeOpenAIServer(responder=lambda body: '{"label": "coder", "reason": "x"}') as srv:
+        run = judge_criterion("openai/fake-judge", items, progress=False, cache=False,
+                              max_retries=0,
+                              backend_params={"api_base": srv.base_url, "api_key": "sk-test"})
+        users = [r.messages[1]["content"] for r in srv.requests]
+    assert any('["planner", "coder"]' in u for u in users)
+    assert any('["surfer", "Coder"]' in u for u in users)
+    assert all("The question is about: the whole conversation" in u for u in users)
+    assert all('"focus"' not in u for u in users)
+    # an agent of the run, matched as the criterion prompt matches labels (case aside)
+    assert run.labels() == {"failure-attribution:r1": "coder", "failure-attribution:r2": "Coder"}

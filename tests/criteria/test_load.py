@@ -40,6 +40,15 @@ def test_single_table_form(tmp_path):
     assert [c.name for c in load(p)] == ["x"]
 
 
+def test_an_agent_criterion_with_no_labels_asks_which_agent(tmp_path):
+    p = tmp_path / "who.toml"
+    p.write_text('[[criterion]]\nname = "broke-policy"\nscope = "agent"\nlabels = []\n'
+                 'question = "Which agent broke the policy first?"\n')
+    (c,) = load(p)
+    assert c.names_agents and c.labels == () and c.scope == "agent"
+    assert "failure-attribution" in builtins()
+
+
 @pytest.mark.parametrize("text, message", [
     ('[[criterion]\nname = "x"', "not valid TOML"),
     ('title = "x"', "no \\[\\[criterion\\]\\] table"),
@@ -48,6 +57,7 @@ def test_single_table_form(tmp_path):
     ('[[criterion]]\nname = "x"\nscope = "turn"\nlabels = ["a", "b"]\nquestion = "?"\nlabel = 1', r"label: unknown field"),
     ('[[criterion]]\nname = "x"\nscope = "when"\nlabels = ["a", "b"]\nquestion = "?"', r"criterion\[0\]: criterion 'x': scope must be one of"),
     ('[[criterion]]\nname = "x"\nscope = "turn"\nlabels = ["a", 2]\nquestion = "?"', "non-empty strings"),
+    ('[[criterion]]\nname = "x"\nscope = "turn"\nlabels = []\nquestion = "?"', r"criterion\[0\]: .*agent scope only"),
     (GOOD + GOOD, "appear more than once"),
 ])
 def test_bad_files_name_the_file_and_field(tmp_path, text, message):

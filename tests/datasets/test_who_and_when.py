@@ -111,9 +111,12 @@ def test_turns_handoffs_and_labels(clone):
 def test_labels_fit_the_criterion_and_the_leaderboard(clone):
     assert DATASETS_ATTRIBUTION == ATTRIBUTION  # spelled in both layers: kept equal
     ws = load_who_and_when(clone)
-    c = failure_attribution(ws)
-    assert {i.item_id for i in c.items(ws.traces)} == {r.item_id for r in ws.label_records}
-    assert set(ws.manifest.labels) == set(c.labels)
+    c = failure_attribution()
+    items = c.items(ws.traces)
+    assert {i.item_id for i in items} == {r.item_id for r in ws.label_records}
+    assert set(ws.manifest.labels) == {a for i in items for a in i.labels}
+    by_id = {i.item_id: i for i in items}  # every label is an answer to its own run
+    assert all(by_id[r.item_id].answer(r.label) == r.label for r in ws.label_records)
     board = attribution_leaderboard(c.items(ws.traces), ws)
     # first agent: Orchestrator (wrong), Excel_Expert@0 (right, right), Excel_Expert@0 (right,
     # step 0 vs 2: wrong)
@@ -171,6 +174,6 @@ def test_the_real_benchmark(tmp_path):
         d = json.loads(f.read_text(encoding="utf-8"))
         first = next(e for e in d["history"] if e["role"] != "human" or e.get("name"))
         right += (first.get("name") or first["role"]).split(" (")[0] == d["mistake_agent"]
-    c = failure_attribution(ws)
+    c = failure_attribution()
     board = attribution_leaderboard(c.items(ws.traces), ws)
     assert board.loc["baseline: first agent", "accuracy"] == pytest.approx(right / 184)

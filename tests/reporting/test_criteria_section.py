@@ -20,3 +20,17 @@ def test_a_section_per_criterion():
     # the section comes after Retention and before Judge calibration
     assert page.index('id="retention"') < page.index('id="criterion-0"') < page.index(
         'id="calibration"')
+
+
+def test_failure_attribution_section_has_a_row_per_agent_named():
+    from maev_kit.criteria import failure_attribution
+
+    from criteria.conftest import blames_on_amount
+
+    ev = evaluate(make_traces(12, handoffs=False), criteria=[failure_attribution()],
+                  judge=blames_on_amount, progress=False, n_resamples=200)
+    page = report(ev).html
+    assert "Criterion: failure-attribution" in page
+    assert "12 which-agent item(s) of 12 conversation(s)" in page
+    assert "the answers are the agents of each conversation" in page
+    assert "0.667" in page and "0.333" in page  # billing 8 of 12, triage 4 of 12

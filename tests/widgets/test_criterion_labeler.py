@@ -113,3 +113,38 @@ def test_undo_in_a_sqlite_store(tmp_path, criterion):
     assert [(r.label, r.source, r.criterion) for r in LabelStore(url).labels()] == [
         ("yes", None, "grounded"), ("skip", "undo", "grounded")]
     assert Labeler(items, url, annotator="ana").current.item_id == "grounded:conv-00"
+
+
+def test_failure_attribution_shows_one_button_per_agent_of_each_run(tmp_path):
+    from maev_kit.criteria import failure_attribution
+    from maev_kit.traces import AgentTurn, MultiAgentTrace
+
+    runs = [MultiAgentTrace("r1", turns=[AgentTurn("planner", "", "plan"),
+                                         AgentTurn("coder", "", "code")]),
+            MultiAgentTrace("r2", turns=[AgentTurn("surfer", "", "search"),
+                                         AgentTurn("orchestrator", "", "next"),
+                                         AgentTurn("coder", "", "print(1)")])]
+    path = tmp_path / "l.jsonl"
+    lab = Labeler(failure_attribution().items(runs), path, annotator="ana")
+    assert list(lab.buttons) == ["planner", "coder", "skip"]
+    assert "key 2" in lab.buttons["coder"].tooltip
+    view = lab.item_view.value
+    assert "about the whole conversation" in view and "None" not in view
+    assert {"1", "2", "3", "s"} <= set(lab.key_handler.shortcuts)
+    with pytest.raises(ValueError, match="'failure-attribution:r1'.*'surfer' is not an agent"):
+        lab._label("surfer")
+    lab.press("2")                      # r1: coder
+    assert list(lab.buttons) == ["surfer", "orchestrator", "coder", "skip"]
+    assert [b.description for b in lab.button_row.children[:4]] == list(lab.buttons)
+    lab._label("orchestrator @ 1")      # a label may carry the decisive step
+    assert [(r.item_id, r.label, r.criterion) for r in LabelStore(path).labels()] == [
+        ("failure-attribution:r1", "coder", "failure-attribution"),
+        ("failure-attribution:r2", "orchestrator@1", "failure-attribution")]
+    lab.press("ArrowLeft")
+    assert list(lab.buttons) == ["surfer", "orchestrator", "coder", "skip"]
+    lab.press("ArrowLeft")
+    assert list(lab.buttons) == ["planner", "coder", "skip"]
+    lab._on_key_msg(None, {"type": "key", "key": "3"}, None)  # r1 has two agents: no-op
+    assert lab.label_of("failure-attribution:r1") == "coder" and lab.position == 0
+    with pytest.raises(ValueError, match="must be one of 1, 2, s"):
+        lab.press("3")
