@@ -262,7 +262,7 @@ def criterion_judge(spec: Any, *, prompt: str = DEFAULT_CRITERION_PROMPT,
             return CallableJudge(load_function(name), name=name), None
         if not name:
             raise InputError("the judge name is empty: name a model or module:function")
-        from maev_kit.backends._litellm import LiteLLMBackend
+        from maev_kit.backends import LiteLLMBackend
 
         try:
             backend = LiteLLMBackend(name, **dict(backend_params or {}))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from maev_kit.errors import ERROR_CAUSES
-from maev_kit.retention._items import LABELS, EvidenceSpan
+from maev_kit.retention import LABELS, EvidenceSpan
 
 __all__ = ["Verdict"]
 

@@ -17,7 +17,7 @@ from maev_kit.reporting._common import (
     _plural,
     _records,
 )
-from maev_kit._html._values import num as _num
+from maev_kit._html.internal import num as _num
 
 if TYPE_CHECKING:
     from maev_kit.metrics import RoutingReport

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
-from maev_kit.judges._verdict import Verdict
-from maev_kit.retention._items import LABELS, RetentionItem
+from maev_kit.judges import Verdict
+from maev_kit.retention import LABELS, RetentionItem
 from maev_kit.runner._requests import (
     RunSettings,
     Stats,
@@ -207,7 +207,7 @@ def backend_facts(backend: Any) -> dict[str, Any]:
     """Where a backend sends requests (``endpoint``, a URL without password, for a server of
     one's own) and the generation parameters it sends (``generation``: temperature,
     max_tokens, ...), for run stats, reports and messages."""
-    from maev_kit.backends._base import endpoint_of
+    from maev_kit.backends.internal import endpoint_of
 
     where, is_url = endpoint_of(backend)
     try:

@@ -1,0 +1,17 @@
+"""The seam of :mod:`maev_kit.labels` for the other packages of maev_kit: the store URLs and SQLite
+header the CLI and MLflow logging inspect, the review-decision file the fact review writes, and why
+a label was set aside.
+
+Another package of maev_kit uses ``labels`` through ``maev_kit.labels`` (the user API) or through
+this module, never through a private module of it (tests/package/test_private_names.py). Not part
+of the user API: these names may change in any release.
+"""
+
+from __future__ import annotations
+
+from maev_kit.labels._attach import review_rejections, set_aside_reason
+from maev_kit.labels._backends import SQLITE_HEADER, SQLiteBackend, is_store_url, redact_url
+from maev_kit.labels._reviews import DECISIONS, DecisionFileError, ReviewDecision, read_decisions
+
+__all__ = ["DECISIONS", "SQLITE_HEADER", "DecisionFileError", "ReviewDecision", "SQLiteBackend",
+           "is_store_url", "read_decisions", "redact_url", "review_rejections", "set_aside_reason"]
