@@ -28,9 +28,8 @@ from maev_kit.errors import InputError, LabelValidationError, Problem, TraceVali
 from maev_kit.expectations import ConversationExpectations, read_expectations
 from maev_kit.labels import LabelRecord, latest_labels, read_label_file
 from maev_kit.retention import RetentionItem, build_retention_items, item_id
-from maev_kit.traces import validate_trace_file
+from maev_kit.traces import MultiAgentTrace, validate_trace_file
 from maev_kit.traces.internal import is_parquet_file
-from maev_kit.traces import MultiAgentTrace
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -463,8 +462,7 @@ class _FolderCheck:
                                                       f"splits › {split}",
                                                       f"{cid!r} is not in traces.jsonl"))
         if manifest.contracts:
-            from maev_kit.metrics import parse_contracts
-            from maev_kit.metrics import ContractValidationError
+            from maev_kit.metrics import ContractValidationError, parse_contracts
 
             try:
                 parse_contracts(manifest.contracts, source=self.name("manifest.json"))

@@ -49,8 +49,7 @@ def _resolve(judges: Sequence[Any], prompts: Sequence[Any] | None,
              judge_options: Mapping[str, Any] | None = None) -> list[_Spec]:
     """One spec per judge × prompt: each name goes through :func:`maev_kit.judges.resolve_judge`."""
     from maev_kit.judges import resolve_judge
-    from maev_kit.judges.internal import DEFAULT_PROMPT
-    from maev_kit.judges.internal import check_prompt
+    from maev_kit.judges.internal import DEFAULT_PROMPT, check_prompt
 
     if isinstance(judges, str) or not isinstance(judges, Sequence) or not judges:
         raise InputError("`judges` must be a non-empty list, e.g. judges=['heuristic', "

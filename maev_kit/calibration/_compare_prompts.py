@@ -16,8 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from maev_kit.agreement import compare_judges
-from maev_kit.agreement import LABELS
+from maev_kit.agreement import LABELS, compare_judges
 from maev_kit.agreement.internal import finite_float
 from maev_kit.errors import InputError
 from maev_kit.calibration._result import (

@@ -13,7 +13,9 @@ import numpy as np
 import pandas as pd
 
 from maev_kit.agreement import (
+    LABELS,
     agreement_report,
+    ci_label,
     compare_judges,
     holm,
     human_ceiling,
@@ -21,11 +23,7 @@ from maev_kit.agreement import (
     labels_needed,
     majority_labels,
 )
-from maev_kit.agreement.internal import ac_from_table
-from maev_kit.agreement import LABELS
-from maev_kit.agreement.internal import encode
-from maev_kit.agreement import ci_label
-from maev_kit.agreement.internal import finite_float, kappa_text
+from maev_kit.agreement.internal import ac_from_table, encode, finite_float, kappa_text
 from maev_kit.calibration._card import JudgeCard, labels_hash, verdict_fields
 from maev_kit.calibration._human import load_human_labels
 from maev_kit.errors import ERROR_CAUSES, InputError, JudgeErrorsExceeded

@@ -148,9 +148,8 @@ def score_criteria(traces: Sequence[Any], criteria: Sequence[Any], judge: Any, *
                    ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
     """(name → table, name → what was run: judge, version, model, items, errors by cause) for
     each criterion over ``traces``."""
-    from maev_kit.criteria import judge_criterion
+    from maev_kit.criteria import LLMCriterionJudge, judge_criterion
 
-    from maev_kit.criteria import LLMCriterionJudge
     from maev_kit.criteria.internal import criterion_judge
 
     check_criteria_judge(judge)

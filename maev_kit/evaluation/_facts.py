@@ -79,8 +79,7 @@ def select_facts(traces: Sequence[MultiAgentTrace],
     """
     from maev_kit.expectations import ConversationExpectations
     from maev_kit.facts import propose_facts, supersede_user_changes
-    from maev_kit.facts.internal import auto_facts
-    from maev_kit.facts.internal import resolve_facts
+    from maev_kit.facts.internal import auto_facts, resolve_facts
 
     keep: dict[str, ConversationExpectations] = {}  # conversations scored on expectations
     proposed: list[Any] = []

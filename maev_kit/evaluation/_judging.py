@@ -24,8 +24,7 @@ def resolve_evaluation_judge(judge: Any, *, backend: Any = None, prompt: Any = N
     """The judge object and backend: the card's judge when only a card is given, else
     :func:`~maev_kit.judges.resolve_judge` (checked against the card); fit on the other splits
     when it learns from labels; worked examples drawn from their split."""
-    from maev_kit.calibration import JudgeCard, judge_from_card
-    from maev_kit.calibration import fit_on_other_splits
+    from maev_kit.calibration import JudgeCard, fit_on_other_splits, judge_from_card
     from maev_kit.judges import resolve_judge
 
     card = None

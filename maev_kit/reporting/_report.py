@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maev_kit.reporting import _html as h
-from maev_kit.reporting import _plots
+from maev_kit.reporting import _html as h, _plots
 from maev_kit.reporting._common import _JudgeErrors, _judge_errors, _plural, _records
 from maev_kit.reporting._ledger import (
     LEDGER_HEADERS,

@@ -8,8 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from maev_kit.reporting import _html as h
-from maev_kit.reporting import _plots
+from maev_kit.reporting import _html as h, _plots
 from maev_kit.reporting._common import (
     _JudgeErrors,
     _ci_name,

@@ -11,8 +11,7 @@ from typing import Any, Sequence
 import ipywidgets as widgets
 
 from maev_kit.criteria import Criterion, CriterionItem
-from maev_kit.criteria.internal import criterion_of
-from maev_kit.criteria.internal import focus_text, window
+from maev_kit.criteria.internal import criterion_of, focus_text, window
 from maev_kit.labels import LabelRecord, LabelStore
 from maev_kit.widgets._controls import KeyHandler, label_buttons, move_buttons
 from maev_kit.widgets._render import status_html
