@@ -163,3 +163,28 @@ def test_the_module_scan_sees_every_form(tmp_path):
     as_root = private_module_imports(tmp_path / "maev_kit/metrics/m.py", "__init__", tmp_path)
     assert {"7: maev_kit.metrics._x", "8: maev_kit.metrics._x"} <= {
         line.split(":", 1)[1] for line in as_root}
+
+
+def test_architecture_names_each_package_seam():
+    """docs/architecture.md's Seams table lists every top-level package once; every
+    ``internal`` module on disk is named in its package's row, says it is the seam, and lists
+    what it offers in ``__all__``; every module the table names imports."""
+    import importlib
+    import re
+
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = doc.split("\n## Seams\n", 1)[1].split("\n## ", 1)[0]
+    rows = dict(re.findall(r"^\| `([\w.]+)` \| (.+) \|$", section, flags=re.M))
+    packages = ({p.name for p in KIT.iterdir() if (p / "__init__.py").is_file()}
+                | {p.stem for p in KIT.glob("*.py") if p.stem != "__init__"})
+    assert set(rows) == packages, (sorted(packages - set(rows)), sorted(set(rows) - packages))
+    for seam in sorted(KIT.rglob("internal.py")):
+        module = ".".join(seam.relative_to(ROOT).with_suffix("").parts)
+        assert f"`{module}`" in rows[seam.relative_to(KIT).parts[0]], f"{module} not in its row"
+        mod = importlib.import_module(module)
+        text = " ".join((mod.__doc__ or "").split()).lower()
+        assert "seam" in text and "not part of the user api" in text, module
+        assert mod.__all__ and all(hasattr(mod, name) for name in mod.__all__), module
+    named = set(re.findall(r"`(maev_kit(?:\.\w+)+)`", section))
+    for module in sorted(named):
+        importlib.import_module(module)
