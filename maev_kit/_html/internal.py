@@ -1,12 +1,8 @@
-"""The seam of :mod:`maev_kit._html` for the other packages of maev_kit: the trace timeline and
-retention-item renderers (:mod:`._trace`), the value formatting of calibration tables
-(:mod:`._values`) and the prompt comparison (:mod:`._prompts`) that both views
+"""The seam of :mod:`maev_kit._html` for the other packages of maev_kit (not part of the user API):
+the trace timeline and retention-item renderers (:mod:`._trace`), the value formatting of
+calibration tables (:mod:`._values`) and the prompt comparison (:mod:`._prompts`) that both views
 (:mod:`maev_kit.widgets`, :mod:`maev_kit.reporting`) draw, and the root package registers as a
 trace's HTML view.
-
-Another package of maev_kit uses ``_html`` through ``maev_kit._html`` (the user API) or through
-this module, never through a private module of it (tests/package/test_private_names.py). Not part
-of the user API: these names may change in any release.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The seam of :mod:`maev_kit.agreement` for the other packages of maev_kit: the label encoding,
-bootstrap and number-formatting helpers the calibration layer builds its tables and intervals with.
-
-Another package of maev_kit uses ``agreement`` through ``maev_kit.agreement`` (the user API) or
-through this module, never through a private module of it (tests/package/test_private_names.py).
-Not part of the user API: these names may change in any release.
+"""The seam of :mod:`maev_kit.agreement` for the other packages of maev_kit (not part of the user
+API): the label encoding, bootstrap and number-formatting helpers the calibration layer builds its
+tables and intervals with.
 """
 
 from __future__ import annotations

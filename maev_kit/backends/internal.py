@@ -1,10 +1,7 @@
-"""The seam of :mod:`maev_kit.backends` for the other packages of maev_kit: what the request engine
-(:mod:`maev_kit.runner`) and the fake server (:mod:`maev_kit.testing`) share with the backends: the
-lazy litellm import, error classification, the kit's event loops and the local-endpoint preflight.
-
-Another package of maev_kit uses ``backends`` through ``maev_kit.backends`` (the user API) or
-through this module, never through a private module of it (tests/package/test_private_names.py).
-Not part of the user API: these names may change in any release.
+"""The seam of :mod:`maev_kit.backends` for the other packages of maev_kit (not part of the user
+API): what the request engine (:mod:`maev_kit.runner`) and the fake server
+(:mod:`maev_kit.testing`) share with the backends: the lazy litellm import, error classification,
+the kit's event loops and the local-endpoint preflight.
 """
 
 from __future__ import annotations

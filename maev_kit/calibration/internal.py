@@ -1,10 +1,6 @@
-"""The seam of :mod:`maev_kit.calibration` for the other packages of maev_kit: the label accounting
-and wording the CLI and the report print for a calibration, the drift bound of a check and the
-backend a card names.
-
-Another package of maev_kit uses ``calibration`` through ``maev_kit.calibration`` (the user API) or
-through this module, never through a private module of it (tests/package/test_private_names.py).
-Not part of the user API: these names may change in any release.
+"""The seam of :mod:`maev_kit.calibration` for the other packages of maev_kit (not part of the user
+API): the label accounting and wording the CLI and the report print for a calibration, the drift
+bound of a check and the backend a card names.
 """
 
 from __future__ import annotations

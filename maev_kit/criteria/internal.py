@@ -1,10 +1,6 @@
-"""The seam of :mod:`maev_kit.criteria` for the other packages of maev_kit: the judge a criterion
-names (``module:function`` or a model), the criterion of an item and the window of conversation an
-annotator is shown.
-
-Another package of maev_kit uses ``criteria`` through ``maev_kit.criteria`` (the user API) or
-through this module, never through a private module of it (tests/package/test_private_names.py).
-Not part of the user API: these names may change in any release.
+"""The seam of :mod:`maev_kit.criteria` for the other packages of maev_kit (not part of the user
+API): the judge a criterion names (``module:function`` or a model), the criterion of an item and
+the window of conversation an annotator is shown.
 """
 
 from __future__ import annotations

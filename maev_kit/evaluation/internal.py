@@ -1,10 +1,6 @@
-"""The seam of :mod:`maev_kit.evaluation` for the other packages of maev_kit: what the CLI needs
-beyond :func:`~maev_kit.evaluation.evaluate`: criteria resolution, the default judge and whether a
-path is a saved result.
-
-Another package of maev_kit uses ``evaluation`` through ``maev_kit.evaluation`` (the user API) or
-through this module, never through a private module of it (tests/package/test_private_names.py).
-Not part of the user API: these names may change in any release.
+"""The seam of :mod:`maev_kit.evaluation` for the other packages of maev_kit (not part of the user
+API): what the CLI needs beyond :func:`~maev_kit.evaluation.evaluate`: criteria resolution, the
+default judge and whether a path is a saved result.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The seam of :mod:`maev_kit.facts` for the other packages of maev_kit: the key facts of a labeled
-set and of a run without expectations, as evaluation, the CLI and scale read them.
-
-Another package of maev_kit uses ``facts`` through ``maev_kit.facts`` (the user API) or through
-this module, never through a private module of it (tests/package/test_private_names.py). Not part
-of the user API: these names may change in any release.
+"""The seam of :mod:`maev_kit.facts` for the other packages of maev_kit (not part of the user API):
+the key facts of a labeled set and of a run without expectations, as evaluation, the CLI and scale
+read them.
 """
 
 from __future__ import annotations

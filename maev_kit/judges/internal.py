@@ -1,11 +1,7 @@
-"""The seam of :mod:`maev_kit.judges` for the other packages of maev_kit: the prompt registry and
-parsing helpers the calibration, criteria and fact-proposal code reuses: default prompt, prompt
-loading and substitution, the JSON candidate of a reply, the example strategies and what names a
-judge or a backend.
-
-Another package of maev_kit uses ``judges`` through ``maev_kit.judges`` (the user API) or through
-this module, never through a private module of it (tests/package/test_private_names.py). Not part
-of the user API: these names may change in any release.
+"""The seam of :mod:`maev_kit.judges` for the other packages of maev_kit (not part of the user
+API): the prompt registry and parsing helpers the calibration, criteria and fact-proposal code
+reuses: default prompt, prompt loading and substitution, the JSON candidate of a reply, the example
+strategies and what names a judge or a backend.
 """
 
 from __future__ import annotations

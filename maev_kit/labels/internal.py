@@ -1,10 +1,6 @@
-"""The seam of :mod:`maev_kit.labels` for the other packages of maev_kit: the store URLs and SQLite
-header the CLI and MLflow logging inspect, the review-decision file the fact review writes, and why
-a label was set aside.
-
-Another package of maev_kit uses ``labels`` through ``maev_kit.labels`` (the user API) or through
-this module, never through a private module of it (tests/package/test_private_names.py). Not part
-of the user API: these names may change in any release.
+"""The seam of :mod:`maev_kit.labels` for the other packages of maev_kit (not part of the user
+API): the store URLs and SQLite header the CLI and MLflow logging inspect, the review-decision file
+the fact review writes, and why a label was set aside.
 """
 
 from __future__ import annotations

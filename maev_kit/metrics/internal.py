@@ -1,9 +1,6 @@
-"""The seam of :mod:`maev_kit.metrics` for the other packages of maev_kit: the routing counts,
-report builders and composite-score pieces the evaluation layer aggregates across conversations.
-
-Another package of maev_kit uses ``metrics`` through ``maev_kit.metrics`` (the user API) or through
-this module, never through a private module of it (tests/package/test_private_names.py). Not part
-of the user API: these names may change in any release.
+"""The seam of :mod:`maev_kit.metrics` for the other packages of maev_kit (not part of the user
+API): the routing counts, report builders and composite-score pieces the evaluation layer
+aggregates across conversations.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""The seam of :mod:`maev_kit.traces` for the other packages of maev_kit: the conversation view
-(what a judge, an annotator and the report read), the Parquet reader and writer, and the hook that
-registers a trace's HTML view.
-
-Another package of maev_kit uses ``traces`` through ``maev_kit.traces`` (the user API) or through
-this module, never through a private module of it (tests/package/test_private_names.py). Not part
-of the user API: these names may change in any release.
+"""The seam of :mod:`maev_kit.traces` for the other packages of maev_kit (not part of the user
+API): the conversation view (what a judge, an annotator and the report read), the Parquet reader
+and writer, and the hook that registers a trace's HTML view.
 """
 
 from __future__ import annotations
