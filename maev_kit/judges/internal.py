@@ -17,7 +17,8 @@ from maev_kit.judges._prompts import (
     substitute,
 )
 from maev_kit.judges._registry import check_prompt, is_backend, is_judge
+from maev_kit.judges._verdict import BaseVerdict
 
-__all__ = ["DEFAULT_PROMPT", "SECTION", "STRATEGIES", "Strategy", "check_prompt", "is_backend",
-           "is_judge", "json_candidate", "load_prompt", "resolve_prompt", "substitute",
-           "value_mentions"]
+__all__ = ["DEFAULT_PROMPT", "SECTION", "STRATEGIES", "BaseVerdict", "Strategy", "check_prompt",
+           "is_backend", "is_judge", "json_candidate", "load_prompt", "resolve_prompt",
+           "substitute", "value_mentions"]

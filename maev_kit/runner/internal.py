@@ -7,5 +7,6 @@ from __future__ import annotations
 
 from maev_kit.runner._cache import CACHE_FILENAME
 from maev_kit.runner._requests import open_cache, resolve_backend
+from maev_kit.runner._run import BaseRun
 
-__all__ = ["CACHE_FILENAME", "open_cache", "resolve_backend"]
+__all__ = ["CACHE_FILENAME", "BaseRun", "open_cache", "resolve_backend"]
