@@ -19,7 +19,7 @@ from maev_kit._version import __version__
 def _trace_timeline(trace: Any) -> str:
     """A trace's timeline, the HTML view loaded on first use (the data model never imports
     its view; the package root, above every layer, may)."""
-    from maev_kit._html._trace import trace_html
+    from maev_kit._html.internal import trace_html
 
     return trace_html(trace)
 
@@ -31,7 +31,7 @@ def _log_to_mlflow(result: Any, **keywords: Any) -> str:
     """``EvaluationResult.log_to_mlflow``: the logger of the reporting layer (it builds the HTML
     report), loaded on first use, so the evaluation layer never imports reporting and
     ``import maev_kit`` never imports mlflow."""
-    from maev_kit.reporting._mlflow import log_to_mlflow
+    from maev_kit.reporting.internal import log_to_mlflow
 
     return log_to_mlflow(result, **keywords)
 

@@ -26,11 +26,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from maev_kit._jsonl import NESTING_TOO_DEEP, json_type, display_name, pydantic_problems
 from maev_kit.errors import InputError, LabelValidationError, Problem, TraceValidationError
 from maev_kit.expectations import ConversationExpectations, read_expectations
-from maev_kit.labels._records import LabelRecord, latest_labels, read_label_file
-from maev_kit.retention._items import RetentionItem, build_retention_items, item_id
-from maev_kit.traces._io import validate_trace_file
-from maev_kit.traces._parquet import is_parquet_file
-from maev_kit.traces._model import MultiAgentTrace
+from maev_kit.labels import LabelRecord, latest_labels, read_label_file
+from maev_kit.retention import RetentionItem, build_retention_items, item_id
+from maev_kit.traces import MultiAgentTrace, validate_trace_file
+from maev_kit.traces.internal import is_parquet_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -268,7 +267,7 @@ def _validate_parquet(p: Path, shown: str, report: ValidationReport
     findings of a valid file as warnings."""
     import warnings as _warnings
 
-    from maev_kit.traces._parquet import load_parquet
+    from maev_kit.traces.internal import load_parquet
 
     traces: list[MultiAgentTrace] = []
     with _warnings.catch_warnings(record=True) as caught:
@@ -416,7 +415,8 @@ class _FolderCheck:
                exps: list[ConversationExpectations], fact_ids: set[str]) -> _SortedLabels:
         """Read ``labels.jsonl``: an error per label the manifest does not list, a warning per
         line on no item of ``fact_ids`` (set aside, with the reason), and the lines sorted."""
-        from maev_kit.labels._attach import SetAsideLabel, review_rejections, set_aside_reason
+        from maev_kit.labels import SetAsideLabel
+        from maev_kit.labels.internal import review_rejections, set_aside_reason
 
         name = self.name("labels.jsonl")
         lf = read_label_file(self.path / "labels.jsonl", name=name)
@@ -462,8 +462,7 @@ class _FolderCheck:
                                                       f"splits › {split}",
                                                       f"{cid!r} is not in traces.jsonl"))
         if manifest.contracts:
-            from maev_kit.metrics import parse_contracts
-            from maev_kit.metrics._contracts import ContractValidationError
+            from maev_kit.metrics import ContractValidationError, parse_contracts
 
             try:
                 parse_contracts(manifest.contracts, source=self.name("manifest.json"))
@@ -539,7 +538,7 @@ def load_who_and_when(folder: str | os.PathLike[str]) -> LabeledSet:
     import warnings
 
     from maev_kit.errors import TraceWarning
-    from maev_kit.traces.importers._who_and_when import who_and_when_run
+    from maev_kit.traces.importers import who_and_when_run
 
     root, files = _who_and_when_files(folder)
     problems: list[Problem] = []

@@ -20,7 +20,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from maev_kit._jsonl import (MAX_LINE_BYTES, JsonLine, display_name, iter_raw_lines,
                              parse_json_line, pydantic_problems, validated_lines, write_jsonl)
 from maev_kit.errors import LabelValidationError, Problem
-from maev_kit.traces._model import HandoffReason
+from maev_kit.traces import HandoffReason
 
 __all__ = [
     "ConversationExpectations",

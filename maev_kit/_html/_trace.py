@@ -33,7 +33,7 @@ from maev_kit._html._trace_style import (
     DEFAULT_PAGE_SIZE, LABEL_COLORS, PALETTE, TRACE_CSS, agent_colors, entry_css,
 )
 from maev_kit._html._trace_timeline import trace_events, trace_html
-from maev_kit.traces._model import register_html_view
+from maev_kit.traces.internal import register_html_view
 
 __all__ = ["DEFAULT_PAGE_SIZE", "ENTRY_KIND_NAMES", "PALETTE", "agent_colors", "anchor_prefix",
            "entry_anchor", "entry_anchors", "entry_css", "entry_html", "evidence_excerpt_html",

@@ -18,7 +18,7 @@ from typing import Any, cast
 
 from maev_kit._html import esc as _e
 from maev_kit._html._trace_style import LABEL_COLORS
-from maev_kit.traces._view import Message  # the doctests draw Message entries
+from maev_kit.traces import Message  # the doctests draw Message entries
 
 
 # --------------------------------------------------------------------------- facts

@@ -20,7 +20,7 @@ from maev_kit._html._trace_entries import (
 from maev_kit._html._trace_style import (
     DEFAULT_PAGE_SIZE, LABEL_COLORS, TRACE_CSS, _chip, _plural, agent_colors,
 )
-from maev_kit.traces._view import conversation_view
+from maev_kit.traces.internal import conversation_view
 
 
 # --------------------------------------------------------------------------- trace

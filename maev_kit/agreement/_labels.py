@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from maev_kit.errors import UndefinedMetricWarning
-from maev_kit.retention._items import LABELS
+from maev_kit.retention import LABELS
 
 __all__ = ["LABELS", "MISSING", "check_labels", "confusion_counts", "encode",
            "encode_table", "is_missing", "rating_values", "undefined"]

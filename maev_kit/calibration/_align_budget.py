@@ -125,7 +125,7 @@ class _Price:
 
 def _litellm() -> Any:
     try:
-        from maev_kit.backends._litellm import import_litellm
+        from maev_kit.backends.internal import import_litellm
 
         return import_litellm()
     except ImportError:
@@ -192,8 +192,8 @@ def _estimate(judge: Any, backend: Any, items: Sequence[Any], price: _Price | No
               cache: Any) -> _Estimate:
     """Requests still to send for ``items`` (cached replies subtracted), their prompt tokens
     and cost."""
-    from maev_kit.runner._cache import cache_key
-    from maev_kit.runner._requests import open_cache as _open_cache
+    from maev_kit.runner import cache_key
+    from maev_kit.runner.internal import open_cache as _open_cache
 
     groups = _groups(items)
     requests = [judge.build_messages(g) for g in groups]
@@ -222,7 +222,8 @@ def _estimate(judge: Any, backend: Any, items: Sequence[Any], price: _Price | No
 def _cache_exists(cache: Any) -> bool:
     """True when ``cache`` names a reply cache that already exists (an estimate never creates
     one)."""
-    from maev_kit.runner._cache import CACHE_FILENAME, DEFAULT_CACHE_DIR
+    from maev_kit.runner import DEFAULT_CACHE_DIR
+    from maev_kit.runner.internal import CACHE_FILENAME
 
     if cache is False:
         return False

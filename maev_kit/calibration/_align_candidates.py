@@ -19,7 +19,7 @@ from maev_kit.calibration._align_budget import _Estimate
 from maev_kit.calibration._result import JudgeMeta
 
 if TYPE_CHECKING:
-    from maev_kit.judges._llm import Strategy
+    from maev_kit.judges.internal import Strategy
 
 
 #: Dev disagreements shown to the rewriter (the most informative first: contradicted, lost).

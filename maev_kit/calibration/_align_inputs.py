@@ -34,7 +34,7 @@ def _check_args(models: Sequence[str] | str, examples: Sequence[int], strategies
     if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 0 for k in ks):
         raise InputError(f"`examples` must be counts >= 0, e.g. (0, 3); got {tuple(examples)!r}")
     strategies = [strategies] if isinstance(strategies, str) else list(dict.fromkeys(strategies))
-    from maev_kit.judges._llm import STRATEGIES
+    from maev_kit.judges.internal import STRATEGIES
 
     bad = [s for s in strategies if s not in STRATEGIES]
     if bad or not strategies:
@@ -151,7 +151,7 @@ def _prepare(items_or_set: Any, labels: Any, base_prompt: Any, candidates: Seque
              example_share: float, seed: int) -> _Data:
     """Load the items and labels, cut the dev and test splits, resolve the prompts and hold out
     the worked-example pool (when any k > 0)."""
-    from maev_kit.judges._prompts import resolve_prompt
+    from maev_kit.judges.internal import resolve_prompt
 
     ls, all_items, label_src = load_items(items_or_set, labels, items_arg="items_or_set",
                                           labels_arg="labels")

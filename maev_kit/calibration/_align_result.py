@@ -125,7 +125,7 @@ class AlignmentResult:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        from maev_kit.agreement._report import finite_float
+        from maev_kit.agreement.internal import finite_float
 
         k, lo, hi = self.test_kappa()
         base = self.test_kappa(self.base)

@@ -239,7 +239,7 @@ class _Search:
         self.cands.append(c)
         if not self.ask(req, c, rewriter_model, len(parent.template.system)):
             return
-        from maev_kit.judges._prompts import PromptTemplate
+        from maev_kit.judges import PromptTemplate
 
         text = f"=== system ===\n{req.instructions}\n=== user ===\n{parent.template.user}\n"
         try:

@@ -49,8 +49,7 @@ def _resolve(judges: Sequence[Any], prompts: Sequence[Any] | None,
              judge_options: Mapping[str, Any] | None = None) -> list[_Spec]:
     """One spec per judge × prompt: each name goes through :func:`maev_kit.judges.resolve_judge`."""
     from maev_kit.judges import resolve_judge
-    from maev_kit.judges._prompts import DEFAULT_PROMPT
-    from maev_kit.judges._registry import check_prompt
+    from maev_kit.judges.internal import DEFAULT_PROMPT, check_prompt
 
     if isinstance(judges, str) or not isinstance(judges, Sequence) or not judges:
         raise InputError("`judges` must be a non-empty list, e.g. judges=['heuristic', "
@@ -163,7 +162,7 @@ def _set_aside_notes(labeled_set: Any) -> list[str]:
     """One note on the labels set aside because their item is gone (none when none is)."""
     if labeled_set is None or not getattr(labeled_set, "set_aside_labels", None):
         return []
-    from maev_kit.labels._attach import label_status
+    from maev_kit.labels import label_status
 
     st = label_status(labeled_set)
     open_ = {k: s for k, s in st.set_aside.items() if k not in st.reattached}

@@ -227,7 +227,8 @@ class JudgeCard(BaseModel):
         """The card's prompt as a :class:`~maev_kit.judges.PromptTemplate` (None for an offline
         judge): the builtin it names, or the embedded ``prompt_text``, whose hash must be
         ``prompt_hash`` (else :class:`~maev_kit.errors.InputError`: the card was edited)."""
-        from maev_kit.judges._prompts import PROMPT_IDS, PromptTemplate, load_prompt
+        from maev_kit.judges import PROMPT_IDS, PromptTemplate
+        from maev_kit.judges.internal import load_prompt
 
         if self.prompt is None:
             return None
@@ -260,7 +261,7 @@ class JudgeCard(BaseModel):
 
     def example_pairs(self, *, where: str = "(in memory)") -> list[tuple[Any, str]]:
         """The card's worked examples as ``(RetentionItem, label)`` pairs."""
-        from maev_kit.retention._items import LABELS, RetentionItem
+        from maev_kit.retention import LABELS, RetentionItem
         from maev_kit.traces import Message
 
         out = []
@@ -479,7 +480,7 @@ def card_backend(card: JudgeCard, backend_params: dict[str, Any] | None = None) 
     sent and litellm is not imported."""
     if card.model is None:
         return None
-    from maev_kit.backends._litellm import LiteLLMBackend
+    from maev_kit.backends import LiteLLMBackend
 
     try:
         return LiteLLMBackend(card.model, **{**card.params, **(backend_params or {})})

@@ -218,7 +218,7 @@ def accounting_text(acc: dict[str, Any]) -> str:
 def _ci(k: float | None, lo: float | None, hi: float | None, n: int | None = None,
         confidence: float = 0.95) -> str:
     """κ as every view writes it (:func:`~maev_kit.agreement.kappa_text`)."""
-    from maev_kit.agreement._report import kappa_text
+    from maev_kit.agreement.internal import kappa_text
 
     return kappa_text(k, lo, hi, n=n, confidence=confidence)
 
@@ -291,7 +291,7 @@ def _judge_to_check(card: Any, labeled_set: Any, judge: Any, prompt: Any, backen
     from maev_kit.calibration._card import card_backend, judge_from_card
     from maev_kit.calibration._human import fit_on_other_splits
     from maev_kit.judges import resolve_judge
-    from maev_kit.judges._registry import check_prompt
+    from maev_kit.judges.internal import check_prompt
 
     template = check_prompt(prompt)
     if judge is None and template is None:

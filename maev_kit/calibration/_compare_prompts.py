@@ -16,9 +16,8 @@ from typing import Any
 
 import pandas as pd
 
-from maev_kit.agreement import compare_judges
-from maev_kit.agreement._labels import LABELS
-from maev_kit.agreement._report import finite_float
+from maev_kit.agreement import LABELS, compare_judges
+from maev_kit.agreement.internal import finite_float
 from maev_kit.errors import InputError
 from maev_kit.calibration._result import (
     HumanTable,
@@ -137,10 +136,10 @@ def _template_text(prompt: Any) -> str:
     if template is not None and template is not prompt:
         return _template_text(template)
     if isinstance(prompt, str):
-        from maev_kit.judges._prompts import PROMPT_IDS
+        from maev_kit.judges import PROMPT_IDS
 
         if prompt.strip().lower() in PROMPT_IDS:
-            from maev_kit.judges._prompts import load_prompt
+            from maev_kit.judges.internal import load_prompt
 
             t = load_prompt(prompt.strip().lower())
             return getattr(t, "text", None) or f"=== system ===\n{t.system}\n=== user ===\n{t.user}"

@@ -91,7 +91,7 @@ def _key(judge: Any, backend: Any) -> tuple[str, JudgeMeta]:
 
 
 def _failed_run(judge: Any, backend: Any, items: list[Any], exc: JudgeUnavailableError) -> Any:
-    from maev_kit.criteria._judge import CriterionRun, CriterionVerdict
+    from maev_kit.criteria import CriterionRun, CriterionVerdict
 
     verdicts = [CriterionVerdict(it.item_id, None, error=str(exc), cause=exc.cause)
                 for it in items]
@@ -104,7 +104,8 @@ def _failed_run(judge: Any, backend: Any, items: list[Any], exc: JudgeUnavailabl
 
 def _runs(judges: Sequence[Any], scored: list[Any], backend_params: Mapping[str, Any],
           run_options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, JudgeMeta]]:
-    from maev_kit.criteria._judge import criterion_judge, judge_criterion
+    from maev_kit.criteria import judge_criterion
+    from maev_kit.criteria.internal import criterion_judge
 
     if isinstance(judges, str) or not isinstance(judges, Sequence) or not judges:
         raise InputError("`judges` must be a non-empty list, e.g. judges=[my_function, "
@@ -165,7 +166,7 @@ def calibrate_criterion(items: Sequence[Any], human_labels: Any, *, judges: Sequ
     labels on the scored items). ``split``: a mapping ``{"dev": ids, "test": ids}``
     (conversation or item ids); the ``test`` split is scored.
     """
-    from maev_kit.criteria._judge import criterion_of
+    from maev_kit.criteria.internal import criterion_of
 
     items = list(items)
     criterion = criterion_of(items)

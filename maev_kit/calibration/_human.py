@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from maev_kit.errors import InputError, LabelValidationError
-from maev_kit.labels._records import LabelRecord, latest_labels, read_label_file
-from maev_kit.labels._backends import is_store_url
+from maev_kit.labels import LabelRecord, latest_labels, read_label_file
+from maev_kit.labels.internal import is_store_url
 
 __all__ = ["CannotFitError", "HumanLabels", "check_split", "fit_on_other_splits",
            "load_human_labels"]

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from maev_kit.agreement._bootstrap import check_resamples, percentile_ci
-from maev_kit.agreement._labels import LABELS, check_labels, encode
+from maev_kit.agreement.internal import check_labels, check_resamples, encode, percentile_ci
+from maev_kit.agreement import LABELS
 
 __all__ = ["corrected_prevalence", "project_to_simplex"]
 

@@ -66,10 +66,10 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
 from maev_kit.errors import InputError
-from maev_kit.judges._heuristic import value_mentions
-from maev_kit.judges._verdict import Verdict
-from maev_kit.retention._items import LABELS, RetentionItem
-from maev_kit.traces._view import Message
+from maev_kit.judges.internal import value_mentions
+from maev_kit.judges import Verdict
+from maev_kit.retention import LABELS, RetentionItem
+from maev_kit.traces import Message
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -719,7 +719,8 @@ class _CallableJudge:
 
 def _judge_and_backend(judge: Any, prompt: Any, backend: Any,
                        backend_params: Mapping[str, Any] | None) -> tuple[Any, Any]:
-    from maev_kit.judges._registry import is_backend, is_judge, resolve_judge
+    from maev_kit.judges import resolve_judge
+    from maev_kit.judges.internal import is_backend, is_judge
 
     if isinstance(judge, str) or is_judge(judge) or is_backend(judge):
         return resolve_judge(judge, prompt=prompt, backend=backend,
@@ -930,7 +931,7 @@ def card_probes(card_probes: Any, where: str) -> tuple[int, float, dict[str, dic
 def probe_drift(recorded: Mapping[str, dict[str, Any]], now: ProbeReport, tolerance: float,
                 alpha: float) -> list[ProbeDrift]:
     """Compare each recorded probe with its rerun (the rule of the κ drift gate, for a rise)."""
-    from maev_kit.agreement._compare import mcnemar_exact
+    from maev_kit.agreement import mcnemar_exact
 
     out = []
     for name, rec in recorded.items():

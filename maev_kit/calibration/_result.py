@@ -13,7 +13,9 @@ import numpy as np
 import pandas as pd
 
 from maev_kit.agreement import (
+    LABELS,
     agreement_report,
+    ci_label,
     compare_judges,
     holm,
     human_ceiling,
@@ -21,9 +23,7 @@ from maev_kit.agreement import (
     labels_needed,
     majority_labels,
 )
-from maev_kit.agreement._kappa import ac_from_table
-from maev_kit.agreement._labels import LABELS, encode
-from maev_kit.agreement._report import finite_float, ci_label, kappa_text
+from maev_kit.agreement.internal import ac_from_table, encode, finite_float, kappa_text
 from maev_kit.calibration._card import JudgeCard, labels_hash, verdict_fields
 from maev_kit.calibration._human import load_human_labels
 from maev_kit.errors import ERROR_CAUSES, InputError, JudgeErrorsExceeded
@@ -350,7 +350,7 @@ def account_labels(labeled_set: Any, human: Mapping[str, Any], scored: Iterable[
         by_split[where] = by_split.get(where, 0) + 1
     aside: int | None = None if labeled_set is None else 0
     if getattr(labeled_set, "set_aside_labels", None):  # those not re-attached since
-        from maev_kit.labels._attach import label_status
+        from maev_kit.labels import label_status
 
         st = label_status(labeled_set)
         aside = len({k[0] for k in st.set_aside if k not in st.reattached})
@@ -370,7 +370,7 @@ def outside_sample(labeled_set: Any, item_ids: Iterable[str],
     ``records`` default to the set's label lines."""
     from pathlib import Path
 
-    from maev_kit.labels._sample import SAMPLE_FILE, LabelSample
+    from maev_kit.labels import SAMPLE_FILE, LabelSample
 
     ids = set(item_ids)
     folder = getattr(labeled_set, "path", None)

@@ -12,7 +12,7 @@ from maev_kit.cli._flags import (JudgeFlags, _is_offline, _labeled_set, judge_op
                                  kappa_options)
 from maev_kit.cli._output import _echo_json, _judge_line, _output_folder
 from maev_kit.errors import InputError, MaevError
-from maev_kit.judges._prompts import DEFAULT_PROMPT
+from maev_kit.judges.internal import DEFAULT_PROMPT
 
 __all__ = ["align_command"]
 
@@ -56,7 +56,7 @@ def align_command(labeled_set: str, examples: tuple[int, ...], strategies: tuple
     there, with its CI and McNemar p, is the number to trust. An estimate is printed before
     anything is sent.
     """
-    from maev_kit.calibration._align import Budget, align
+    from maev_kit.calibration import Budget, align
 
     offline = [j for j in flags.judges if _is_offline(j)]
     if offline:

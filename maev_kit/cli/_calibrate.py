@@ -9,7 +9,7 @@ import click
 
 from maev_kit.cli._notes import note
 
-from maev_kit.calibration._result import DegenerateLabelsError
+from maev_kit.calibration import DegenerateLabelsError
 from maev_kit.cli._flags import (JudgeFlags, _check_split, _labeled_set, judge_options,
                                  kappa_options)
 from maev_kit.cli._output import (_best_working, _echo_json, _failed_judges, _judge_line,
@@ -59,7 +59,7 @@ def calibrate_command(labeled_set: str, split: str | None, threshold: float, res
     is 1 whenever a judge failed or lost more than ``--max-judge-errors`` of its items (the
     others are still ranked and written).
     """
-    from maev_kit.calibration._calibrate import calibrate
+    from maev_kit.calibration import calibrate
 
     if criterion:  # your own criteria: LABELED_SET may be a trace file too
         if probes:
@@ -161,7 +161,7 @@ def _warn_below_floor(card: Any, min_kappa: float) -> None:
     """Say now that the card just written will not pass `maev check`."""
     import math
 
-    from maev_kit.calibration._check import upper_bound
+    from maev_kit.calibration.internal import upper_bound
 
     if card.kappa is None or math.isnan(card.kappa):
         return

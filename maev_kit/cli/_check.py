@@ -49,7 +49,7 @@ def check_command(judge_card: str, set_path: str | None, tolerance: float | None
     another labeled set, its split's labels changed since (labels_hash), or labels of one
     class (κ undefined): make a new card with `maev calibrate --card`. See docs/drift-gate.md.
     """
-    from maev_kit.calibration._check import check_card
+    from maev_kit.calibration import check_card
 
     path = _input_file(judge_card, "judge card", "judge card (judge_card.json, from "
                        "`maev calibrate --card`)")

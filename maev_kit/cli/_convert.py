@@ -9,7 +9,7 @@ import click
 from maev_kit.cli._notes import note
 
 from maev_kit.errors import InputError
-from maev_kit.scale._read import read_any
+from maev_kit.scale.internal import read_any
 
 _FORMATS = ("auto", "maev", "parquet", "openai-agents", "otel", "openinference", "langgraph",
             "autogen", "crewai", "chat")

@@ -23,7 +23,7 @@ criterion_option = click.option(
 
 def load_criteria(specs: tuple[str, ...]) -> list[Any]:
     """The criteria the ``--criterion`` flags name (files read now: a bad file is exit 2)."""
-    from maev_kit.evaluation._criteria import resolve_criteria
+    from maev_kit.evaluation.internal import resolve_criteria
 
     return resolve_criteria(list(specs))
 
@@ -32,11 +32,11 @@ def criteria_judge(judge: str) -> tuple[Any, bool]:
     """(the criteria's judge, whether it judges criteria only) for ``--judge``: a function
     spec judges the criteria only (retention is then not judged); the offline retention
     judges cannot answer a criterion (exit 2)."""
-    from maev_kit.evaluation._criteria import check_criteria_judge, criteria_only_judge
+    from maev_kit.evaluation.internal import check_criteria_judge, criteria_only_judge
 
     check_criteria_judge(judge)
     if criteria_only_judge(judge):
-        from maev_kit.criteria._judge import load_function
+        from maev_kit.criteria.internal import load_function
 
         load_function(judge.strip())  # an import error is exit 2 before any work
         return judge.strip(), True
@@ -95,7 +95,7 @@ def calibrate_criteria(source: str, specs: tuple[str, ...], labels: str | None, 
                        *, threshold: float, resamples: int, as_json: bool) -> Any:
     """``maev calibrate --criterion``: every ``--judge`` against the people's labels of each
     criterion; prints each leaderboard; the results by criterion name."""
-    from maev_kit.calibration._calibrate import calibrate
+    from maev_kit.calibration import calibrate
 
     criteria = load_criteria(specs)
     for judge in flags.judges:

@@ -314,8 +314,8 @@ def _scoring_judge(card: Any, flags: JudgeFlags) -> tuple[Any, Any]:
     """The judge and backend to score with: the card's when a card is given without --judge
     and --prompt; else --judge (``none``: no judge, retention n/a)."""
     if card is not None and _judge_defaulted() and not flags.prompts:
-        from maev_kit.calibration._card import card_backend
-        from maev_kit.evaluation._options import DEFAULT_JUDGE
+        from maev_kit.calibration.internal import card_backend
+        from maev_kit.evaluation.internal import DEFAULT_JUDGE
 
         return DEFAULT_JUDGE, card_backend(card, flags.backend_params())
     if flags.judge.strip().lower() == "none":

@@ -59,7 +59,7 @@ def init_set_command(traces: tuple[str, ...], out: str, facts: str, name: str | 
     expectations.jsonl, facts.jsonl, an empty labels.jsonl and a README.md, ready for
     label → calibrate → score → report.
     """
-    from maev_kit.facts._labeled_set import SHOWN_NOTES, create_set
+    from maev_kit.facts.internal import SHOWN_NOTES, create_set
 
     made = create_set(list(traces), out, facts=facts, name=name, dev_fraction=dev_fraction,
                       seed=seed, overwrite=force, format=format, prefix_ids=prefix_ids,

@@ -21,7 +21,7 @@ __all__ = ["is_saved_result", "load_saved_result", "validate_saved_result"]
 
 def is_saved_result(path: str) -> bool:
     """Whether ``path`` is a saved result folder (whole or not)."""
-    from maev_kit.evaluation._persist import is_saved_result as _is
+    from maev_kit.evaluation.internal import is_saved_result as _is
 
     return Path(path).is_dir() and _is(path)
 

@@ -68,7 +68,7 @@ def _load(set_path: str) -> Any:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_command(set_path: str, show_all: bool, as_json: bool) -> None:
     """List the labels of SET per status: attached, skip, set aside (with the reason)."""
-    from maev_kit.labels._attach import label_status
+    from maev_kit.labels import label_status
 
     ls = _load(set_path)
     st = label_status(ls)
@@ -132,7 +132,7 @@ def reattach_command(set_path: str, old_id: str, new_id: str,
     annotator already gave NEW_ID another label (never overwritten).
     """
     from maev_kit.datasets import bundled_set_path
-    from maev_kit.labels._attach import reattach_labels
+    from maev_kit.labels import reattach_labels
 
     if not Path(set_path).exists():
         try:
@@ -155,7 +155,7 @@ def reattach_command(set_path: str, old_id: str, new_id: str,
 # --------------------------------------------------------------------------- sync
 def _store_url(url: str, what: str) -> str:
     """``url`` when it is a label-store URL, else exit 2 (the value shown only without ``@``)."""
-    from maev_kit.labels._backends import is_store_url
+    from maev_kit.labels.internal import is_store_url
 
     if not is_store_url(url):
         shown = "" if "@" in url else f" {url!r}"
@@ -179,7 +179,7 @@ def _refuse_bundled(given: str) -> None:
 def _labels_file(given: str, *, writing: bool) -> Path:
     """The labels file named by ``given``: a labeled-set folder (its ``labels.jsonl``) or a
     ``.jsonl`` file; reading also takes the name of a bundled set."""
-    from maev_kit.labels._backends import is_store_url
+    from maev_kit.labels.internal import is_store_url
 
     if is_store_url(given):
         raise InputError("give a labels file or a labeled-set folder here, not a store URL "

@@ -98,7 +98,7 @@ def _failed_judges(result: Any) -> dict[str, str]:
     calls failed (the leaderboard's ``status``): their κ is not a result."""
     from collections import Counter
 
-    from maev_kit.calibration._result import CAUSE_FIXES, lost_items_note
+    from maev_kit.calibration.internal import CAUSE_FIXES, lost_items_note
 
     out: dict[str, str] = {}
     board = result.leaderboard

@@ -61,7 +61,7 @@ def _check_mlflow(uri: str | None) -> None:
         raise InputError(f"--mlflow{shown}: not a tracking URI (e.g. {MLFLOW_DEFAULT}, "
                          "http://host:5000); `--mlflow` alone logs to "
                          f"{MLFLOW_DEFAULT}: put it after SOURCE or write --mlflow=URI")
-    from maev_kit.reporting._mlflow import check_tracking_uri
+    from maev_kit.reporting.internal import check_tracking_uri
 
     check_tracking_uri(uri)  # a store MLflow cannot use or must not write: exit 2 now
 
@@ -70,7 +70,7 @@ def _log_mlflow(result: Any, uri: str | None, report_html: Any = None) -> str | 
     """Log ``result`` to the tracking store ``uri`` (None: not asked); the run id."""
     if uri is None:
         return None
-    from maev_kit.reporting._mlflow import log_to_mlflow
+    from maev_kit.reporting.internal import log_to_mlflow
 
     return log_to_mlflow(result, tracking_uri=uri, report_html=report_html)
 
@@ -78,14 +78,14 @@ def _log_mlflow(result: Any, uri: str | None, report_html: Any = None) -> str | 
 def _echo_mlflow(run_id: str | None, uri: str | None) -> None:
     """``MLflow: run <id> (experiment maev-kit) in <uri, password hidden>``."""
     if run_id is not None and uri is not None:
-        from maev_kit.reporting._mlflow import shown_tracking_uri
+        from maev_kit.reporting.internal import shown_tracking_uri
 
         click.echo(f"MLflow: run {run_id} (experiment maev-kit) in {shown_tracking_uri(uri)}")
 
 
 def _shown_labels(path: str) -> str:
     """The labels file, or a store URL with its password hidden, as every output shows it."""
-    from maev_kit.labels._backends import is_store_url, redact_url
+    from maev_kit.labels.internal import is_store_url, redact_url
 
     return redact_url(path) if is_store_url(path) else path
 
@@ -94,7 +94,7 @@ def _store_records(url: str) -> list[Any]:
     """Every label line of the store at ``url`` (``sqlite:///…`` / ``postgresql://…``), read
     through LabelStore; a SQLite file that is not there is refused, never created."""
     from maev_kit.labels import LabelStore
-    from maev_kit.labels._backends import SQLiteBackend
+    from maev_kit.labels.internal import SQLiteBackend
 
     with LabelStore(url) as store:
         db = store.database
@@ -104,7 +104,7 @@ def _store_records(url: str) -> list[Any]:
 
 
 def _is_sqlite_file(path: str) -> bool:
-    from maev_kit.labels._backends import SQLITE_HEADER
+    from maev_kit.labels.internal import SQLITE_HEADER
 
     try:
         with open(path, "rb") as f:
@@ -117,7 +117,7 @@ def _read_labels(path: str) -> list[dict[str, Any]]:
     """Each annotator's latest label per item (gold labels left out) from a labels.jsonl path
     or a label store URL."""
     from maev_kit.labels import latest_labels, read_label_file
-    from maev_kit.labels._backends import is_store_url
+    from maev_kit.labels.internal import is_store_url
 
     if is_store_url(path):
         records = _store_records(path)
@@ -174,7 +174,7 @@ def agree(labels_path: str, judge_run: str | None, resamples: int, as_json: bool
     Fleiss κ, Krippendorff α). With a judge run: the judge's mean κ against each annotator
     beside the human–human κ (never against the majority, which flatters the judge).
     """
-    from maev_kit.calibration._result import label_problem
+    from maev_kit.calibration.internal import label_problem
 
     rows, table, acc = _label_table(labels_path)
     out = _agree_summary(labels_path, rows, table)
@@ -201,7 +201,7 @@ def _label_table(labels_path: str) -> tuple[list[dict[str, Any]], Any, dict[str,
     set aside (not counted), as everywhere else."""
     import pandas as pd
 
-    from maev_kit.calibration._result import account_labels, outside_sample
+    from maev_kit.calibration.internal import account_labels, outside_sample
 
     rows = _read_labels(labels_path)
     ls = _set_of_labels(labels_path)
@@ -223,7 +223,7 @@ def _set_of_labels(labels_path: str) -> Any:
     """The labeled set whose folder holds the labels file ``labels_path`` (None: a store URL,
     or no valid set there)."""
     from maev_kit.errors import MaevError
-    from maev_kit.labels._backends import is_store_url
+    from maev_kit.labels.internal import is_store_url
 
     folder = Path(labels_path).parent
     if is_store_url(labels_path) or not (folder / "manifest.json").is_file():
@@ -250,7 +250,7 @@ def _agree_summary(labels_path: str, rows: list[dict[str, Any]], table: Any) -> 
 
 def _echo_labels_file(out: dict[str, Any]) -> None:
     """The first line of ``maev agree``'s text: the file, its items and annotators."""
-    from maev_kit.calibration._result import accounting_text
+    from maev_kit.calibration.internal import accounting_text
 
     click.echo(f"{out['labels_file']}: {out['items']} items, annotators: "
                f"{', '.join(out['annotators'])}")
@@ -391,7 +391,7 @@ def score(set_path: str, judge_card: str | None, allow_mismatch: bool, split: st
         raise InputError("--format runs with the local engine; drop --engine ray, or convert "
                          "the export to shards first (maev convert)")
     if engine != "ray":
-        from maev_kit.scale._fs import is_uri, shown_uri
+        from maev_kit.scale.internal import is_uri, shown_uri
 
         for given in (set_path, expectations):
             if is_uri(given):
@@ -594,7 +594,7 @@ def _calibrate_for_report(ls: Any, flags: JudgeFlags, *, n_resamples: int = 2000
     (:class:`~maev_kit.errors.JudgeErrorsExceeded`, exit 1) before it scores anything.
     """
     from maev_kit.calibration import calibrate
-    from maev_kit.judges._prompts import DEFAULT_PROMPT
+    from maev_kit.judges.internal import DEFAULT_PROMPT
 
     if not ls.label_records:
         return None

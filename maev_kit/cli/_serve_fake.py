@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from maev_kit.testing._server import FAIL_MODES
+from maev_kit.testing import FAIL_MODES
 
 __all__ = ["serve_fake"]
 
@@ -49,7 +49,7 @@ def serve_fake(host: str, port: int, latency: float, fail: str | None, batch_del
     OpenAIClientBackend(AsyncOpenAI(base_url=URL, api_key="x"), "fake"). With --fail it
     answers every request with that failure instead, to see how a run reports it.
     """
-    from maev_kit.testing._server import FakeOpenAIServer
+    from maev_kit.testing import FakeOpenAIServer
 
     server = FakeOpenAIServer(latency=latency, host=host, port=port, fail=fail,
                               batch_delay=batch_delay, batch_fail_rate=batch_fail_rate,

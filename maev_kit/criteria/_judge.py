@@ -23,6 +23,8 @@ from maev_kit.criteria._prompt import (
     parse_reply,
 )
 from maev_kit.errors import ERROR_CAUSES, InputError
+from maev_kit.judges.internal import BaseVerdict
+from maev_kit.runner.internal import BaseRun
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,17 +46,9 @@ def is_function_name(name: str) -> bool:
 
 
 @dataclass(frozen=True)
-class CriterionVerdict:
+class CriterionVerdict(BaseVerdict):
     """A judge's answer for one criterion item: a label (one of the criterion's) with a reason
     and evidence, or an error with its cause (one of :data:`maev_kit.errors.ERROR_CAUSES`)."""
-
-    item_id: str
-    label: str | None
-    rationale: str = ""
-    evidence: tuple[str, ...] = ()
-    error: str | None = None
-    raw: str | None = None
-    cause: str | None = None
 
     def __post_init__(self) -> None:
         if (self.label is None) == (self.error is None):
@@ -63,24 +57,12 @@ class CriterionVerdict:
         if self.cause is not None and self.cause not in ERROR_CAUSES:
             raise ValueError(f"`cause` must be one of {ERROR_CAUSES}, got {self.cause!r}")
 
-    @property
-    def ok(self) -> bool:
-        """True when the verdict carries a label."""
-        return self.error is None
-
 
 @dataclass
-class CriterionRun:
+class CriterionRun(BaseRun[CriterionVerdict, CriterionItem]):
     """The verdicts of one judge over criterion items, in item order, with the run's
     accounting (``stats``: items, requests, cache hits, errors, errors by cause, tokens, cost,
     latency — as :class:`maev_kit.runner.JudgeRun`)."""
-
-    verdicts: list[CriterionVerdict]
-    judge_name: str
-    judge_version: str
-    model: str | None
-    stats: dict[str, Any]
-    items: tuple[CriterionItem, ...] = field(default=(), repr=False)
 
     def labels(self) -> dict[str, str]:
         """Item id → label, for the items that got one (errors left out)."""
@@ -266,7 +248,7 @@ def criterion_judge(spec: Any, *, prompt: str = DEFAULT_CRITERION_PROMPT,
             return CallableJudge(load_function(name), name=name), None
         if not name:
             raise InputError("the judge name is empty: name a model or module:function")
-        from maev_kit.backends._litellm import LiteLLMBackend
+        from maev_kit.backends import LiteLLMBackend
 
         try:
             backend = LiteLLMBackend(name, **dict(backend_params or {}))

@@ -22,8 +22,8 @@ from typing import Any
 from maev_kit.criteria._criterion import Criterion, CriterionItem
 from maev_kit.criteria._window import focus_text, window
 from maev_kit.errors import InputError
-from maev_kit.judges._parse import json_candidate
-from maev_kit.judges._prompts import escape_fence
+from maev_kit.judges.internal import json_candidate
+from maev_kit.judges import escape_fence
 
 __all__ = ["CRITERION_PROMPTS", "DEFAULT_CRITERION_PROMPT", "CriterionPrompt", "build_messages",
            "criterion_prompt", "parse_reply", "render_conversation"]

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from maev_kit.criteria._criterion import CriterionItem
-from maev_kit.traces._view import Message, conversation_view
+from maev_kit.traces import Message
+from maev_kit.traces.internal import conversation_view
 
 __all__ = ["Entry", "focus_text", "window"]
 

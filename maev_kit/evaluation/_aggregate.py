@@ -19,7 +19,7 @@ from maev_kit._version import __version__
 from maev_kit.errors import JudgeErrorWarning, NotApplicableWarning
 from maev_kit.evaluation._result import METRIC_COMPONENT, EvaluationResult, JudgeErrorSummary
 from maev_kit.evaluation._score import COLUMNS, ConversationScore
-from maev_kit.metrics._routing import confusion_from_counts, count_routes, report_from_counts
+from maev_kit.metrics.internal import confusion_from_counts, count_routes, report_from_counts
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -37,7 +37,8 @@ def resolve_criteria(criteria: Any) -> list[Any]:
 
 def criteria_only_judge(judge: Any) -> bool:
     """True for a judge only criteria take: a Python function or ``"module:function"``."""
-    from maev_kit.criteria._judge import CallableJudge, is_function_name
+    from maev_kit.criteria import CallableJudge
+    from maev_kit.criteria.internal import is_function_name
 
     if isinstance(judge, str):
         return is_function_name(judge)
@@ -76,7 +77,7 @@ def _corrected(label: str, judged: Mapping[str, str], human: Mapping[str, str],
                confidence: float) -> tuple[float, float, float, int]:
     """(estimate, low, high, n labeled) of ``label``'s share, PPI++ from people's labels on
     the judged items they labeled; NaNs without labels."""
-    from maev_kit.agreement._ppi import ppi_mean
+    from maev_kit.agreement import ppi_mean
 
     both = [i for i in judged if i in human]
     if not both:
@@ -138,7 +139,7 @@ def _one_label_each(human_labels: Any, items: Sequence[Any]) -> dict[str, str]:
     label that is no answer to its item is an InputError naming the item."""
     if human_labels is None:
         return {}
-    from maev_kit.calibration._human import load_human_labels
+    from maev_kit.calibration import load_human_labels
     from maev_kit.criteria import parse_attribution
 
     human = load_human_labels(human_labels)
@@ -161,10 +162,9 @@ def score_criteria(traces: Sequence[Any], criteria: Sequence[Any], judge: Any, *
                    ) -> tuple[dict[str, pd.DataFrame], dict[str, Any]]:
     """(name → table, name → what was run: judge, version, model, items, errors by cause) for
     each criterion over ``traces``."""
-    from maev_kit.criteria import judge_criterion
+    from maev_kit.criteria import LLMCriterionJudge, judge_criterion
 
-    from maev_kit.criteria import LLMCriterionJudge
-    from maev_kit.criteria._judge import criterion_judge
+    from maev_kit.criteria.internal import criterion_judge
 
     check_criteria_judge(judge)
     if backend is not None and not isinstance(backend, str) and isinstance(judge, str):

@@ -79,8 +79,7 @@ def select_facts(traces: Sequence[MultiAgentTrace],
     """
     from maev_kit.expectations import ConversationExpectations
     from maev_kit.facts import propose_facts, supersede_user_changes
-    from maev_kit.facts._auto import auto_facts
-    from maev_kit.facts._labeled_set import resolve_facts
+    from maev_kit.facts.internal import auto_facts, resolve_facts
 
     keep: dict[str, ConversationExpectations] = {}  # conversations scored on expectations
     proposed: list[Any] = []
@@ -149,7 +148,8 @@ def fact_backend(judge: Any, backend: Any) -> Any:
     """The model the llm fact proposer asks: ``backend``, else the judge's model, else None."""
     if backend is not None:
         return backend
-    from maev_kit.judges._registry import OFFLINE_JUDGES, is_backend
+    from maev_kit.judges import OFFLINE_JUDGES
+    from maev_kit.judges.internal import is_backend
 
     if isinstance(judge, str) and not is_default_judge(judge) and \
             judge.strip().lower() not in OFFLINE_JUDGES:

@@ -24,8 +24,7 @@ def resolve_evaluation_judge(judge: Any, *, backend: Any = None, prompt: Any = N
     """The judge object and backend: the card's judge when only a card is given, else
     :func:`~maev_kit.judges.resolve_judge` (checked against the card); fit on the other splits
     when it learns from labels; worked examples drawn from their split."""
-    from maev_kit.calibration._card import JudgeCard, judge_from_card
-    from maev_kit.calibration._human import fit_on_other_splits
+    from maev_kit.calibration import JudgeCard, fit_on_other_splits, judge_from_card
     from maev_kit.judges import resolve_judge
 
     card = None
@@ -66,7 +65,7 @@ def _bind_examples(judge: Any, labeled_set: LabeledSet | None, split: str | None
                          f"{judge.example_split!r} of a labeled set, but traces were given: "
                          "score a labeled set's split, or give the examples (examples=[(item, "
                          "label), ...] or example_pool=...)")
-    from maev_kit.calibration._human import load_human_labels
+    from maev_kit.calibration import load_human_labels
 
     judge.bind_examples(ls.items, load_human_labels(ls), scored_split=split,
                         split_of=ls.split_of)

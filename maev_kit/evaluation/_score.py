@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 from maev_kit import metrics
 from maev_kit._gc import paused_gc
 from maev_kit.expectations import RoutingTestCase
-from maev_kit.metrics._coerce import as_records
-from maev_kit.metrics._coordination import DEFAULT_CONTRADICTION_PENALTY
-from maev_kit.metrics._coordination import check_weights
-from maev_kit.metrics._coordination import combine as combine_components
-from maev_kit.metrics._reports import CoordinationReport, HandoffReport, LoopReport, RoutingReport
-from maev_kit.metrics._routing import accuracies as routing_accuracies
+from maev_kit.metrics.internal import (
+    DEFAULT_CONTRADICTION_PENALTY,
+    accuracies as routing_accuracies,
+    as_records,
+    check_weights,
+    combine as combine_components,
+)
+from maev_kit.metrics import CoordinationReport, HandoffReport, LoopReport, RoutingReport
 
 if TYPE_CHECKING:
     from maev_kit.expectations import ConversationExpectations

@@ -9,6 +9,8 @@ it that the receiving agent should keep (account numbers, amounts, dates, namesâ
 Importing this package loads the standard library only.
 """
 
+from typing import TYPE_CHECKING
+
 from maev_kit.facts._io import (
     facts_to_expectations,
     load_facts,
@@ -55,6 +57,9 @@ __all__ = [
 _REVIEW_NAMES = frozenset({"DecisionFileError", "ExpectationsExport", "ExpectationsFileError",
                            "FactReviewSession", "FactReviewWarning", "FactUnderReview",
                            "HandoffUnderReview", "ReviewDecision"})
+
+if TYPE_CHECKING:  # what __getattr__ loads, for type checkers
+    from maev_kit.facts._review import FactReviewSession, FactUnderReview, HandoffUnderReview
 
 
 def __getattr__(name: str):  # these need pydantic: loaded when first used

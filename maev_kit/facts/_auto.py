@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from maev_kit.facts._model import ProposedFact
 from maev_kit.facts._propose import FactNote, first_statements, propose_facts
 from maev_kit.retention import receiver_silent
-from maev_kit.traces._model import MultiAgentTrace
+from maev_kit.traces import MultiAgentTrace
 
 __all__ = ["AUTO", "auto_facts"]
 

@@ -26,7 +26,7 @@ from maev_kit.facts._propose import METHODS, FactNote, is_user_turn
 if TYPE_CHECKING:
     from maev_kit.datasets import LabeledSet
     from maev_kit.expectations import ConversationExpectations
-    from maev_kit.traces._model import MultiAgentTrace
+    from maev_kit.traces import MultiAgentTrace
 
 __all__ = ["create_labeled_set"]
 
@@ -498,7 +498,7 @@ def _write_folder(tmp: Path, name: str, description: str, src: TraceSource, fs: 
                   out_name: str) -> tuple[str, ...]:
     from maev_kit.expectations import save_expectations
     from maev_kit.facts._io import save_facts
-    from maev_kit.traces._io import save_traces
+    from maev_kit.traces import save_traces
 
     exps = _expectations(fs)
     n_key_facts = sum(len(e.key_facts) for e in exps)
@@ -746,7 +746,7 @@ def _trace_source(traces_or_path: Any, format: str, prefix_ids: bool) -> TraceSo
     """The traces of :func:`create_set`: read from a path or a list of paths (see
     :func:`read_trace_sources`), or given as traces (checked), named by their common
     ``source_file`` when they have one."""
-    from maev_kit.traces._model import MultiAgentTrace
+    from maev_kit.traces import MultiAgentTrace
 
     if isinstance(traces_or_path, (str, os.PathLike)):
         return read_trace_sources([traces_or_path], format, prefix_ids=prefix_ids)

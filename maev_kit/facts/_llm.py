@@ -22,9 +22,9 @@ from importlib import resources
 from typing import Any, cast
 
 from maev_kit.facts._model import FACT_KINDS, ProposedFact, _fact_id, _normalise
-from maev_kit.judges._parse import json_candidate
-from maev_kit.judges._prompts import SECTION, substitute, escape_fence
-from maev_kit.traces._model import Message, MultiAgentTrace
+from maev_kit.judges.internal import SECTION, json_candidate, substitute
+from maev_kit.judges import escape_fence
+from maev_kit.traces import Message, MultiAgentTrace
 
 __all__ = ["EXTRACT_PROMPT_IDS", "FactRequestError", "HandoffText", "LLMFactProposer",
            "answer_extraction_prompt", "extract_prompt_handoff", "handoff_texts",

@@ -16,7 +16,7 @@ from maev_kit.facts._model import ProposedFact, _fact_id, _normalise
 from maev_kit.facts._offline import AGENT_KINDS, AGENT_TOOL_KINDS, extract
 
 if TYPE_CHECKING:
-    from maev_kit.traces._model import AgentTurn, Handoff, MultiAgentTrace
+    from maev_kit.traces import AgentTurn, Handoff, MultiAgentTrace
 
 __all__ = ["METHODS", "FactNote", "FactProposal", "merge_facts", "propose_facts"]
 
@@ -86,7 +86,7 @@ def _propose_context(trace: MultiAgentTrace, notes: list[FactNote]) -> list[Prop
     """One fact per value a handoff passes (``account_number is ACCT-4471``, nested keys dotted,
     as scoring derives them); from a free-text value (a reason, a task) the values the offline
     rules find in it (``ctx:reason:<value>``), never the whole sentence."""
-    from maev_kit.retention._items import context_values, is_free_text
+    from maev_kit.retention import context_values, is_free_text
 
     out = []
     for hi in _handoff_order(trace):
@@ -149,7 +149,7 @@ def _read_timeline(trace: MultiAgentTrace) -> _Timeline:
     """Walk the trace's timeline once: the user's words, the agents' words, tool outputs (a
     tool call's output, a tool result recorded as a turn or as an agent's JSON message) and
     the values each agent used."""
-    from maev_kit.traces._model import AgentTurn, UserMessage
+    from maev_kit.traces import AgentTurn, UserMessage
 
     said: list[_Said] = []
     tool_only = bool(trace.turns)
@@ -590,7 +590,8 @@ def _propose_llm(traces: Sequence[MultiAgentTrace], backend: Any, notes: list[Fa
 
     from maev_kit.errors import JudgeErrorWarning
     from maev_kit.facts._llm import EXTRACT_PROMPT_IDS, LLMFactProposer, handoff_texts
-    from maev_kit.runner._requests import resolve_backend, run_requests
+    from maev_kit.runner import run_requests
+    from maev_kit.runner.internal import resolve_backend
 
     prompt = kw.pop("prompt", "v1")
     if prompt not in EXTRACT_PROMPT_IDS:
@@ -729,7 +730,7 @@ def propose_facts(traces: MultiAgentTrace | Iterable[MultiAgentTrace], *,
 
 def _trace_list(traces: MultiAgentTrace | Iterable[MultiAgentTrace]) -> list[MultiAgentTrace]:
     """The traces given, one alone or an iterable of them, as a list."""
-    from maev_kit.traces._model import MultiAgentTrace
+    from maev_kit.traces import MultiAgentTrace
 
     if isinstance(traces, MultiAgentTrace):
         traces = [traces]

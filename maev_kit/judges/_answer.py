@@ -8,8 +8,9 @@ from typing import Any
 
 from maev_kit.judges._heuristic import HeuristicJudge
 from maev_kit.judges._prompts import extract_prompt_data
-from maev_kit.retention._items import RetentionItem
-from maev_kit.traces._view import MESSAGE_KINDS, Message
+from maev_kit.retention import RetentionItem
+from maev_kit.traces import Message
+from maev_kit.traces.internal import MESSAGE_KINDS
 
 __all__ = ["answer_retention_prompt"]
 

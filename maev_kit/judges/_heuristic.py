@@ -75,7 +75,7 @@ from maev_kit.judges._heuristic_values import (
     _Analysis, _analyze as _analyze, _comparable, _content_stems as _content_stems, _same,
 )
 from maev_kit.judges._verdict import Verdict
-from maev_kit.retention._items import RetentionItem
+from maev_kit.retention import RetentionItem
 
 __all__ = ["HeuristicJudge", "ValueMention", "value_mentions"]
 

@@ -18,8 +18,8 @@ from typing import Any
 
 from maev_kit.judges._heuristic_lexicon import _SENTENCE, _canonical
 from maev_kit.judges._heuristic_values import _Analysis, _EMPTY, _Slot, _analyze, _same
-from maev_kit.retention._items import EvidenceSpan, RetentionItem, locate
-from maev_kit.traces._model import Message
+from maev_kit.retention import EvidenceSpan, RetentionItem, locate
+from maev_kit.traces import Message
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,8 +26,8 @@ from maev_kit.judges._heuristic_lexicon import (
 from maev_kit.judges._heuristic_values import (
     _Analysis, _Slot, _Word, _comparable, _content_stems, _is_question, _same,
 )
-from maev_kit.retention._items import EvidenceSpan, RetentionItem
-from maev_kit.traces._model import Message
+from maev_kit.retention import EvidenceSpan, RetentionItem
+from maev_kit.traces import Message
 
 # Tuned on the dev split of the SNLI subset only (benchmarks/eval_offline_judges.py).
 _PARAMS: dict[str, float] = {

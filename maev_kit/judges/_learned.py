@@ -15,7 +15,7 @@ from maev_kit.judges._heuristic import (
     _unaddressed,
 )
 from maev_kit.judges._verdict import Verdict
-from maev_kit.retention._items import LABELS, RetentionItem
+from maev_kit.retention import LABELS, RetentionItem
 
 __all__ = ["LearnedJudge", "NotFittedError", "TrainingOverlapError"]
 

@@ -19,7 +19,7 @@ from maev_kit.judges._prompts import (
     resolve_prompt,
 )
 from maev_kit.judges._verdict import Verdict
-from maev_kit.retention._items import LABELS, RetentionItem
+from maev_kit.retention import LABELS, RetentionItem
 
 __all__ = ["ExampleOverlapError", "RetentionJudge"]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from maev_kit.judges._prompts import fact_key
 from maev_kit.judges._verdict import Verdict
-from maev_kit.retention._items import LABELS, EvidenceSpan, RetentionItem, locate
+from maev_kit.retention import LABELS, EvidenceSpan, RetentionItem, locate
 
 __all__ = ["parse_retention_reply"]
 

@@ -29,8 +29,8 @@ from typing import Any
 
 from maev_kit._jsonl import read_input_bytes
 from maev_kit.errors import InputError
-from maev_kit.retention._items import RetentionItem
-from maev_kit.traces._view import Message
+from maev_kit.retention import RetentionItem
+from maev_kit.traces import Message
 
 __all__ = [
     "DEFAULT_PROMPT",

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from maev_kit.judges._verdict import Verdict
-from maev_kit.retention._items import RetentionItem
+from maev_kit.retention import RetentionItem
 
 __all__ = ["Judge", "LLMJudge", "OfflineJudge"]
 

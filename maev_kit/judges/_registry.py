@@ -10,7 +10,7 @@ from typing import Any
 
 from maev_kit.errors import InputError
 from maev_kit.judges._prompts import DEFAULT_PROMPT
-from maev_kit.retention._items import RetentionItem
+from maev_kit.retention import RetentionItem
 
 __all__ = ["JUDGE_NAMES", "OFFLINE_JUDGES", "get_judge", "resolve_judge"]
 
@@ -146,7 +146,7 @@ def _model_judge(name: str, prompt: Any, backend: Any,
     from maev_kit.judges._llm import RetentionJudge
 
     if backend is None:
-        from maev_kit.backends._litellm import LiteLLMBackend
+        from maev_kit.backends import LiteLLMBackend
 
         try:
             backend = LiteLLMBackend(name, **dict(backend_params or {}))

@@ -1,4 +1,4 @@
-"""The verdict a judge gives on one retention item."""
+"""The verdict a judge gives on one retention item, and what every verdict of the kit holds."""
 
 from __future__ import annotations
 
@@ -7,13 +7,34 @@ from dataclasses import dataclass
 from typing import Any
 
 from maev_kit.errors import ERROR_CAUSES
-from maev_kit.retention._items import LABELS, EvidenceSpan
+from maev_kit.retention import LABELS, EvidenceSpan
 
-__all__ = ["Verdict"]
+__all__ = ["BaseVerdict", "Verdict"]
 
 
 @dataclass(frozen=True)
-class Verdict:
+class BaseVerdict:
+    """What every verdict holds, a retention judge's (:class:`Verdict`) or a criterion judge's
+    (:class:`maev_kit.criteria.CriterionVerdict`): the item's id, and a label with a reason and
+    evidence, or an error with the reply it came from and its cause (one of
+    :data:`maev_kit.errors.ERROR_CAUSES`). Each subclass checks its own labels."""
+
+    item_id: str
+    label: str | None
+    rationale: str = ""
+    evidence: tuple[str, ...] = ()
+    error: str | None = None
+    raw: str | None = None
+    cause: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the verdict carries a label (no error)."""
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class Verdict(BaseVerdict):
     """A judge's answer for one item: a label with a reason, or an error.
 
     ``label`` is one of ``retained``, ``lost``, ``contradicted``; it is None exactly when
@@ -45,13 +66,6 @@ class Verdict:
     ('no JSON object in the reply', 'unparseable')
     """
 
-    item_id: str
-    label: str | None
-    rationale: str = ""
-    evidence: tuple[str, ...] = ()
-    error: str | None = None
-    raw: str | None = None
-    cause: str | None = None
     span: EvidenceSpan | None = None
 
     def __post_init__(self) -> None:
@@ -75,11 +89,6 @@ class Verdict:
             if self.error is None:
                 raise ValueError(f"Verdict for {self.item_id!r}: `cause` {self.cause!r} goes "
                                  "with an `error`; a labeled verdict has no cause")
-
-    @property
-    def ok(self) -> bool:
-        """True when the verdict carries a label (no error)."""
-        return self.error is None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``evidence`` as a list)."""

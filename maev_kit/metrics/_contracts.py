@@ -17,7 +17,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from maev_kit._jsonl import display_name, format_loc, pydantic_problems
 from maev_kit.errors import Problem, ProblemsError
-from maev_kit.traces._model import Handoff, HandoffReason, MultiAgentTrace
+from maev_kit.traces import Handoff, HandoffReason, MultiAgentTrace
 
 __all__ = [
     "VALUE_TYPES",

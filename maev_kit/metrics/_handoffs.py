@@ -14,7 +14,7 @@ from maev_kit.metrics._reports import (
     new_handoff_detail,
     new_handoff_report,
 )
-from maev_kit.traces._model import Handoff, HandoffReason, MultiAgentTrace
+from maev_kit.traces import Handoff, HandoffReason, MultiAgentTrace
 
 __all__ = ["score_handoff_accuracy"]
 

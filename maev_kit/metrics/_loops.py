@@ -10,7 +10,7 @@ from maev_kit.metrics._reports import (
     new_circular_handoff,
     new_loop_report,
 )
-from maev_kit.traces._model import Handoff, MultiAgentTrace
+from maev_kit.traces import Handoff, MultiAgentTrace
 
 __all__ = ["detect_circular_handoffs"]
 

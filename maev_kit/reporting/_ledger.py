@@ -9,9 +9,8 @@ from typing import Any, cast
 
 from maev_kit.reporting import _html as h
 from maev_kit.reporting._common import _plural, _records
-from maev_kit._html._trace import entry_anchors, evidence_excerpt_html
-from maev_kit.traces._view import conversation_view
-from maev_kit._html._values import num as _num
+from maev_kit._html.internal import entry_anchors, evidence_excerpt_html, num as _num
+from maev_kit.traces.internal import conversation_view
 
 
 #: Headers of the ledger tables.
@@ -110,7 +109,7 @@ def _fact_ledger(ev: Any) -> Any:
     try:
         fl = getattr(ev, "fact_ledger", None)
         if fl is None and getattr(ev, "ledger", None) is not None and len(ev.ledger):
-            from maev_kit.evaluation._ledger import fact_ledger
+            from maev_kit.evaluation import fact_ledger
 
             fl = fact_ledger(ev.ledger)
     except Exception:  # noqa: BLE001 - an older or partial ledger: the per-hop table stays

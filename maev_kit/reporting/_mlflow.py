@@ -71,7 +71,7 @@ def shown_tracking_uri(uri: str) -> str:
     >>> shown_tracking_uri("sqlite:///mlflow.db")
     'sqlite:///mlflow.db'
     """
-    from maev_kit.labels._backends import redact_url
+    from maev_kit.labels.internal import redact_url
 
     return redact_url(uri) if "://" in uri else uri
 
@@ -181,7 +181,7 @@ def check_tracking_uri(uri: str, *, timeout: float = CHECK_TIMEOUT) -> None:
 
 def _check_sqlite_store(uri: str, shown: str) -> None:
     """``sqlite:///FILE``: absent, empty, or a SQLite database holding MLflow's tables only."""
-    from maev_kit.labels._backends import SQLITE_HEADER
+    from maev_kit.labels.internal import SQLITE_HEADER
 
     rest = uri.split("://", 1)[1]
     if not rest.startswith("/") or rest in ("/", "/:memory:") or rest.startswith("/?"):

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maev_kit.reporting import _html as h
-from maev_kit.reporting import _plots
+from maev_kit.reporting import _html as h, _plots
 from maev_kit.reporting._common import _JudgeErrors, _judge_errors, _plural, _records
 from maev_kit.reporting._ledger import (
     LEDGER_HEADERS,
@@ -34,10 +33,10 @@ from maev_kit.reporting._sections_probes import has_probes, robustness_html
 from maev_kit.reporting._sections_provenance import _provenance
 from maev_kit.reporting._sections_retention import _retention
 from maev_kit.reporting._sections_summary import _summary
-from maev_kit._html._trace import anchor_prefix, trace_html
-from maev_kit.traces._view import conversation_view
+from maev_kit._html.internal import anchor_prefix, trace_html
+from maev_kit.traces.internal import conversation_view
 from maev_kit.errors import JudgeErrorsExceeded
-from maev_kit._html._values import (
+from maev_kit._html.internal import (
     ceiling as _ceiling,  # noqa: F401 - tests import it from here
     num as _num,
 )

@@ -9,10 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from maev_kit.reporting import _html as h
-from maev_kit.reporting import _plots
+from maev_kit.reporting import _html as h, _plots
 from maev_kit.reporting._common import _as_dict, _ci_name, _records
-from maev_kit._html._values import (
+from maev_kit._html.internal import (
     ceiling as _ceiling,
     judge_label as _judge_label,
     key_label as _key_label,
@@ -58,7 +57,7 @@ def _labels_source(labeled_set: Any, calibration: Any = None) -> _Labels:
     human annotators (:func:`maev_kit.calibration.labels_are_reference`, the one rule the
     dashboard uses too); the report must not call those "human labels".
     """
-    from maev_kit.calibration._result import labels_are_reference
+    from maev_kit.calibration.internal import labels_are_reference
 
     if (labeled_set is not None and labels_are_reference(labeled_set)) or \
             getattr(calibration, "reference_labels", False) is True:
@@ -127,7 +126,7 @@ def _calibration_notes(cal: Any, labels: _Labels, ev: Any) -> list[str]:
         out.append(h.callout(str(rec), warn=none_ok))
     acc = getattr(cal, "label_accounting", None) or {}
     if acc:
-        from maev_kit.calibration._result import accounting_text
+        from maev_kit.calibration.internal import accounting_text
 
         out.append(f'<p class="note label-accounting">{h.esc(accounting_text(acc))}.</p>')
     counts = getattr(cal, "label_counts", None) or {}
@@ -156,7 +155,7 @@ def _leaderboard_frame(lb: Any, ci_name: str) -> Any:
         at = list(lb.columns).index("kappa_low")
         lb.insert(at, f"κ {ci_name}", ci)
     if "kappa" in lb.columns:
-        from maev_kit.calibration._result import rank_labels
+        from maev_kit.calibration.internal import rank_labels
 
         lb.insert(0, "rank", rank_labels(list(lb["kappa"]), list(lb["status"])
                                          if "status" in lb.columns else None))

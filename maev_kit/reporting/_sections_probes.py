@@ -83,7 +83,7 @@ def _flips(key: str, rep: Any, originals: Mapping[str, Any]) -> str:
 def robustness_html(cal: Any) -> str:
     """The section's body: what the probes are, the flip-rate table (a column per probe), and
     per judge and probe the flips, each linked to its original and perturbed item."""
-    from maev_kit.calibration._probes import PROBE_DESCRIPTIONS
+    from maev_kit.calibration.internal import PROBE_DESCRIPTIONS
 
     reports = dict(cal.probes)
     intro = ("How often each judge's verdict changed when the judged text changed in a way "

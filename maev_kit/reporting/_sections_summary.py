@@ -8,8 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from maev_kit.reporting import _html as h
-from maev_kit.reporting import _plots
+from maev_kit.reporting import _html as h, _plots
 from maev_kit.reporting._common import (
     _JudgeErrors,
     _ci_name,
@@ -17,7 +16,7 @@ from maev_kit.reporting._common import (
     _plural,
     _records,
 )
-from maev_kit._html._values import num as _num
+from maev_kit._html.internal import num as _num
 
 if TYPE_CHECKING:
     from maev_kit.metrics import RoutingReport

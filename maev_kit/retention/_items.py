@@ -10,7 +10,7 @@ from typing import Any
 
 from maev_kit.errors import InputError
 from maev_kit.expectations import ConversationExpectations, KeyFact, load_expectations
-from maev_kit.traces._model import Message, MultiAgentTrace
+from maev_kit.traces import Message, MultiAgentTrace
 
 __all__ = ["LABELS", "EvidenceSpan", "RetentionItem", "UnjudgedHandoff", "build_retention_items",
            "context_values", "derive_facts", "fact_hops", "handover_payload", "hop_order",

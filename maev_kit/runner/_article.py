@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from maev_kit.errors import JudgeErrorWarning
-from maev_kit.retention._items import LABELS, RetentionItem
-from maev_kit.traces._model import Message
+from maev_kit.retention import LABELS, RetentionItem
+from maev_kit.traces import Message
 
 __all__ = ["score_information_retention"]
 
@@ -38,12 +38,12 @@ def _to_message(m: Any, index: int, default_speaker: str) -> Message:
 
 def _to_backend(llm_client: Any, model: str) -> Any:
     if isinstance(llm_client, str):
-        from maev_kit.backends._litellm import LiteLLMBackend
+        from maev_kit.backends import LiteLLMBackend
 
         return LiteLLMBackend(llm_client)
     if callable(getattr(llm_client, "complete", None)) and hasattr(llm_client, "cache_identity"):
         return llm_client
-    from maev_kit.backends._openai import OpenAIClientBackend
+    from maev_kit.backends import OpenAIClientBackend
 
     return OpenAIClientBackend(llm_client, model)
 

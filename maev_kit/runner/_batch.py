@@ -24,13 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from maev_kit.backends._base import (
-    BackendError,
-    Completion,
-    kind_for_status,
-    classify_error,
-    unavailable_error,
-)
+from maev_kit.backends import BackendError, Completion, classify_error
+from maev_kit.backends.internal import kind_for_status, unavailable_error
 from maev_kit.errors import MaevError
 from maev_kit.runner._cache import (
     DEFAULT_CACHE_DIR,
@@ -148,7 +143,7 @@ class _Provider:
             raise ValueError("batch mode sends requests through litellm's batch API: pass a "
                              "litellm model string or a LiteLLMBackend as `backend` (got "
                              f"{type(backend).__name__}), or use mode='sync'")
-        from maev_kit.backends._litellm import import_litellm
+        from maev_kit.backends.internal import import_litellm
 
         litellm = import_litellm()
         params = dict(backend.params)
@@ -163,7 +158,7 @@ class _Provider:
                   "extra_headers"):
             if params.get(k) is not None:
                 connection["api_base" if k == "base_url" else k] = params[k]
-        from maev_kit.backends._local import request_params
+        from maev_kit.backends.internal import request_params
 
         body = request_params({k: v for k, v in params.items()
                                if k not in _CONNECTION | _NOT_SENT})

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maev_kit.backends._base import Completion
+from maev_kit.backends import Completion
 
 __all__ = ["DEFAULT_CACHE_DIR", "JudgeCache", "cache_key"]
 

@@ -20,7 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast, runtime_checkable
 
-from maev_kit.backends._base import KIT_LOOPS, BackendError, Completion, unavailable_error
+from maev_kit.backends import BackendError, Completion
+from maev_kit.backends.internal import KIT_LOOPS, unavailable_error
 from maev_kit.errors import ERROR_CAUSES
 from maev_kit.runner._cache import DEFAULT_CACHE_DIR, JudgeCache, _request, cache_key
 
@@ -134,7 +135,7 @@ def resolve_backend(backend: Any, who: str) -> Any:
                          "such as 'gpt-4o-mini' or a backend object (LiteLLMBackend, "
                          "OpenAIClientBackend)")
     if isinstance(backend, str):
-        from maev_kit.backends._litellm import LiteLLMBackend
+        from maev_kit.backends import LiteLLMBackend
 
         return LiteLLMBackend(backend)
     if not callable(getattr(backend, "complete", None)) or not hasattr(backend, "cache_identity"):
@@ -636,7 +637,7 @@ async def check_served(backend: Any) -> None:
     check = getattr(backend, "preflight", None)
     if not callable(check):
         return
-    from maev_kit.backends._local import PreflightError
+    from maev_kit.backends.internal import PreflightError
     from maev_kit.errors import JudgeUnavailableError
 
     try:
@@ -824,7 +825,7 @@ def run_on_background_loop(make: Any) -> Any:
             box["error"] = exc
         finally:
             try:  # litellm's clients and logging callbacks end on this loop, not at exit
-                from maev_kit.backends._litellm import release_litellm
+                from maev_kit.backends.internal import release_litellm
 
                 await release_litellm()
             finally:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
-from maev_kit.judges._verdict import Verdict
-from maev_kit.retention._items import LABELS, RetentionItem
+from maev_kit.judges import Verdict
+from maev_kit.retention import LABELS, RetentionItem
 from maev_kit.runner._requests import (
     RunSettings,
     Stats,
@@ -21,7 +21,7 @@ from maev_kit.runner._requests import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["JudgeRun", "arun_judge", "run_judge"]
+__all__ = ["BaseRun", "JudgeRun", "arun_judge", "run_judge"]
 
 _OFFLINE_BATCH = 256
 #: The reply cap ``max_tokens="auto"`` asks for one handoff: a base plus a share per fact
@@ -29,8 +29,26 @@ _OFFLINE_BATCH = 256
 REPLY_BASE_TOKENS, REPLY_TOKENS_PER_FACT = 200, 150
 
 
+VerdictT = TypeVar("VerdictT")
+ItemT = TypeVar("ItemT")
+
+
 @dataclass
-class JudgeRun:
+class BaseRun(Generic[VerdictT, ItemT]):
+    """What every run of a judge holds, over retention items (:class:`JudgeRun`) or criterion
+    items (:class:`maev_kit.criteria.CriterionRun`): the verdicts in item order, the judge's
+    name, version and model, the run's accounting (``stats``) and the items judged."""
+
+    verdicts: list[VerdictT]
+    judge_name: str
+    judge_version: str
+    model: str | None
+    stats: dict[str, Any]
+    items: tuple[ItemT, ...] = field(default=(), repr=False)
+
+
+@dataclass
+class JudgeRun(BaseRun[Verdict, RetentionItem]):
     """The verdicts of one judge over a list of items, in item order, with the run's accounting.
 
     ``stats`` holds: ``items``, ``handoffs``, ``requests`` (HTTP requests sent, retries
@@ -48,13 +66,6 @@ class JudgeRun:
     by this run; None when a reply came without a price — never estimated), ``latency_p50`` /
     ``latency_p95`` (seconds per answered request; None without requests) and ``wall_time``.
     """
-
-    verdicts: list[Verdict]
-    judge_name: str
-    judge_version: str
-    model: str | None
-    stats: dict[str, Any]
-    items: tuple[RetentionItem, ...] = field(default=(), repr=False)
 
     def __repr__(self) -> str:
         s = self.stats
@@ -207,7 +218,7 @@ def backend_facts(backend: Any) -> dict[str, Any]:
     """Where a backend sends requests (``endpoint``, a URL without password, for a server of
     one's own) and the generation parameters it sends (``generation``: temperature,
     max_tokens, ...), for run stats, reports and messages."""
-    from maev_kit.backends._base import endpoint_of
+    from maev_kit.backends.internal import endpoint_of
 
     where, is_url = endpoint_of(backend)
     try:

@@ -121,7 +121,7 @@ class _ScoreBlock:
             return self._call(batch)
 
     def _call(self, batch: pa.Table) -> pa.Table:
-        from maev_kit.traces._parquet import table_to_traces
+        from maev_kit.traces.internal import table_to_traces
 
         summaries: list[dict[str, Any]] = []
         if batch.num_rows:
@@ -279,7 +279,7 @@ def _read_piece(shards: Shards, path: str, row_groups: str, first_row: int, turn
         if not row_groups:
             with local_copy(shards.filesystem, path) as local:
                 return load_traces(local)
-    from maev_kit.traces._parquet import read_row_groups
+    from maev_kit.traces.internal import read_row_groups
 
     traces, problems = read_row_groups(path, [int(g) for g in row_groups.split(",")],
                                        first_row=first_row, turns=turns,

@@ -96,7 +96,7 @@ def _digest(data: bytes) -> str:
 
 
 def _plan_file(p: Path) -> FactPlan:
-    from maev_kit.facts._labeled_set import read_facts_file
+    from maev_kit.facts.internal import read_facts_file
 
     facts, exps, lines = read_facts_file(p)
     plan = FactPlan(None, os.path.basename(p), _digest(p.read_bytes()))
@@ -122,7 +122,7 @@ def apply_facts(plan: FactPlan, traces: list[Any], given: dict[str, Any]
         handoff_index``).
     """
     from maev_kit.evaluation.stages import merge_facts, select_facts
-    from maev_kit.facts._labeled_set import check_handoff_index
+    from maev_kit.facts.internal import check_handoff_index
 
     if not plan.given:
         key_facts = select_facts(traces, given, plan.spec, backend=plan.backend,

@@ -66,7 +66,7 @@ def _plan(source: Any, *, expectations: Any, contracts: Any, split: str | None,
     from maev_kit.datasets import LabeledSet, file_sha256, load_labeled_set
     from maev_kit.evaluation.stages import load_inputs, read_contracts
     from maev_kit.expectations import load_expectations
-    from maev_kit.traces._parquet import traces_to_table
+    from maev_kit.traces.internal import traces_to_table
 
     labeled_set = None
     if isinstance(source, LabeledSet):

@@ -301,7 +301,7 @@ def _imports() -> None:
 
     import maev_kit.evaluation.stages  # noqa: F401  (the metrics)
     import maev_kit.retention  # noqa: F401
-    import maev_kit.traces._parquet  # noqa: F401
+    import maev_kit.traces.internal  # noqa: F401
 
 
 # -- ray --------------------------------------------------------------------------------------

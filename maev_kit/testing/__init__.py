@@ -8,7 +8,7 @@ nothing listens (a refused connection). The server also speaks the provider batc
 ``ScriptedBackend`` skips HTTP and fails when scripted replies are left unused.
 """
 
-from maev_kit.backends._scripted import ScriptedBackend
+from maev_kit.backends import ScriptedBackend
 from maev_kit.testing._server import (
     FAIL_MODES,
     FakeBatch,

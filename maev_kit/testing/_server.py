@@ -528,7 +528,7 @@ def _schema_of(body: dict[str, Any]) -> Any:
 def _is_probe(body: dict[str, Any]) -> bool:
     """Whether a chat request is the kit's system-message probe (see
     :data:`maev_kit.backends._local.PROBE_MESSAGES`)."""
-    from maev_kit.backends._local import PROBE_MESSAGES
+    from maev_kit.backends.internal import PROBE_MESSAGES
 
     messages = body.get("messages")
     return isinstance(messages, list) and bool(messages) and isinstance(messages[-1], dict) \
@@ -839,7 +839,7 @@ class FakeOpenAIServer:
     def _probe_reply(self, body: dict[str, Any]) -> str:
         """The answer to the kit's system-message probe: the code word, when the system
         message that holds it reaches the model."""
-        from maev_kit.backends._local import PROBE_WORD
+        from maev_kit.backends.internal import PROBE_WORD
 
         seen = " ".join(str(m.get("content") or "") for m in self._seen(body)["messages"]
                         if isinstance(m, dict))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-import maev_kit._html._trace  # noqa: F401  (registers the trace's HTML view)
+import maev_kit._html.internal  # noqa: F401  (registers the trace's HTML view)
 
 __all__ = ["Adjudicator", "CalibrationDashboard", "CriterionLabeler", "FactReviewer", "Labeler",
            "SessionProgress", "TraceViewer", "show"]

@@ -11,8 +11,7 @@ from typing import Any, Sequence
 import ipywidgets as widgets
 
 from maev_kit.criteria import Criterion, CriterionItem
-from maev_kit.criteria._judge import criterion_of
-from maev_kit.criteria._window import focus_text, window
+from maev_kit.criteria.internal import criterion_of, focus_text, window
 from maev_kit.labels import LabelRecord, LabelStore
 from maev_kit.labels._session import UNDO_SOURCE
 from maev_kit.widgets._controls import KeyHandler, label_buttons, move_buttons
@@ -84,7 +83,7 @@ class CriterionLabeler(widgets.VBox):
 
     def __init__(self, items: Sequence[CriterionItem], store: LabelStore | str | os.PathLike[str],
                  *, annotator: str, order: str = "given", seed: int = 0, **kwargs: Any) -> None:
-        from maev_kit.labels._records import check_annotator
+        from maev_kit.labels import check_annotator
 
         self.items = list(items)
         self.criterion = criterion_of(self.items)

@@ -9,8 +9,12 @@ from typing import Any, Literal, Sequence
 
 import ipywidgets as widgets
 
-from maev_kit._html._trace import TRACE_CSS as _TV_CSS
-from maev_kit._html._trace import span_of, evidence_excerpt_html, find_entry
+from maev_kit._html.internal import (
+    TRACE_CSS as _TV_CSS,
+    evidence_excerpt_html,
+    find_entry,
+    span_of,
+)
 from maev_kit.labels import LabelingSession, LabelStore
 from maev_kit.widgets._controls import KeyHandler as _KeyHandler
 from maev_kit.widgets._controls import label_buttons, move_buttons

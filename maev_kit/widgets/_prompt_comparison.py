@@ -10,7 +10,7 @@ from typing import Any
 import ipywidgets as widgets
 
 from maev_kit._html import esc as _e
-from maev_kit._html._prompts import (
+from maev_kit._html.internal import (
     PROMPT_CSS,
     changed_rows_html,
     comparison_summary_html,

@@ -321,7 +321,7 @@ def test_graph_sees_the_kit_and_its_lazy_imports():
     assert {"maev_kit.traces", "maev_kit.metrics", "maev_kit.reporting", "maev_kit.widgets",
             "maev_kit.evaluation"} <= graph.modules
     assert graph.direct_import_exists(importer="maev_kit.metrics._loops",
-                                      imported="maev_kit.traces._model")
+                                      imported="maev_kit.traces")
     # imported inside `load_traces` only: the graph sees imports written in functions
     assert graph.direct_import_exists(importer="maev_kit.traces._io",
                                       imported="maev_kit.traces._parquet")

@@ -43,6 +43,9 @@ from maev_kit.traces.importers._langgraph import import_langgraph
 from maev_kit.traces.importers._openai_agents import import_openai_agents
 from maev_kit.traces.importers._openinference import import_openinference
 from maev_kit.traces.importers._otel import import_otel
+from maev_kit.traces.importers._who_and_when import (  # noqa: F401
+    who_and_when_run,  # not user API: the seam of maev_kit.datasets.load_who_and_when
+)
 
 __all__ = [
     "FORMATS",
