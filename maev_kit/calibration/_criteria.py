@@ -340,7 +340,7 @@ def _calibrate_on(items: list[Any], human_labels: Any, spec: tuple[Any, Any], n_
     """:func:`calibrate_criterion`'s result for a model judge on a given backend."""
     from maev_kit.criteria import judge_criterion
 
-    from maev_kit.criteria._judge import criterion_of
+    from maev_kit.criteria.internal import criterion_of
 
     judge, backend = spec
     criterion = criterion_of(items)

@@ -24,7 +24,7 @@ HumanLabels = dict[str, dict[str, str]]
 
 def _is_sqlite_file(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a SQLite database (by its first bytes): a label store's file."""
-    from maev_kit.labels._backends import SQLITE_HEADER
+    from maev_kit.labels.internal import SQLITE_HEADER
 
     try:
         with open(path, "rb") as f:

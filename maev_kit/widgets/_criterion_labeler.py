@@ -13,7 +13,7 @@ import ipywidgets as widgets
 from maev_kit.criteria import Criterion, CriterionItem
 from maev_kit.criteria.internal import criterion_of, focus_text, window
 from maev_kit.labels import LabelRecord, LabelStore
-from maev_kit.labels._session import UNDO_SOURCE
+from maev_kit.labels.internal import UNDO_SOURCE
 from maev_kit.widgets._controls import KeyHandler, label_buttons, move_buttons
 from maev_kit.widgets._render import status_html
 
