@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import os
 import sqlite3
+from pathlib import Path
 
 import pytest
 from sklearn.metrics import cohen_kappa_score
@@ -21,36 +22,19 @@ from maev_kit.labels import LabelRecord, LabelStore, LabelStoreError, copy_label
 from criteria.conftest import make_traces, says_amount
 
 #: The schema of a store made by maev-kit before criterion labels (schema version 1, with the
-#: ``in_sample`` column): copied literally, so the migration is tested against what exists.
-OLD_SQLITE = (
-    "CREATE TABLE maev_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    "CREATE TABLE maev_labels (id INTEGER PRIMARY KEY AUTOINCREMENT, "
-    "label_id TEXT NOT NULL UNIQUE, item_id TEXT NOT NULL, annotator TEXT NOT NULL, "
-    "label TEXT NOT NULL CHECK (label IN ('retained', 'lost', 'contradicted', 'skip')), "
-    "note TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL DEFAULT '', source TEXT, "
-    "in_sample BOOLEAN, "
-    "stored_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))",
-    "CREATE INDEX maev_labels_by_annotator ON maev_labels (annotator, id)",
-    "CREATE TRIGGER maev_labels_no_update BEFORE UPDATE ON maev_labels "
-    "BEGIN SELECT RAISE(ABORT, 'maev_labels is append-only: UPDATE refused'); END",
-    "CREATE TRIGGER maev_labels_no_delete BEFORE DELETE ON maev_labels "
-    "BEGIN SELECT RAISE(ABORT, 'maev_labels is append-only: DELETE refused'); END",
-)
-OLD_PG = (
-    "CREATE TABLE maev_meta (key text PRIMARY KEY, value text NOT NULL)",
-    "CREATE TABLE maev_labels (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
-    "label_id text NOT NULL UNIQUE, item_id text NOT NULL, annotator text NOT NULL, "
-    "label text NOT NULL CHECK (label IN ('retained', 'lost', 'contradicted', 'skip')), "
-    "note text NOT NULL DEFAULT '', created_at text NOT NULL DEFAULT '', source text, "
-    "in_sample boolean, stored_at timestamptz NOT NULL DEFAULT now())",
-    "CREATE INDEX maev_labels_by_annotator ON maev_labels (annotator, id)",
-    "CREATE OR REPLACE FUNCTION maev_labels_append_only() RETURNS trigger LANGUAGE plpgsql AS "
-    "$$BEGIN RAISE EXCEPTION 'maev_labels is append-only: % refused', TG_OP; END$$",
-    "CREATE TRIGGER maev_labels_no_change BEFORE UPDATE OR DELETE ON maev_labels "
-    "FOR EACH ROW EXECUTE FUNCTION maev_labels_append_only()",
-    "CREATE TRIGGER maev_labels_no_truncate BEFORE TRUNCATE ON maev_labels "
-    "FOR EACH STATEMENT EXECUTE FUNCTION maev_labels_append_only()",
-)
+#: ``in_sample`` column), kept as it was in data files, so the migration is tested against what
+#: exists.
+_DATA = Path(__file__).parent / "data"
+
+
+def _statements(name: str) -> tuple[str, ...]:
+    text = (_DATA / name).read_text(encoding="utf-8")
+    body = "\n".join(ln for ln in text.splitlines() if not ln.startswith("--"))
+    return tuple(s.strip() for s in body.split(";\n") if s.strip())
+
+
+OLD_SQLITE = _statements("labels_v1.sqlite.sql")
+OLD_PG = _statements("labels_v1.postgresql.sql")
 OLD_META = ("INSERT INTO maev_meta (key, value) VALUES ('schema_version', '1'), "
             "('created_by', 'maev-kit 0.1.0')")
 #: What an older kit inserted (its own statement; ``{p}`` its placeholder).
