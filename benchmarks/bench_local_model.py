@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+
+from runner.runner_helpers import labeled_handoffs  # noqa: E402
 
 
 def main() -> None:
@@ -40,17 +44,13 @@ def main() -> None:
     args = ap.parse_args()
 
     ls = load_labeled_set("support_desk")
-    labeled = {r["item_id"] for r in ls.labels()}
-    groups: dict = {}
-    for it in ls.items_in("test"):
-        if it.item_id in labeled:
-            groups.setdefault((it.conversation_id, it.handoff_index), []).append(it)
+    groups = labeled_handoffs(ls)
     print(f"load average {os.getloadavg()[0]:.2f}; support_desk's test split has "
           f"{len(groups)} labeled handoffs; each variant takes its first N")
     for spec in args.variants.split(","):
         variant, _, n_h = spec.partition(":")
         handoffs = int(n_h or args.handoffs)
-        items = [it for g in list(groups.values())[:handoffs] for it in g]
+        items = [it for g in groups[:handoffs] for it in g]
         params: dict = {"api_base": args.api_base, **{
             "schema": {}, "noschema": {"response_format": None},
             "fold": {"response_format": None, "fold_system": True},

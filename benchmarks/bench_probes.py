@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 from maev_kit.calibration import calibrate, fit_on_other_splits, probe_judge
 from maev_kit.datasets import load_labeled_set
@@ -48,15 +49,20 @@ def held_out(ls, judges, items, seed: int) -> None:
         for key, judge in judges.items():
             rep = probe_judge(judge, items, ["injection", "distractor"], seed=seed,
                               progress=False, cache=False)
-            for probe, r in rep.results.items():
-                lo, hi = r.ci
-                rate = "n/a" if not r.n else f"{r.flip_rate:.3f}"
-                ci = "" if not r.n else f"{lo:.3f}–{hi:.3f}"
-                print(f"{key:<14}{probe + '*':<12}{rate:>10}  {ci:<15}"
-                      f"{f'{r.n_flips}/{r.n}':>10}{r.n_not_applicable:>6}")
+            _print_results(key, rep, mark="*")
     finally:
         for k, v in saved.items():
             setattr(_probes, k, v)
+
+
+def _print_results(key: str, rep: Any, mark: str = "") -> None:
+    """One row per probe of a judge's report: flip rate, its 95 % interval, flips / n, n/a."""
+    for probe, r in rep.results.items():
+        lo, hi = r.ci
+        rate = "n/a" if not r.n else f"{r.flip_rate:.3f}"
+        ci = "" if not r.n else f"{lo:.3f}–{hi:.3f}"
+        print(f"{key:<14}{probe + mark:<12}{rate:>10}  {ci:<15}{f'{r.n_flips}/{r.n}':>10}"
+              f"{r.n_not_applicable:>6}")
 
 
 def main() -> None:
@@ -74,12 +80,7 @@ def main() -> None:
         for key, judge in judges.items():
             t0 = time.perf_counter()
             rep = probe_judge(judge, items, seed=args.seed, progress=False, cache=False)
-            for probe, r in rep.results.items():
-                lo, hi = r.ci
-                rate = "n/a" if not r.n else f"{r.flip_rate:.3f}"
-                ci = "" if not r.n else f"{lo:.3f}–{hi:.3f}"
-                print(f"{key:<14}{probe:<12}{rate:>10}  {ci:<15}{f'{r.n_flips}/{r.n}':>10}"
-                      f"{r.n_not_applicable:>6}")
+            _print_results(key, rep)
             print(f"{key:<14}(version {judge.version}; {time.perf_counter() - t0:.1f} s)")
         print("* held-out wording (benchmarks/bench_probes.py HELD_OUT):")
         held_out(ls, judges, items, args.seed)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,33 +43,41 @@ def _launch(playwright):
         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"])
 
 
-def test_report_in_a_real_browser(tmp_path):
+@contextlib.contextmanager
+def _page(requests: list[str]) -> Iterator:
+    """A new page of headless Chromium; every URL it requests is appended to ``requests``."""
     sync_api = _sync_api()
-    path = report(make_evaluation(), calibration=make_calibration()).save(tmp_path / "r.html")
-    requests: list[str] = []
     with sync_api.sync_playwright() as p:
         browser = _launch(p)
         try:
             page = browser.new_page()
             page.on("request", lambda r: requests.append(r.url))
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(path.as_uri(), wait_until="load")
-            # Open every collapsed block so the trace text is laid out too.
-            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-            page.wait_for_timeout(200)
-            assert page.evaluate("window.__pwned") is None
-            assert page.evaluate("document.scripts.length") == 0
-            assert page.evaluate("document.images.length") == 0
-            body = page.inner_text("body")
-            assert '<img src=x onerror="window.__pwned=2">' in body
-            assert "<script>window.__pwned=1</script>" in body
-            assert page.evaluate("document.querySelectorAll('svg').length") == 9
-            # Sections laid out: the page is long, and wider content scrolls inside its box.
-            assert page.evaluate("document.body.scrollHeight") > 2000
-            assert not errors
+            yield page
         finally:
             browser.close()
+
+
+def test_report_in_a_real_browser(tmp_path):
+    _sync_api()
+    path = report(make_evaluation(), calibration=make_calibration()).save(tmp_path / "r.html")
+    requests: list[str] = []
+    with _page(requests) as page:
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(path.as_uri(), wait_until="load")
+        # Open every collapsed block so the trace text is laid out too.
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        page.wait_for_timeout(200)
+        assert page.evaluate("window.__pwned") is None
+        assert page.evaluate("document.scripts.length") == 0
+        assert page.evaluate("document.images.length") == 0
+        body = page.inner_text("body")
+        assert '<img src=x onerror="window.__pwned=2">' in body
+        assert "<script>window.__pwned=1</script>" in body
+        assert page.evaluate("document.querySelectorAll('svg').length") == 9
+        # Sections laid out: the page is long, and wider content scrolls inside its box.
+        assert page.evaluate("document.body.scrollHeight") > 2000
+        assert not errors
     assert requests == [path.as_uri()], requests
 
 
@@ -99,26 +109,20 @@ def test_cjk_agent_names_render_from_the_embedded_font(tmp_path):
             pytest.fail("no font with CJK glyphs: .ci/run installs fonts-wqy-microhei")
         pytest.skip("no font with CJK glyphs on this machine to embed from "
                     "(apt-get install -y fonts-wqy-microhei)")
-    sync_api = _sync_api()
+    _sync_api()
     path, names = _cjk_report(tmp_path)
     html = path.read_text(encoding="utf-8")
     assert "maev-fallback" in html and all(n in html for n in names)
     requests: list[str] = []
-    with sync_api.sync_playwright() as p:
-        browser = _launch(p)
-        try:
-            page = browser.new_page()
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(path.as_uri(), wait_until="load")
-            for name in names:  # the embedded face holds every glyph of every agent's name
-                loaded = page.evaluate(f"document.fonts.load('16px \"maev-fallback\"', "
-                                       f"{name!r}).then(fs => fs.length)")
-                assert loaded >= 1, name
-                assert page.evaluate(f"document.fonts.check('16px \"maev-fallback\"', "
-                                     f"{name!r})"), name
-            assert page.get_by_text(names[0]).first.is_visible()
-            page.screenshot(path=str(tmp_path / "cjk.png"), full_page=False)
-        finally:
-            browser.close()
+    with _page(requests) as page:
+        page.goto(path.as_uri(), wait_until="load")
+        for name in names:  # the embedded face holds every glyph of every agent's name
+            loaded = page.evaluate(f"document.fonts.load('16px \"maev-fallback\"', "
+                                   f"{name!r}).then(fs => fs.length)")
+            assert loaded >= 1, name
+            assert page.evaluate(f"document.fonts.check('16px \"maev-fallback\"', "
+                                 f"{name!r})"), name
+        assert page.get_by_text(names[0]).first.is_visible()
+        page.screenshot(path=str(tmp_path / "cjk.png"), full_page=False)
     assert (tmp_path / "cjk.png").stat().st_size > 10_000
     assert requests == [path.as_uri()], requests  # the font came from the page itself

@@ -61,3 +61,13 @@ def make_items(n_handoffs: int, facts_per_handoff: int = 2) -> list[RetentionIte
 
 def expected_labels(items: list[RetentionItem]) -> list[str]:
     return [it.fact.split()[0] for it in items]
+
+
+def labeled_handoffs(ls, split: str = "test") -> list[list[RetentionItem]]:
+    """The items of ``ls``'s ``split`` that carry a label, one list per handoff, in order."""
+    labeled = {r["item_id"] for r in ls.labels()}
+    groups: dict = {}
+    for it in ls.items_in(split):
+        if it.item_id in labeled:
+            groups.setdefault((it.conversation_id, it.handoff_index), []).append(it)
+    return list(groups.values())

@@ -18,6 +18,7 @@ import time
 import urllib.request
 
 import pytest
+from runner.runner_helpers import labeled_handoffs
 
 pytestmark = pytest.mark.local_llm
 
@@ -68,12 +69,7 @@ def test_a_270m_model_judges_handoffs_end_to_end(llama_server):
     from maev_kit.runner import run_judge
 
     ls = load_labeled_set("support_desk")
-    labeled = {r["item_id"] for r in ls.labels()}
-    groups: dict = {}
-    for it in ls.items_in("test"):
-        if it.item_id in labeled:
-            groups.setdefault((it.conversation_id, it.handoff_index), []).append(it)
-    items = [it for g in list(groups.values())[:HANDOFFS] for it in g]
+    items = [it for g in labeled_handoffs(ls)[:HANDOFFS] for it in g]
     backend = LiteLLMBackend("openai/gemma-3-270m", api_base=llama_server)
     run = run_judge(RetentionJudge("v3"), items, backend, cache=False, progress=False,
                     timeout=900)
