@@ -1,10 +1,11 @@
 """Adaptive concurrency against one-slot and parallel servers (issue 34, section C).
 
 The kit's fake server plays each: ``slots=1`` works on one request at a time and queues the
-rest (like llama.cpp's server on a small machine); ``slots=16`` works on sixteen at once (like
-``llama-server --parallel 16``); without ``slots`` it answers every request at once. It may
-say how many it works on at once, as real servers do (llama.cpp at ``GET /props``, vLLM by its
-model list) or stay silent (Ollama, LM Studio, llama-cpp-python's server). Each scenario runs
+rest (like llama.cpp's server on a small machine, or Ollama by default); ``slots=4`` on four
+(like Ollama with ``OLLAMA_NUM_PARALLEL=4``); ``slots=16`` on sixteen (like ``llama-server
+--parallel 16``); without ``slots`` it answers every request at once. It may say how many it
+works on at once, as real servers do (llama.cpp at ``GET /props``, vLLM by its model list), or
+stay silent (Ollama, LM Studio, llama-cpp-python's server). Each scenario runs
 the same judge over the same handoffs twice, in one process and one sitting so the ratios share
 the machine's state:
 
@@ -64,8 +65,11 @@ class _FixedWindow(_requests.Window):
 
 def _fixed(on: bool) -> None:
     """Make the runner's window fixed at the ceiling, or adaptive again."""
-    _requests.opening = ((lambda backend, ceiling: (_FixedWindow(ceiling), "fixed"))  # type: ignore[assignment]
-                         if on else _OPENING)
+    def fixed(backend: Any, ceiling: int, timeout: float | None = None
+              ) -> tuple[_requests.Window, str]:
+        return _FixedWindow(ceiling), "fixed"
+
+    _requests.opening = fixed if on else _OPENING  # type: ignore[assignment]
 
 
 def _run(server_kw: dict, handoffs: int, ceiling: int, timeout: float,
@@ -107,6 +111,7 @@ def main() -> None:
         ("16 slots, says 16, 0.3 s", llama16, 3.0, n),
         ("16 slots, says 16, 0.3 s", llama16, 3.0, 5 * n),
         ("vLLM (model list), 0.3 s", {"owned_by": "vllm", "latency": 0.3}, 3.0, n),
+        ("4 slots, silent, 0.3 s", {"slots": 4, "latency": 0.3}, 3.0, n),
         ("parallel, silent, 0.3 s", {"latency": 0.3}, 3.0, n),
         ("parallel, silent, 0.3 s", {"latency": 0.3}, 3.0, 5 * n),
     ]
