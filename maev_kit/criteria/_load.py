@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib import resources
 from typing import Any
 
 from maev_kit.criteria._criterion import Criterion
@@ -146,20 +147,11 @@ def resolve(spec: str | os.PathLike[str] | Criterion) -> list[Criterion]:
     return [builtin(text)]
 
 
-register(Criterion(
-    "final-answer-grounded", scope="conversation", labels=("yes", "no"), positive="yes",
-    question="Is the final answer to the user grounded in a tool result or in information "
-             "given earlier in the conversation?",
-    guidelines="Answer no when the final answer states a fact (an amount, a date, a status) "
-               "that no tool result and no earlier message supports."))
-register(Criterion(
-    "ignored-input", scope="handoff", labels=("yes", "no"), positive="yes",
-    question="After this handoff, did the receiving agent ignore information the sending "
-             "agent or the user had given?",
-    guidelines="Answer yes when the receiver asks again for something already given, or acts "
-               "against it."))
-register(Criterion(
-    "turn-helpful", scope="turn", labels=("helpful", "partial", "unhelpful"), ordinal=True,
-    positive="helpful",
-    question="Does this agent turn move the user's request forward?",
-    guidelines="partial: it moves forward but misses part of what was asked."))
+def _register_builtins() -> None:
+    """Register the criteria of ``builtin.toml`` (shipped with the package)."""
+    with resources.as_file(resources.files("maev_kit.criteria") / "builtin.toml") as path:
+        for c in load(path):
+            register(c)
+
+
+_register_builtins()

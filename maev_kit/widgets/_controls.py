@@ -1,4 +1,5 @@
-"""The buttons the labeling widgets share: one per label, and ← / → to move."""
+"""The buttons the labeling widgets share: one per label, and ← / → to move; and what a key
+press does."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import anywidget
 import ipywidgets as widgets
 import traitlets
 
-__all__ = ["KeyHandler", "label_buttons", "move_buttons"]
+__all__ = ["KeyHandler", "label_buttons", "move_buttons", "press_key"]
 
 
 class KeyHandler(anywidget.AnyWidget):
@@ -44,3 +45,19 @@ def move_buttons(on_move: Callable[[str], object], *, keys: bool = False
     previous.on_click(lambda _: on_move("previous"))
     following.on_click(lambda _: on_move("next"))
     return previous, following
+
+
+def press_key(keymap: Mapping[str, str], key: str, *, move: Callable[[str], object],
+              undo: Callable[[], object], label: Callable[[str], object]) -> None:
+    """Do what ``key`` stands for in ``keymap`` (key → ``previous``, ``next``, ``undo`` or a
+    label): ``move(direction)``, ``undo()`` or ``label(value)``; an unknown key raises
+    ValueError naming the keys there are."""
+    action = keymap.get(key)
+    if action is None:
+        raise ValueError(f"`key` must be one of {', '.join(keymap)}; got {key!r}")
+    if action in ("previous", "next"):
+        move(action)
+    elif action == "undo":
+        undo()
+    else:
+        label(action)

@@ -14,7 +14,7 @@ from maev_kit.criteria import Criterion, CriterionItem
 from maev_kit.criteria.internal import criterion_of, focus_text, window
 from maev_kit.labels import LabelRecord, LabelStore
 from maev_kit.labels.internal import UNDO_SOURCE
-from maev_kit.widgets._controls import KeyHandler, label_buttons, move_buttons
+from maev_kit.widgets._controls import KeyHandler, label_buttons, move_buttons, press_key
 from maev_kit.widgets._render import status_html
 
 __all__ = ["CriterionLabeler", "criterion_keymap", "item_view_html"]
@@ -137,15 +137,7 @@ class CriterionLabeler(widgets.VBox):
 
     def press(self, key: str) -> None:
         """Act as if ``key`` was pressed (``1``…, ``s``, ``u``, ``ArrowLeft``, ``ArrowRight``)."""
-        action = self.keymap.get(key)
-        if action is None:
-            raise ValueError(f"`key` must be one of {', '.join(self.keymap)}; got {key!r}")
-        if action in ("previous", "next"):
-            self._move(action)
-        elif action == "undo":
-            self._undo_last()
-        else:
-            self._label(action)
+        press_key(self.keymap, key, move=self._move, undo=self._undo_last, label=self._label)
 
     def _set_buttons(self, item: CriterionItem) -> None:
         """One button per answer of ``item`` and skip, with their keys (kept when the answers

@@ -17,7 +17,7 @@ from maev_kit._html.internal import (
 )
 from maev_kit.labels import LabelingSession, LabelStore
 from maev_kit.widgets._controls import KeyHandler as _KeyHandler
-from maev_kit.widgets._controls import label_buttons, move_buttons
+from maev_kit.widgets._controls import label_buttons, move_buttons, press_key
 from maev_kit.widgets._render import LABEL_COLORS, item_html, status_html
 
 __all__ = ["KEYMAP", "Labeler"]
@@ -164,15 +164,7 @@ class Labeler(widgets.VBox):
     # ------------------------------------------------------------ actions
     def press(self, key: str) -> None:
         """Act as if ``key`` was pressed (``1 2 3 s u ArrowLeft ArrowRight``)."""
-        action = KEYMAP.get(key)
-        if action is None:
-            raise ValueError(f"`key` must be one of {', '.join(KEYMAP)}; got {key!r}")
-        if action in ("previous", "next"):
-            self._move(action)
-        elif action == "undo":
-            self._undo()
-        else:
-            self._label(action)
+        press_key(KEYMAP, key, move=self._move, undo=self._undo, label=self._label)
 
     def _on_key_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "key" and \

@@ -1,6 +1,7 @@
 """maev score / calibrate --criterion FILE|NAME: tables and leaderboards; bad criteria exit 2."""
 
 import json
+from pathlib import Path
 
 import pytest
 from cli_helpers import run_cli
@@ -12,14 +13,8 @@ from maev_kit.traces import save_traces
 
 from criteria.conftest import make_traces, says_amount
 
-TOML = '''
-[[criterion]]
-name = "grounded"
-scope = "conversation"
-labels = ["yes", "no"]
-positive = "yes"
-question = "Is the final answer grounded in a tool result?"
-'''
+TOML = (Path(__file__).parents[1] / "criteria" / "data" / "grounded.toml").read_text(
+    encoding="utf-8")
 
 
 @pytest.fixture

@@ -1,26 +1,13 @@
 """Criteria from TOML files and by name."""
 
+from pathlib import Path
+
 import pytest
 
 from maev_kit.criteria import Criterion, builtin, builtins, load, register, resolve
 from maev_kit.errors import InputError
 
-GOOD = '''
-[[criterion]]
-name = "escalation"
-scope = "conversation"
-labels = ["yes", "no"]
-positive = "yes"
-question = "Did the agents follow the escalation policy?"
-guidelines = "Refunds above 500 EUR go to a human."
-
-[[criterion]]
-name = "quality"
-scope = "turn"
-labels = ["good", "ok", "bad"]
-ordinal = true
-question = "How good is this turn?"
-'''
+GOOD = (Path(__file__).parent / "data" / "two_criteria.toml").read_text(encoding="utf-8")
 
 
 def test_load_reads_every_table_in_order(tmp_path):
