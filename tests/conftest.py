@@ -80,6 +80,7 @@ SLOW_MODULES = frozenset({
     "runner/test_run_requests.py",
     "runner/test_runner_failures.py",
     "runner/test_runner_http.py",
+    "runner/test_window_runs.py",
     "scale/test_cli.py",
     "scale/test_evaluate_dataset.py",
     "scale/test_facts.py",
