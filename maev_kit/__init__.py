@@ -19,7 +19,7 @@ from maev_kit._version import __version__
 def _trace_timeline(trace: Any) -> str:
     """A trace's timeline, the HTML view loaded on first use (the data model never imports
     its view; the package root, above every layer, may)."""
-    from maev_kit._html.internal import trace_html
+    from maev_kit.rendering.internal import trace_html
 
     return trace_html(trace)
 

@@ -157,7 +157,7 @@ class AlignmentResult:
         """Write ``candidates.csv``, ``alignment.json``, the winner's prompt
         (``winner_prompt.txt``) and its ``judge_card.json`` (when test was scored) into
         ``out_dir``; returns the paths written."""
-        from maev_kit._files import check_output, write_stream, write_text
+        from maev_kit.internal import check_output, write_stream, write_text
 
         out = Path(out_dir)
         for name in ("candidates.csv", "alignment.json", "winner_prompt.txt"):

@@ -19,8 +19,8 @@ from pydantic import (
     model_validator,
 )
 
-from maev_kit._jsonl import read_input_bytes
 from maev_kit.errors import InputError
+from maev_kit.internal import read_input_bytes
 
 __all__ = ["JudgeCard", "JudgeCardMismatchWarning", "card_backend", "card_fields",
            "judge_from_card", "verdict_fields"]
@@ -139,7 +139,7 @@ class JudgeCard(BaseModel):
             object.__setattr__(self, "created_at",
                                _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
         if not self.maev_kit_version:
-            from maev_kit._version import __version__
+            from maev_kit.internal import __version__
 
             object.__setattr__(self, "maev_kit_version", __version__)
 
@@ -154,7 +154,7 @@ class JudgeCard(BaseModel):
         """
         from pathlib import Path
 
-        from maev_kit._files import OverwriteRefused, backup_folder, sniff, write_text
+        from maev_kit.internal import OverwriteRefused, backup_folder, sniff, write_text
 
         text = self.model_dump_json(indent=2) + "\n"
         p = Path(path)

@@ -179,7 +179,7 @@ def _write_outputs(result: Any, out_dir: str, card_key: str | None,
 
     import pandas as pd
 
-    from maev_kit._files import check_output, write_stream, write_text
+    from maev_kit.internal import check_output, write_stream, write_text
 
     out = Path(out_dir)
     names = ("leaderboard.csv", "disagreements.csv", "confusions.csv", "calibration.json")

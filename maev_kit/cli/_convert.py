@@ -28,7 +28,7 @@ def convert_command(src: str, dst: str, fmt: str, force: bool) -> None:
     """Convert traces IN to OUT: JSONL <-> Parquet (by OUT's suffix), or a framework export to
     either. An OUT file is replaced only when it is a trace file (the command then says so);
     a missing folder of OUT is created."""
-    from maev_kit._files import check_output
+    from maev_kit.internal import check_output
     from maev_kit.traces import load_traces, save_traces
 
     if not dst.endswith((".jsonl", ".parquet")):

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import click
 
-from maev_kit._files import check_output, output_line
-from maev_kit._jsonl import NESTING_TOO_DEEP
 from maev_kit.cli._output import _output_file
 from maev_kit.errors import InputError
+from maev_kit.internal import NESTING_TOO_DEEP, check_output, output_line
 
 __all__ = ["import_command"]
 

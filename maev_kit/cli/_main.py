@@ -18,8 +18,8 @@ from typing import Any
 
 import click
 
-from maev_kit._version import __version__
 from maev_kit.errors import InputError, MaevError, ProblemsError
+from maev_kit.internal import __version__
 
 # command name -> "module:attribute" of a click command, imported when the command is used
 _LAZY_COMMANDS: dict[str, str] = {
@@ -224,7 +224,7 @@ def _is_validation_error(e: BaseException) -> bool:
 
 def _validation_text(e: Any) -> str:
     """One ``error: field: message`` line per problem of a pydantic ValidationError."""
-    from maev_kit._jsonl import pydantic_problems
+    from maev_kit.internal import pydantic_problems
 
     return "\n".join(f"error: {p.path or '(value)'}: {p.message}"
                       for p in pydantic_problems(e, "", None)[:50])

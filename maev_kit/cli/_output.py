@@ -236,7 +236,7 @@ def _na(df: Any) -> Any:
 def _write_frame(df: Any, path: str | Path) -> bool:
     """Write a table atomically (see :mod:`maev_kit._files`) as Parquet, JSONL or CSV by
     the suffix of ``path``."""
-    from maev_kit._files import atomic_write
+    from maev_kit.internal import atomic_write
 
     suffix = Path(path).suffix.lower()
 

@@ -15,19 +15,19 @@ import click
 
 from maev_kit.cli._notes import note
 
-from maev_kit._files import check_output, output_line, write_text
+from maev_kit.cli._criteria import (criteria_judge, criteria_json, criteria_text,
+                                    criterion_option, load_criteria)
 from maev_kit.cli._flags import (OFFLINE_JUDGES, SET_HELP, JudgeFlags, _check_split,
                                  _is_offline, _judge_defaulted, _labeled_set, _load_card, _run_params,
                                  _scoring_judge, _traces_or_set, card_options, facts_options,
                                  judge_options)
+from maev_kit.cli._inputs import is_saved_result, load_saved_result
 from maev_kit.cli._output import (FRAME_SUFFIXES, _budget_text, _echo_json, _echo_run_lines,
                                   _error_summary_line, _estimates_text, _failed_judges, _frame_text,
                                   _input_file, _judge_line, _na, _one_line, _output_file,
                                   _output_folder, _write_frame, rows_on_disk)
-from maev_kit.cli._criteria import (criteria_judge, criteria_json, criteria_text,
-                                    criterion_option, load_criteria)
-from maev_kit.cli._inputs import is_saved_result, load_saved_result
 from maev_kit.errors import InputError
+from maev_kit.internal import check_output, output_line, write_text
 
 
 #: What ``maev demo`` writes into its folder, by kind (the judge card is kept by its save).

@@ -14,11 +14,10 @@ from itertools import chain
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
-from maev_kit._gc import paused_gc
-from maev_kit._version import __version__
 from maev_kit.errors import JudgeErrorWarning, NotApplicableWarning
 from maev_kit.evaluation._result import METRIC_COMPONENT, EvaluationResult, JudgeErrorSummary
 from maev_kit.evaluation._score import COLUMNS, ConversationScore
+from maev_kit.internal import __version__, paused_gc
 from maev_kit.metrics.internal import confusion_from_counts, count_routes, report_from_counts
 
 if TYPE_CHECKING:

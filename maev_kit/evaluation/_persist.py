@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maev_kit._files import OverwriteRefused, write_bytes
 from maev_kit.errors import InputError
+from maev_kit.internal import OverwriteRefused, write_bytes
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -9,7 +9,6 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from maev_kit._gc import paused_gc
 from maev_kit.evaluation._aggregate import aggregate_scores, ledger_frame, note_unjudged, warn_result
 from maev_kit.evaluation._criteria import add_criteria, criteria_asked
 from maev_kit.evaluation._estimates import estimates_for
@@ -24,6 +23,7 @@ from maev_kit.evaluation._load import load_inputs
 from maev_kit.evaluation._options import EvaluationOptions
 from maev_kit.evaluation._result import EvaluationResult
 from maev_kit.evaluation._score import score_traces
+from maev_kit.internal import paused_gc
 
 if TYPE_CHECKING:
     from maev_kit.datasets import LabeledSet

@@ -274,7 +274,7 @@ class EvaluationResult:
         >>> load_result(folder).equals(result)
         True
         """
-        from maev_kit._version import __version__
+        from maev_kit.internal import __version__
         from maev_kit.evaluation._persist import write_parts
 
         tables, values = self._parts()
@@ -293,11 +293,11 @@ class EvaluationResult:
         ``sqlite:///mlflow.db`` in the current folder.
 
         The logger lives in the reporting layer (it builds the report); this layer reaches it
-        through :func:`maev_kit._views.call`, which the package root provides on import.
+        through ``maev_kit.internal.views.call``, which the package root provides on import.
         """
-        from maev_kit import _views
+        from maev_kit.internal import views
 
-        return str(_views.call("log_to_mlflow", self, tracking_uri=tracking_uri,
+        return str(views.call("log_to_mlflow", self, tracking_uri=tracking_uri,
                                experiment=experiment, run_name=run_name,
                                report_html=report_html))
 

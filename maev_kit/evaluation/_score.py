@@ -8,8 +8,9 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from maev_kit import metrics
-from maev_kit._gc import paused_gc
 from maev_kit.expectations import RoutingTestCase
+from maev_kit.internal import paused_gc
+from maev_kit.metrics import CoordinationReport, HandoffReport, LoopReport, RoutingReport
 from maev_kit.metrics.internal import (
     DEFAULT_CONTRADICTION_PENALTY,
     accuracies as routing_accuracies,
@@ -17,7 +18,6 @@ from maev_kit.metrics.internal import (
     check_weights,
     combine as combine_components,
 )
-from maev_kit.metrics import CoordinationReport, HandoffReport, LoopReport, RoutingReport
 
 if TYPE_CHECKING:
     from maev_kit.expectations import ConversationExpectations

@@ -59,7 +59,7 @@ def load_facts(path: str | os.PathLike[str]) -> list[ProposedFact]:
         there are), for a missing file, bad JSON, a missing or unknown field, a wrong type or
         a fact id repeated for the same conversation.
     """
-    from maev_kit._jsonl import display_name, iter_json_lines
+    from maev_kit.internal import display_name, iter_json_lines
 
     name = display_name(path)
     if not os.path.exists(path):
@@ -94,7 +94,7 @@ def load_facts(path: str | os.PathLike[str]) -> list[ProposedFact]:
 
 def save_facts(path: str | os.PathLike[str], facts: Iterable[ProposedFact]) -> None:
     """Write facts as JSONL (atomically), one :meth:`ProposedFact.to_dict` per line."""
-    from maev_kit._jsonl import write_jsonl
+    from maev_kit.internal import write_jsonl
 
     write_jsonl([f.to_dict() for f in facts], path)
 

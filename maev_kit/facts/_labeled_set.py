@@ -79,7 +79,7 @@ def expand_trace_paths(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[Pa
     """The trace files named by ``paths`` (files, or folders: their ``.jsonl`` / ``.json``
     files, sorted; a labeled-set folder: its ``traces.jsonl``), and one note per file of a
     folder left out because it is another kind of maev-kit file (labels, expectations …)."""
-    from maev_kit._files import HUMAN_KINDS, sniff
+    from maev_kit.internal import HUMAN_KINDS, sniff
 
     files: list[Path] = []
     notes: list[str] = []
@@ -520,7 +520,7 @@ def _write_folder(tmp: Path, name: str, description: str, src: TraceSource, fs: 
 
 
 def _prepare_out(out: Path, overwrite: bool) -> None:
-    from maev_kit._jsonl import display_name
+    from maev_kit.internal import display_name
 
     shown = display_name(out)
     if out.exists() and not out.is_dir():
@@ -545,7 +545,7 @@ def _move_into_place(tmp: Path, out: Path) -> Path | None:
     whole previous folder becomes ``out/.maev-backup/<timestamp>/`` (returned), earlier
     backups stay in ``out/.maev-backup/``, and files of the previous folder that are not part
     of a labeled set (the user's own notes, …) are copied into the new one too."""
-    from maev_kit._files import BACKUP_DIR
+    from maev_kit.internal import BACKUP_DIR
 
     if not out.exists():
         os.replace(tmp, out)
@@ -566,7 +566,7 @@ def _move_into_place(tmp: Path, out: Path) -> Path | None:
             shutil.copytree(extra, out / extra.name, symlinks=True)
         else:
             shutil.copy2(extra, out / extra.name)
-    from maev_kit._files import backup_folder
+    from maev_kit.internal import backup_folder
 
     where = backup_folder(out)
     where.rmdir()
@@ -614,7 +614,7 @@ class KeptWork:
 def _raw_lines(path: Path) -> list[tuple[bytes, dict[str, Any] | None]]:
     """Every non-blank line of a JSONL file as (bytes ending in a newline, parsed object or
     None)."""
-    from maev_kit._jsonl import iter_json_lines
+    from maev_kit.internal import iter_json_lines
 
     out = []
     for jl in iter_json_lines(path):
@@ -668,7 +668,7 @@ def _carry_work(old: Path | None, tmp: Path, labels_file: Path | None,
         if carried:
             (tmp / "fact_reviews.jsonl").write_bytes(b"".join(carried))
     if old is not None:
-        from maev_kit._files import sniff
+        from maev_kit.internal import sniff
 
         for name in ("expectations.jsonl", "facts.jsonl", "judge_card.json"):
             found = sniff(old / name)
@@ -696,7 +696,7 @@ def create_set(traces_or_path: Any, out_dir: str | os.PathLike[str], *, facts: A
                prefix_ids: bool = False, labels: str | os.PathLike[str] | None = None
                ) -> CreatedSet:
     """:func:`create_labeled_set`, returning everything the command reports."""
-    from maev_kit._jsonl import display_name
+    from maev_kit.internal import display_name
     from maev_kit.datasets import validate_path
 
     src = _trace_source(traces_or_path, format, prefix_ids)
@@ -772,7 +772,7 @@ def _labels_file(labels: str | os.PathLike[str] | None) -> Path | None:
     none is given)."""
     if labels is None:
         return None
-    from maev_kit._files import sniff
+    from maev_kit.internal import sniff
 
     labels_path = Path(labels)
     found = sniff(labels_path)
@@ -786,7 +786,7 @@ def _labels_file(labels: str | os.PathLike[str] | None) -> Path | None:
 
 def _make_tmp_folder(out: Path) -> Path:
     """A new, empty folder beside ``out`` to build the set in (its parent folders created)."""
-    from maev_kit._jsonl import display_name
+    from maev_kit.internal import display_name
 
     parent = out.resolve().parent
     try:

@@ -10,10 +10,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from maev_kit._gc import paused_gc
 from maev_kit.errors import InputError
 from maev_kit.facts._model import ProposedFact, _fact_id, _normalise
 from maev_kit.facts._offline import AGENT_KINDS, AGENT_TOOL_KINDS, extract
+from maev_kit.internal import paused_gc
 
 if TYPE_CHECKING:
     from maev_kit.traces import AgentTurn, Handoff, MultiAgentTrace

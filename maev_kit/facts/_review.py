@@ -36,9 +36,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from maev_kit._jsonl import append_lines, display_name, read_append_log, validated_lines
 from maev_kit.errors import InputError, LabelValidationError, Problem
 from maev_kit.facts._model import ProposedFact, fact_id_for
+from maev_kit.internal import append_lines, display_name, read_append_log, validated_lines
 from maev_kit.labels.internal import DECISIONS, DecisionFileError, ReviewDecision, read_decisions
 from maev_kit.traces import Message
 

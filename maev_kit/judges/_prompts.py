@@ -27,8 +27,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from maev_kit._jsonl import read_input_bytes
 from maev_kit.errors import InputError
+from maev_kit.internal import read_input_bytes
 from maev_kit.retention import RetentionItem
 from maev_kit.traces import Message
 

@@ -48,8 +48,8 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from maev_kit._version import __version__
 from maev_kit.errors import InputError
+from maev_kit.internal import __version__
 from maev_kit.labels._records import LabelRecord
 
 __all__ = ["DEFAULT_RETRY_FOR", "SCHEMA_VERSION", "SQLITE_HEADER", "DatabaseBackend", "LabelStoreError",
@@ -378,7 +378,7 @@ class DatabaseBackend(ABC):
                                   in_sample=None if row[7] is None else bool(row[7]),
                                   criterion=row[8])
             except ValidationError as exc:
-                from maev_kit._jsonl import pydantic_problems
+                from maev_kit.internal import pydantic_problems
 
                 why = "; ".join(f"{p.path}: {p.message}" for p in pydantic_problems(exc, "", None))
                 raise LabelStoreError(f"label store {self.url}: the row with label_id "

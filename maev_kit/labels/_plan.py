@@ -19,9 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from maev_kit._files import OverwriteRefused
-from maev_kit._jsonl import display_name
 from maev_kit.errors import InputError
+from maev_kit.internal import OverwriteRefused, display_name
 from maev_kit.labels._records import LabelRecord, check_annotator, latest_labels
 
 __all__ = ["PLAN_FILE", "PLAN_FORMAT", "PLAN_SCHEMA_VERSION", "SessionPlan",

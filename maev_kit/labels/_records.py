@@ -20,8 +20,8 @@ from typing import Any, NoReturn
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from maev_kit._jsonl import display_name, read_append_log, validated_lines
 from maev_kit.errors import Problem
+from maev_kit.internal import display_name, read_append_log, validated_lines
 
 __all__ = ["LABEL_VALUES", "LabelFile", "LabelRecord", "latest_labels", "read_label_file"]
 

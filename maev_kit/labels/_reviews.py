@@ -14,8 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from maev_kit._jsonl import display_name, read_append_log, validated_lines
 from maev_kit.errors import LabelValidationError, Problem
+from maev_kit.internal import display_name, read_append_log, validated_lines
 
 __all__ = ["DECISIONS", "DecisionFileError", "ReviewDecision", "read_decisions"]
 

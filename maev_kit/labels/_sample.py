@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from maev_kit._files import OverwriteRefused, write_text
 from maev_kit.errors import InputError
+from maev_kit.internal import OverwriteRefused, write_text
 
 __all__ = ["SAMPLE_FILE", "LabelSample", "draw_label_sample", "population_hash"]
 
@@ -134,7 +134,7 @@ class LabelSample:
 def _what_is_there(p: Path) -> str:
     """How the file a sample would replace is named: an earlier sample (labels may follow it),
     or what :func:`~maev_kit._files.sniff` recognises (a labels file, a person's work...)."""
-    from maev_kit._files import sniff
+    from maev_kit.internal import sniff
 
     try:
         earlier = json.loads(p.read_text(encoding="utf-8")).get("format") == _FORMAT

@@ -23,9 +23,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from maev_kit._jsonl import append_lines, display_name
-from maev_kit.errors import LabelValidationError, Problem
-from maev_kit.errors import InputError
+from maev_kit.errors import InputError, LabelValidationError, Problem
+from maev_kit.internal import append_lines, display_name
 from maev_kit.labels._backends import (
     DEFAULT_RETRY_FOR,
     SQLITE_HEADER,
@@ -67,7 +66,7 @@ def sqlite_url(path: Path) -> str:
 def _refuse_other_kit_file(path: Path) -> None:
     """An :class:`InputError` for a file the kit recognises as something other than labels (a
     trace file, expectations, a judge card, a report…): labels are never appended to it."""
-    from maev_kit._files import sniff
+    from maev_kit.internal import sniff
 
     found = sniff(path)
     if found is not None and found.kind not in (None, "labels"):

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
-from maev_kit._jsonl import display_name, format_loc, pydantic_problems
 from maev_kit.errors import Problem, ProblemsError
+from maev_kit.internal import display_name, format_loc, pydantic_problems
 from maev_kit.traces import Handoff, HandoffReason, MultiAgentTrace
 
 __all__ = [

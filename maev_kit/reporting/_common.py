@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from maev_kit.reporting import _html as h
-from maev_kit._html.internal import num as _num
+from maev_kit.rendering.internal import num as _num
 
 
 def _as_dict(obj: Any) -> dict[str, Any] | None:

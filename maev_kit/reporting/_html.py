@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from maev_kit._html import esc, fmt, is_missing
+from maev_kit.rendering import esc, fmt, is_missing
 from maev_kit.reporting._fonts import FONT_STACK
 
 __all__ = ["CSS", "Markup", "callout", "details", "esc", "figure", "fmt", "kv_table", "page",

@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from maev_kit.reporting import _html as h
 from maev_kit.reporting._common import _plural, _records
-from maev_kit._html.internal import entry_anchors, evidence_excerpt_html, num as _num
+from maev_kit.rendering.internal import entry_anchors, evidence_excerpt_html, num as _num
 from maev_kit.traces.internal import conversation_view
 
 

@@ -121,7 +121,7 @@ def _card_hash(card: Any) -> str | None:
 
 def result_params(result: Any) -> dict[str, str]:
     """The params :func:`log_to_mlflow` logs: what produced the numbers, never a URL/secret."""
-    from maev_kit._version import __version__
+    from maev_kit.internal import __version__
 
     judge = result.judge or {}
     prov = result.provenance or {}

@@ -33,10 +33,10 @@ from maev_kit.reporting._sections_probes import has_probes, robustness_html
 from maev_kit.reporting._sections_provenance import _provenance
 from maev_kit.reporting._sections_retention import _retention
 from maev_kit.reporting._sections_summary import _summary
-from maev_kit._html.internal import anchor_prefix, trace_html
+from maev_kit.rendering.internal import anchor_prefix, trace_html
 from maev_kit.traces.internal import conversation_view
 from maev_kit.errors import JudgeErrorsExceeded
-from maev_kit._html.internal import (
+from maev_kit.rendering.internal import (
     ceiling as _ceiling,  # noqa: F401 - tests import it from here
     num as _num,
 )
@@ -88,7 +88,7 @@ class Report:
         if p.is_dir():
             raise IsADirectoryError(f"`path` {str(p)!r} is a folder; pass a file name such as "
                                     f"{str(p / 'report.html')!r}")
-        from maev_kit._files import write_text
+        from maev_kit.internal import write_text
 
         return write_text(p, self.html)  # atomic: a reader never sees half a page
 
@@ -423,7 +423,7 @@ def _sections(inp: _Inputs, now: str) -> list[tuple[str, str, str]]:
 
 def _page(title: str, subtitle: str, banner: str, sections: list[tuple[str, str, str]]) -> str:
     """The whole page: the banner, then each section, with a link to each in the header."""
-    from maev_kit._version import __version__
+    from maev_kit.internal import __version__
 
     nav = [(anchor, name) for anchor, name, _ in sections]
     body = banner + "".join(h.section(anchor, name, html) for anchor, name, html in sections)

@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from maev_kit.reporting import _html as h, _plots
 from maev_kit.reporting._common import _as_dict, _ci_name, _records
-from maev_kit._html.internal import (
+from maev_kit.rendering.internal import (
     ceiling as _ceiling,
     judge_label as _judge_label,
     key_label as _key_label,

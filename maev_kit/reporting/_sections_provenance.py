@@ -41,7 +41,7 @@ def _named_hashes(d: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, A
 def _provenance(ev: Any, labeled_set: Any, judge_card: Any, now: str) -> str:
     """The Provenance section: a warning when the judge card pins another judge, then the
     key-value table."""
-    from maev_kit._version import __version__
+    from maev_kit.internal import __version__
 
     prov = dict(getattr(ev, "provenance", None) or {})
     pairs: list[tuple[str, Any]] = [("report generated", now),

@@ -16,7 +16,7 @@ from maev_kit.reporting._common import (
     _plural,
     _records,
 )
-from maev_kit._html.internal import num as _num
+from maev_kit.rendering.internal import num as _num
 
 if TYPE_CHECKING:
     from maev_kit.metrics import RoutingReport

@@ -18,8 +18,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from maev_kit._gc import paused_gc
 from maev_kit.errors import InputError, LabelValidationError, MaevError, Problem
+from maev_kit.internal import paused_gc
 from maev_kit.scale._fs import Folder, Shards, local_copy
 from maev_kit.scale._plan import _ORDER_SHIFT, _Lines
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from maev_kit._jsonl import JsonLine, display_name
 from maev_kit.errors import InputError, LabelValidationError
+from maev_kit.internal import JsonLine, display_name
 from maev_kit.scale._fs import SHARD_SUFFIXES, Shards, is_uri, list_shards
 
 if TYPE_CHECKING:

@@ -39,8 +39,8 @@ import threading
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from maev_kit._gc import frozen_heap, paused_gc
 from maev_kit.errors import InputError
+from maev_kit.internal import frozen_heap, paused_gc
 from maev_kit.scale._block import _Job, _ScoreBlock, _ScorePieces, _Unit
 from maev_kit.scale._collect import _add_stats, _collect, _read_old_parts, _read_parts
 from maev_kit.scale._fs import Folder, local_file

@@ -9,9 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from maev_kit._gc import paused_gc
-from maev_kit._jsonl import display_name, iter_json_lines, pydantic_problems, write_jsonl
 from maev_kit.errors import Problem, TraceValidationError
+from maev_kit.internal import (
+    display_name,
+    iter_json_lines,
+    paused_gc,
+    pydantic_problems,
+    write_jsonl,
+)
 from maev_kit.traces._check import check_trace
 from maev_kit.traces._model import AgentTurn, Handoff, HandoffReason, MultiAgentTrace, UserMessage
 

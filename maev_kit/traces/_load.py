@@ -6,8 +6,8 @@ import os
 import warnings
 from pathlib import Path
 
-from maev_kit._jsonl import display_name
 from maev_kit.errors import InputError, Problem, TraceValidationError, TraceWarning
+from maev_kit.internal import display_name
 from maev_kit.traces._model import MultiAgentTrace
 
 __all__ = ["load_traces"]

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict
 
-from maev_kit import _views
+from maev_kit.internal import views
 from maev_kit.traces._view import Message, conversation_view
 
 __all__ = [
@@ -175,17 +175,17 @@ class MultiAgentTrace(_Slotted):
         return conversation_view(self, tools=tools)
 
     def _repr_html_(self) -> str:
-        """The trace's HTML view, as a view registered it (:mod:`maev_kit._views`: the
+        """The trace's HTML view, as a view registered it (:mod:`maev_kit.internal` `views`: the
         package root registers the timeline, loaded on first use); a ``<pre>`` of the repr
         when none has."""
-        drawn = _views.render("trace", self)
+        drawn = views.render("trace", self)
         return drawn if drawn is not None else f"<pre>{html.escape(repr(self))}</pre>"
 
 
 def register_html_view(render: Callable[[MultiAgentTrace], str] | None) -> None:
     """Make ``render`` the drawing of :meth:`MultiAgentTrace._repr_html_` (None: the plain
     ``<pre>`` of the repr)."""
-    _views.register("trace", render)
+    views.register("trace", render)
 
 
 # Fast construction for readers whose input already has the final types (the Parquet reader,

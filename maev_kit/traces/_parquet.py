@@ -30,9 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast, overload
 
-from maev_kit._gc import paused_gc
-from maev_kit._jsonl import display_name
 from maev_kit.errors import InputError, Problem, TraceValidationError
+from maev_kit.internal import display_name, paused_gc
 from maev_kit.traces._model import (
     AgentTurn,
     Handoff,

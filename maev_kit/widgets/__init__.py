@@ -2,9 +2,9 @@
 
 The widgets are thin views: the logic lives in headless sessions
 (:class:`maev_kit.labels.LabelingSession`, :class:`maev_kit.facts.FactReviewSession`) and the
-HTML in :mod:`maev_kit._html` (plain strings, shared with the report). ipywidgets is imported
+HTML in :mod:`maev_kit.rendering` (plain strings, shared with the report). ipywidgets is imported
 only when a widget name is first used, so ``MultiAgentTrace._repr_html_`` works without it.
-Importing this package registers the trace timeline (:mod:`maev_kit._html._trace`) as the
+Importing this package registers the trace timeline (:mod:`maev_kit.rendering._trace`) as the
 HTML view of :class:`~maev_kit.traces.MultiAgentTrace`.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-import maev_kit._html.internal  # noqa: F401  (registers the trace's HTML view)
+import maev_kit.rendering.internal  # noqa: F401  (registers the trace's HTML view)
 
 __all__ = ["Adjudicator", "CalibrationDashboard", "CriterionLabeler", "FactReviewer", "Labeler",
            "SessionProgress", "TraceViewer", "show"]

@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import ipywidgets as widgets
 
-from maev_kit._html.internal import (
+from maev_kit.rendering.internal import (
     ceiling as _ceiling,
     judge_label as _judge_label,
     key_label as _key_label,

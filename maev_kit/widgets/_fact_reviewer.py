@@ -9,8 +9,8 @@ from typing import Any
 import ipywidgets as widgets
 import traitlets
 
-from maev_kit._html import esc as _e
-from maev_kit._html.internal import agent_colors, entry_css, entry_html
+from maev_kit.rendering import esc as _e
+from maev_kit.rendering.internal import agent_colors, entry_css, entry_html
 from maev_kit.facts import FactReviewSession, FactUnderReview, HandoffUnderReview
 from maev_kit.widgets._labeler import _KeyHandler
 from maev_kit.widgets._render import status_html

@@ -9,7 +9,7 @@ from typing import Any, Literal, Sequence
 
 import ipywidgets as widgets
 
-from maev_kit._html.internal import (
+from maev_kit.rendering.internal import (
     TRACE_CSS as _TV_CSS,
     evidence_excerpt_html,
     find_entry,

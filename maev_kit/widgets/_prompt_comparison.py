@@ -9,8 +9,8 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from maev_kit._html import esc as _e
-from maev_kit._html.internal import (
+from maev_kit.rendering import esc as _e
+from maev_kit.rendering.internal import (
     PROMPT_CSS,
     changed_rows_html,
     comparison_summary_html,

@@ -332,14 +332,14 @@ def test_data_never_imports_a_view_or_the_metrics():
     graph = grimp.build_graph("maev_kit", cache_dir=None)
     for data in ("maev_kit.traces", "maev_kit.expectations", "maev_kit.labels",
                  "maev_kit.backends"):
-        for above in ("maev_kit.widgets", "maev_kit.reporting", "maev_kit._html",
+        for above in ("maev_kit.widgets", "maev_kit.reporting", "maev_kit.rendering",
                       "maev_kit.metrics"):
             chain = graph.find_shortest_chain(importer=data, imported=above, as_packages=True)
             assert chain is None, f"{data} imports {above}: {' → '.join(chain or ())}"
 
 
 def test_widgets_and_reporting_do_not_import_each_other():
-    """Not even lazily: the two views share maev_kit._html instead."""
+    """Not even lazily: the two views share maev_kit.rendering instead."""
     graph = grimp.build_graph("maev_kit", cache_dir=None)
     for a, b in (("maev_kit.widgets", "maev_kit.reporting"),
                  ("maev_kit.reporting", "maev_kit.widgets")):
@@ -368,7 +368,7 @@ def test_the_view_registers_the_html_of_a_trace():
     # in a fresh interpreter: nothing but the trace imported, the timeline is drawn, and the
     # view was loaded only when it was asked for
     code = ("import sys; from maev_kit.traces import MultiAgentTrace as T; "
-            "assert 'maev_kit._html._trace' not in sys.modules; "
+            "assert 'maev_kit.rendering._trace' not in sys.modules; "
             "print('maev-tv' in T('c')._repr_html_())")
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert got.stdout.strip() == "True", got.stderr

@@ -91,22 +91,26 @@ def _imported_modules(node: ast.Import | ast.ImportFrom, path: Path,
 
 
 def private_module_imports(path: Path, package: str, root: Path = ROOT) -> list[str]:
-    """``file:line: maev_kit.X._m`` for every module under a private name (a component below the
-    top-level package that starts with ``_``) that ``path``, of top-level package ``package``,
-    imports from another top-level package of the kit — anywhere in the file: in functions,
-    under ``if TYPE_CHECKING:``, relative or absolute.
+    """``file:line: maev_kit.X._m`` for every module under a private name (a component that
+    starts with ``_``) that ``path``, of top-level package ``package``, imports from outside
+    its own package — anywhere in the file: in functions, under ``if TYPE_CHECKING:``, relative
+    or absolute.
 
-    The top-level name itself may start with ``_`` (``maev_kit._html``, ``maev_kit._jsonl``):
-    that says "the kit's own, not the user's"; such a package is used through itself, its
-    ``__init__`` or a public module under it, like any other."""
+    A top-level package's own modules are its business, whatever their names. The top-level
+    modules (``errors.py``, ``_jsonl.py``, …; ``package`` is then their stem) make up the root
+    package: they may import its private modules (``maev_kit._jsonl``), and every other
+    package reaches those through ``maev_kit.internal``."""
+    root_package = not (root / "maev_kit" / package / "__init__.py").is_file()
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not isinstance(node, (ast.Import, ast.ImportFrom)):
             continue
         for parts in _imported_modules(node, path, root):
-            if len(parts) < 3 or parts[0] != "maev_kit" or parts[1] == package:
+            if len(parts) < 2 or parts[0] != "maev_kit" or parts[1] == package:
                 continue
-            if any(p.startswith("_") and not p.startswith("__") for p in parts[2:]):
+            # the root package's own private modules are a direct child of maev_kit
+            below = parts[2:] if root_package else parts[1:]
+            if any(p.startswith("_") and not p.startswith("__") for p in below):
                 found.add((node.lineno, ".".join(parts)))
     return [f"{path.relative_to(root)}:{line}: {module}" for line, module in sorted(found)]
 
@@ -158,11 +162,17 @@ def test_the_module_scan_sees_every_form(tmp_path):
     found = private_module_imports(tmp_path / "maev_kit/metrics/m.py", "metrics", tmp_path)
     assert [line.split(":", 1)[1] for line in found] == [
         "1: maev_kit.judges._parse", "2: maev_kit.judges._parse", "3: maev_kit.judges._parse",
+        "5: maev_kit._top", "6: maev_kit._top",  # the root package's own: not metrics'
         "11: maev_kit.judges._parse", "13: maev_kit.judges._parse"]
     # the root package is another package to every top-level one
     as_root = private_module_imports(tmp_path / "maev_kit/metrics/m.py", "__init__", tmp_path)
     assert {"7: maev_kit.metrics._x", "8: maev_kit.metrics._x"} <= {
         line.split(":", 1)[1] for line in as_root}
+    # a top-level module may use the root package's private modules, not another package's
+    (tmp_path / "maev_kit/top.py").write_text("from maev_kit._top import c\n"
+                                               "from maev_kit.judges._parse import a\n")
+    found = private_module_imports(tmp_path / "maev_kit/top.py", "top", tmp_path)
+    assert [line.split(":", 1)[1] for line in found] == ["2: maev_kit.judges._parse"]
 
 
 def test_architecture_names_each_package_seam():
@@ -180,7 +190,8 @@ def test_architecture_names_each_package_seam():
     assert set(rows) == packages, (sorted(packages - set(rows)), sorted(set(rows) - packages))
     for seam in sorted(KIT.rglob("internal.py")):
         module = ".".join(seam.relative_to(ROOT).with_suffix("").parts)
-        assert f"`{module}`" in rows[seam.relative_to(KIT).parts[0]], f"{module} not in its row"
+        row = seam.relative_to(KIT).parts[0].removesuffix(".py")  # maev_kit/internal.py: its own
+        assert f"`{module}`" in rows[row], f"{module} not in its row"
         mod = importlib.import_module(module)
         text = " ".join((mod.__doc__ or "").split()).lower()
         assert "seam" in text and "not part of the user api" in text, module
@@ -188,3 +199,20 @@ def test_architecture_names_each_package_seam():
     named = set(re.findall(r"`(maev_kit(?:\.\w+)+)`", section))
     for module in sorted(named):
         importlib.import_module(module)
+
+
+def test_the_root_seam_hands_on_the_root_modules_own_objects():
+    """``maev_kit.internal`` re-exports, never copies: each name is the very object its private
+    module defines, so a change there reaches every package."""
+    import importlib
+
+    from maev_kit import internal
+
+    homes = [importlib.import_module(f"maev_kit.{m}")
+             for m in ("_jsonl", "_files", "_gc", "_version")]
+    for name in internal.__all__:
+        if name == "views":
+            assert internal.views is importlib.import_module("maev_kit._views")
+            continue
+        owners = [m for m in homes if getattr(m, name, None) is getattr(internal, name)]
+        assert owners, f"maev_kit.internal.{name} is not the object of a root module"

@@ -70,7 +70,7 @@ def entry(page: str, anchor: str) -> str:
 
 
 def test_verdict_links_to_the_marked_tool_argument(result):
-    from maev_kit._html._trace import anchor_prefix
+    from maev_kit.rendering._trace import anchor_prefix
 
     row = result.ledger.iloc[0]
     assert row["label"] == "retained" and row["evidence_field"] == "arguments.account_number"

@@ -122,7 +122,7 @@ def test_the_llm_prompt_v4_shows_what_was_handed_over_and_v3_is_unchanged():
 
 
 def test_the_views_say_the_receiver_is_not_in_the_trace():
-    from maev_kit._html._trace import SILENT_RECEIVER_NOTE, item_html, trace_html
+    from maev_kit.rendering._trace import SILENT_RECEIVER_NOTE, item_html, trace_html
 
     trace = _escalation("c7", summary=SUMMARY)
     items = build_retention_items([trace], [_exp("c7")])

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from maev_kit._jsonl import display_name
 from maev_kit.errors import InputError
+from maev_kit.internal import display_name
 from maev_kit.traces._io import trace_from_dict, trace_to_dict
 from maev_kit.traces.importers._autogen import import_autogen
 from maev_kit.traces.importers._chat import import_chat
@@ -143,7 +143,7 @@ def _data_format(src: _Source) -> str:
     fmt = detect_format(src.data)
     if fmt is not None:
         return fmt
-    from maev_kit._files import kind_of_keys
+    from maev_kit.internal import kind_of_keys
 
     first = src.data[0] if isinstance(src.data, list) and src.data else src.data
     kind = kind_of_keys(set(first)) if isinstance(first, dict) else None

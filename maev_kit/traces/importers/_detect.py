@@ -330,7 +330,7 @@ def detect_file(path: str | os.PathLike[str], format: str = "auto", *,
     name = name or p.name
     _check_path(p, name)
     if format == "auto":
-        from maev_kit._files import sniff
+        from maev_kit.internal import sniff
         from maev_kit.traces._parquet import is_parquet_file
 
         if is_parquet_file(p):  # the kit's own columnar traces (maev convert, save_traces)

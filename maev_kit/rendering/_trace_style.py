@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from maev_kit._html import esc as _e
+from maev_kit.rendering import esc as _e
 
 
 #: Events per page of a long trace.

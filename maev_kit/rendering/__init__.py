@@ -1,7 +1,8 @@
 """HTML shared by the views (:mod:`maev_kit.widgets`, :mod:`maev_kit.reporting`) and the data
 model's ``_repr_html_``: escaping, cell formatting, and the trace / retention-item renderers.
 
-The views import this package, never each other; nothing here imports a view. Every piece of
+Not part of the user API: the kit's views import this package (and its seam
+:mod:`maev_kit.rendering.internal`), never each other; nothing here imports a view. Every piece of
 text that reaches a page goes through :func:`esc`: trace text is untrusted, and a notebook's
 HTML output runs scripts and ``onerror`` handlers.
 """

@@ -10,7 +10,7 @@ what a verdict rests on cannot silently differ. In a retention item the receivin
 entries are the evidence; the user's and other agents' are marked as context.
 
 Every piece of trace text (messages, agent ids, context keys and values, tool names and
-arguments, tool results, facts, rationales) goes through :func:`maev_kit._html.esc` before it
+arguments, tool results, facts, rationales) goes through :func:`maev_kit.rendering.esc` before it
 reaches the page: trace text is untrusted, and the notebook's HTML output runs scripts and
 ``onerror`` handlers.
 
@@ -24,15 +24,15 @@ expectation and loop problems), ``_trace_timeline`` (:func:`trace_html`) and ``_
 
 from __future__ import annotations
 
-from maev_kit._html._trace_entries import (
+from maev_kit.rendering._trace_entries import (
     ENTRY_KIND_NAMES, anchor_prefix, entry_anchor, entry_anchors, entry_html,
     evidence_excerpt_html, fact_terms, find_entry, span_of,
 )
-from maev_kit._html._trace_item import SILENT_RECEIVER_NOTE, item_html
-from maev_kit._html._trace_style import (
+from maev_kit.rendering._trace_item import SILENT_RECEIVER_NOTE, item_html
+from maev_kit.rendering._trace_style import (
     DEFAULT_PAGE_SIZE, LABEL_COLORS, PALETTE, TRACE_CSS, agent_colors, entry_css,
 )
-from maev_kit._html._trace_timeline import trace_events, trace_html
+from maev_kit.rendering._trace_timeline import trace_events, trace_html
 from maev_kit.traces.internal import register_html_view
 
 __all__ = ["DEFAULT_PAGE_SIZE", "ENTRY_KIND_NAMES", "PALETTE", "agent_colors", "anchor_prefix",

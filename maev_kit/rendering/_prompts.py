@@ -10,9 +10,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from maev_kit._html import esc as _e
-from maev_kit._html import fmt as _fmt
-from maev_kit._html._trace import LABEL_COLORS, item_html
+from maev_kit.rendering import esc as _e
+from maev_kit.rendering import fmt as _fmt
+from maev_kit.rendering._trace import LABEL_COLORS, item_html
 
 __all__ = ["PROMPT_CSS", "comparison_summary_html", "changed_rows_html", "prompt_diff_html"]
 

@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from maev_kit._html import esc as _e
-from maev_kit._html._trace_entries import (
+from maev_kit.rendering import esc as _e
+from maev_kit.rendering._trace_entries import (
     _agents_arrow, _context_rows, _context_table, _spans, _spans_by_entry, _verdict_spans,
     _warnings_html, entry_anchors, entry_html, fact_terms,
 )
-from maev_kit._html._trace_style import LABEL_COLORS, TRACE_CSS, _chip, agent_colors
+from maev_kit.rendering._trace_style import LABEL_COLORS, TRACE_CSS, _chip, agent_colors
 
 
 # --------------------------------------------------------------------------- items

@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from maev_kit._html import esc as _e
-from maev_kit._html._trace_checks import _Problem, _contract_problems, _loop_handoffs
-from maev_kit._html._trace_entries import (
+from maev_kit.rendering import esc as _e
+from maev_kit.rendering._trace_checks import _Problem, _contract_problems, _loop_handoffs
+from maev_kit.rendering._trace_entries import (
     _Fact, _agents_arrow, _context_rows, _context_table, _normalize_facts, _spans, _spans_by_entry,
     _subject_words, _verdict_spans, _warnings_html, entry_anchors, entry_html,
 )
-from maev_kit._html._trace_style import (
+from maev_kit.rendering._trace_style import (
     DEFAULT_PAGE_SIZE, LABEL_COLORS, TRACE_CSS, _chip, _plural, agent_colors,
 )
 from maev_kit.traces.internal import conversation_view

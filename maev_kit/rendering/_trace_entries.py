@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from maev_kit._html import esc as _e
-from maev_kit._html._trace_style import LABEL_COLORS
+from maev_kit.rendering import esc as _e
+from maev_kit.rendering._trace_style import LABEL_COLORS
 from maev_kit.traces import Message  # the doctests draw Message entries
 
 
