@@ -20,14 +20,12 @@ from maev_kit.backends._base import (
     retry_after_from_headers,
 )
 from maev_kit.backends._litellm import LiteLLMBackend
-from maev_kit.backends._local import VLLM_SLOTS, server_slots
 from maev_kit.backends._openai import OpenAIClientBackend
 from maev_kit.backends._scripted import ScriptedBackend, ScriptError
 
 __all__ = [
     "ERROR_KINDS",
     "KIND_TO_CAUSE",
-    "VLLM_SLOTS",
     "Backend",
     "BackendError",
     "Completion",
@@ -37,5 +35,4 @@ __all__ = [
     "ScriptedBackend",
     "classify_error",
     "retry_after_from_headers",
-    "server_slots",
 ]

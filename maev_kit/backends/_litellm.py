@@ -29,7 +29,6 @@ from maev_kit.backends._local import (
     probe_kept_system,
     request_params,
     response_format,
-    server_slots,
 )
 
 __all__ = ["LiteLLMBackend", "import_litellm", "release_litellm"]
@@ -72,9 +71,9 @@ def import_litellm() -> Any:
 
 #: litellm calls still running (a caller stopped waiting for them): awaited by release_litellm.
 _IN_FLIGHT: set[Any] = set()
-#: what release_litellm found stuck once (litellm's logging worker bound to another event loop):
-#: never waited for again in this process, so one stuck worker costs one wait, not one per run.
-_STUCK: set[str] = set()
+#: whether release_litellm found litellm's logging worker stuck (bound to another event loop):
+#: then never waited for again in this process, so it costs one wait, not one per run.
+_worker_stuck = False
 
 
 def _forget(call: Any) -> None:
@@ -156,19 +155,16 @@ async def release_litellm(timeout: float = 5.0) -> None:
         from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER as worker
     except Exception:  # noqa: BLE001 - another litellm version: nothing of this shape to stop
         worker = None
-    if worker is not None and not _STUCK:
-        try:
-            await asyncio.wait_for(worker.flush(), timeout)
-        except asyncio.TimeoutError:  # a worker that never ends (bound to another event loop)
-            _STUCK.add("logging worker")  # is not waited for again in this process
-        except Exception:  # noqa: BLE001 - best effort
-            pass
-        try:
-            await asyncio.wait_for(worker.stop(discard_pending=True, timeout=timeout), timeout)
-        except asyncio.TimeoutError:
-            _STUCK.add("logging worker")
-        except Exception:  # noqa: BLE001 - best effort
-            pass
+    global _worker_stuck
+    if worker is not None and not _worker_stuck:
+        for step in (worker.flush, lambda: worker.stop(discard_pending=True, timeout=timeout)):
+            try:
+                await asyncio.wait_for(step(), timeout)
+            except asyncio.TimeoutError:  # a worker that never ends (bound to another event
+                _worker_stuck = True  # loop): not waited for again, nor stopped, in this process
+                break
+            except Exception:  # noqa: BLE001 - best effort
+                pass
     close = getattr(litellm, "close_litellm_async_clients", None)
     if close is not None:
         try:
@@ -285,7 +281,7 @@ class LiteLLMBackend:
         with a ``cause`` (``unreachable``, ``auth``, ``other``) when nothing listens, the key
         is refused or the model is not among those served; the runner turns it into a
         JudgeUnavailableError naming the address. Also asks how many requests the server
-        works on at once (:attr:`slots`, see :func:`~maev_kit.backends.server_slots`)."""
+        works on at once (:attr:`slots`, see :func:`~maev_kit.backends.internal.preflight`)."""
         import asyncio
 
         base = self.endpoint()
@@ -293,9 +289,8 @@ class LiteLLMBackend:
             return None
         name = self.model.split("/", 1)[1] if "/" in self.model else self.model
         key = self.params.get("api_key")
-        key = key if isinstance(key, str) else None
-        served = await asyncio.to_thread(preflight, name, base, key)
-        self.slots = await asyncio.to_thread(server_slots, base, key)
+        served, self.slots = await asyncio.to_thread(
+            preflight, name, base, key if isinstance(key, str) else None)
         if self._fold is None:  # fold_system="auto": ask the chat template once
             self._fold = not await self.probe_system()
         return served

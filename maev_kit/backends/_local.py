@@ -2,8 +2,8 @@
 defaults, local servers reached without a key, and a preflight that asks the server which
 models it serves before a run starts.
 
-Standard library only (the preflight is one ``GET /v1/models`` through :mod:`urllib`, run in a
-worker thread): importing this never imports litellm or openai.
+Standard library only (the preflight is a ``GET /v1/models`` and a ``GET /props`` through
+:mod:`urllib`, run in a worker thread): importing this never imports litellm or openai.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from typing import Any
 __all__ = ["AUTO", "MAX_REPLY_TOKENS", "fold_system", "generation_defaults", "reply_cap",
            "request_params", "response_format", "local_defaults", "PROBE_MESSAGES",
            "probe_kept_system",
-           "local_endpoint", "redact_url", "preflight", "PreflightError", "server_slots",
-           "VLLM_SLOTS"]
+           "local_endpoint", "redact_url", "preflight", "PreflightError", "VLLM_SLOTS"]
 
 #: The value of ``max_tokens`` that sizes the reply cap to each request (see :func:`reply_cap`).
 AUTO = "auto"
@@ -266,24 +265,37 @@ def _same_model(asked: str, served: str) -> bool:
 
 
 def preflight(model: str, base: str, api_key: str | None = None,
-              timeout: float = _PREFLIGHT_TIMEOUT) -> list[str] | None:
-    """Ask the server at ``base`` which models it serves and check ``model`` (the name without
-    litellm's prefix) is one: the ids it serves, or None when it cannot tell (no
-    ``/v1/models``, an empty list, no answer within ``timeout`` — a busy one-slot server).
+              timeout: float = _PREFLIGHT_TIMEOUT) -> tuple[list[str] | None, int | None]:
+    """Ask the server at ``base`` which models it serves, check ``model`` (the name without
+    litellm's prefix) is one, and how many requests it works on at once: ``(served, slots)``.
+
+    ``served`` is the ids it serves, or None when it cannot tell (no ``/v1/models``, an empty
+    list, no answer within ``timeout`` — a busy one-slot server). ``slots`` is what the server
+    says of its parallelism, or None when it does not say: llama.cpp's server at ``GET /props``
+    (``total_slots``, its ``--parallel``); a vLLM server lists its models as ``owned_by:
+    "vllm"`` and batches up to :data:`VLLM_SLOTS` requests; Ollama, LM Studio and
+    llama-cpp-python's server do not say. The answer is untrusted: anything but a whole number
+    from 1 to 4,096 is ignored. The runner opens its window at ``slots`` instead of probing
+    (see :func:`~maev_kit.runner.internal.opening`). ``/props`` is asked only of a server that
+    answered, so a silent or busy one costs one timeout at most.
 
     Raises :class:`PreflightError` when nothing listens, when the key is refused, or when the
     server lists its models and ``model`` is not among them.
+
+    >>> preflight("m", "http://127.0.0.1:9/v1", timeout=0.5)
+    Traceback (most recent call last):
+    ...
+    maev_kit.backends._local.PreflightError: nothing answers at http://127.0.0.1:9/v1 for model m (connection refused)
     """
     where = redact_url(base.rstrip("/"))
+    root = base.rstrip("/").removesuffix("/v1")
     urls = [base.rstrip("/") + "/models"]
     if ":11434" in base or "ollama" in base:
-        urls.append(base.rstrip("/").removesuffix("/v1") + "/api/tags")
+        urls.append(root + "/api/tags")
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     for url in urls:
         try:
-            req = urllib.request.Request(url, headers=headers)
-            with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - user's URL
-                body = json.loads(resp.read(1_000_000) or b"null")
+            body = _get_json(url, headers, timeout)
         except urllib.error.HTTPError as exc:
             if exc.code in (401, 403):
                 raise PreflightError(f"authentication failed at {where} for model {model} "
@@ -295,9 +307,9 @@ def preflight(model: str, base: str, api_key: str | None = None,
             if isinstance(reason, ConnectionRefusedError) or "refused" in str(reason).lower():
                 raise PreflightError(f"nothing answers at {where} for model {model} "
                                      "(connection refused)", "unreachable") from None
-            return None  # a timeout, a DNS hiccup: the run itself will tell
+            return None, None  # a timeout, a DNS hiccup: the run itself will tell
         except (OSError, ValueError):
-            return None
+            return None, None
         served = _served(body)
         if not served:
             continue
@@ -306,42 +318,28 @@ def preflight(model: str, base: str, api_key: str | None = None,
                                               if len(served) > 10 else "")
             raise PreflightError(f"{model} is not served at {where}; the server serves: "
                                  f"{shown}", "other")
-        return served
-    return None
+        return served, _slots(root, headers, timeout, body)
+    return None, None
 
 
 def _get_json(url: str, headers: Mapping[str, str], timeout: float) -> Any:
-    """The JSON body of ``GET url``, or None on any failure (an absent route, a timeout, a
-    body that is not JSON)."""
+    """The JSON body of ``GET url`` (at most 1 MB; an empty body is None). Raises what
+    :func:`urllib.request.urlopen` raises, and ValueError for a body that is not JSON."""
+    req = urllib.request.Request(url, headers=dict(headers))
+    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - user's URL
+        return json.loads(resp.read(1_000_000) or b"null")
+
+
+def _slots(root: str, headers: Mapping[str, str], timeout: float, models: Any) -> int | None:
+    """What a server that listed its models (``models``: the body) says of its parallelism:
+    ``total_slots`` at ``root/props``, else :data:`VLLM_SLOTS` for vLLM's model list."""
     try:
-        req = urllib.request.Request(url, headers=dict(headers))
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - user's URL
-            return json.loads(resp.read(1_000_000) or b"null")
+        props = _get_json(root + "/props", headers, timeout)
     except (OSError, ValueError):
-        return None
-
-
-def server_slots(base: str, api_key: str | None = None,
-                 timeout: float = _PREFLIGHT_TIMEOUT) -> int | None:
-    """How many requests the server at ``base`` says it works on at once, or None when it
-    does not say.
-
-    llama.cpp's server says it at ``GET /props`` (``total_slots``, its ``--parallel``); a vLLM
-    server lists its models as ``owned_by: "vllm"`` and batches up to :data:`VLLM_SLOTS`
-    requests. Ollama, LM Studio and llama-cpp-python's server do not say. The runner opens its
-    window at this count instead of probing (see :class:`~maev_kit.runner.Window`). The
-    server's answer is untrusted: anything but a whole number from 1 to 4,096 is ignored.
-
-    >>> server_slots("http://127.0.0.1:9/v1", timeout=0.5) is None  # nothing listens there
-    True
-    """
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    root = base.rstrip("/").removesuffix("/v1")
-    props = _get_json(root + "/props", headers, timeout)
+        props = None
     total = props.get("total_slots") if isinstance(props, dict) else None
     if isinstance(total, int) and not isinstance(total, bool) and 1 <= total <= _MAX_SLOTS:
         return total
-    models = _get_json(base.rstrip("/") + "/models", headers, timeout)
     rows = models.get("data") if isinstance(models, dict) else None
     if isinstance(rows, list) and any(isinstance(r, dict) and r.get("owned_by") == "vllm"
                                       for r in rows):

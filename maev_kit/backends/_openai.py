@@ -24,7 +24,6 @@ from maev_kit.backends._local import (
     generation_defaults,
     preflight,
     request_params,
-    server_slots,
 )
 
 __all__ = ["OpenAIClientBackend"]
@@ -127,9 +126,8 @@ class OpenAIClientBackend:
         if base is None:
             return None
         key = getattr(self.client, "api_key", None)
-        key = key if isinstance(key, str) else None
-        served = await asyncio.to_thread(preflight, self.model, base, key)
-        self.slots = await asyncio.to_thread(server_slots, base, key)
+        served, self.slots = await asyncio.to_thread(
+            preflight, self.model, base, key if isinstance(key, str) else None)
         return served
 
     async def complete(self, messages: Sequence[Mapping[str, Any]], *,

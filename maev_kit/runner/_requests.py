@@ -259,7 +259,8 @@ class Window:
     """How many requests may be in flight: slow start, then additive increase, multiplicative
     decrease, steered by latency (TCP Vegas's estimate of the server's queue).
 
-    Opens at :data:`START_CONCURRENCY` (at most ``ceiling``). Each reply says how many of the
+    Opens at ``start`` (at most ``ceiling``) — after one request alone when probing, see
+    below. Each reply says how many of the
     requests in flight when it was sent were waiting in the server's queue rather than being
     worked on: ``n × (1 − fastest / latency)``, where ``n`` was the number in flight and
     ``fastest`` the quickest reply so far. A server that works on one request at a time answers
@@ -297,9 +298,11 @@ class Window:
     def __init__(self, ceiling: int, start: int = START_CONCURRENCY, probe: bool = True,
                  timeout: float | None = None) -> None:
         self.ceiling = ceiling
-        self.start = float(max(1, min(start, ceiling)))
-        self.probe, self.timeout = probe, timeout
-        self.limit = 1.0 if probe else self.start  # (see the class docstring)
+        opened = float(max(1, min(start, ceiling)))
+        #: the size the first reply opens a probing window at (None: open)
+        self._opening: float | None = opened if probe else None
+        self._timeout = timeout
+        self.limit = 1.0 if probe else opened
         self.fastest: float | None = None  # None until the first reply
         self.slow_start = True
         self.last_cut = -math.inf
@@ -311,11 +314,12 @@ class Window:
     def replied(self, latency: float, sent_at: float, in_flight: int) -> None:
         """A reply that took ``latency`` seconds, for a request sent at ``sent_at`` with
         ``in_flight`` requests in flight (itself included)."""
-        if self.fastest is None and self.probe:  # the server answered: open the window
-            self.fastest, self.limit = latency, self.start
-            if self.timeout is not None and latency > 0:  # no more than one slot finishes
-                fits = math.floor(self.timeout / (2 * latency))  # in half the timeout
-                self.limit = float(max(1, min(self.start, fits)))
+        if self._opening is not None:  # the probe's reply: open the window
+            self.fastest, self.limit = latency, self._opening
+            if self._timeout is not None and latency > 0:  # no more than one slot finishes
+                fits = math.floor(self._timeout / (2 * latency))  # in half the timeout
+                self.limit = float(max(1, min(self._opening, fits)))
+            self._opening = None
             return
         self.fastest = latency if self.fastest is None else min(self.fastest, latency)
         queued = in_flight * (1.0 - self.fastest / latency) if latency > 0 else 0.0

@@ -64,7 +64,10 @@ class JudgeRun(BaseRun[Verdict, RetentionItem]):
     invalid in an otherwise readable reply), ``failed_attempts`` (every failed attempt by kind,
     retried or not), ``prompt_tokens``, ``completion_tokens``, ``tokens``, ``cost`` (USD spent
     by this run; None when a reply came without a price — never estimated), ``latency_p50`` /
-    ``latency_p95`` (seconds per answered request; None without requests) and ``wall_time``.
+    ``latency_p95`` (seconds per answered request; None without requests), ``peak_in_flight``
+    (the most requests in flight at once), ``window_start`` (how the number in flight opened:
+    ``hosted``, ``announced N`` — the server said it works on N at once — or ``probe``; see
+    :func:`~maev_kit.runner.internal.opening`) and ``wall_time``.
     """
 
     def __repr__(self) -> str:

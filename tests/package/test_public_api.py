@@ -153,9 +153,9 @@ PUBLIC = {
         "ShardFailure", "evaluate_dataset",
     ],
     "maev_kit.backends": [
-        "ERROR_KINDS", "KIND_TO_CAUSE", "VLLM_SLOTS", "Backend", "BackendError", "Completion",
-        "LiteLLMBackend", "OpenAIClientBackend", "ScriptError", "ScriptedBackend",
-        "classify_error", "retry_after_from_headers", "server_slots",
+        "ERROR_KINDS", "KIND_TO_CAUSE", "Backend", "BackendError", "Completion", "LiteLLMBackend",
+        "OpenAIClientBackend", "ScriptError", "ScriptedBackend", "classify_error",
+        "retry_after_from_headers",
     ],
     "maev_kit.testing": [
         "FAIL_MODES", "FakeBatch", "FakeOpenAIServer", "FakeReply", "LoggedRequest", "Responder",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from runner.runner_helpers import echo_responder
 
-from maev_kit.backends import VLLM_SLOTS, server_slots
+from maev_kit.backends.internal import VLLM_SLOTS, preflight
 from maev_kit.runner._requests import START_CONCURRENCY, Window, opening
 from maev_kit.testing import FakeOpenAIServer
 
@@ -23,16 +23,16 @@ from maev_kit.testing import FakeOpenAIServer
     ({"slots": 2}, None),
     (None, None),                  # no /props: a 404
 ])
-def test_server_slots_reads_total_slots_defensively(props, expected):
+def test_the_preflight_reads_total_slots_defensively(props, expected):
     with FakeOpenAIServer(echo_responder, props=props, models=["m"]) as server:
-        assert server_slots(server.base_url) == expected
+        assert preflight("m", server.base_url) == (["m"], expected)
 
 
 def test_a_vllm_server_is_known_by_its_model_list():
     with FakeOpenAIServer(echo_responder, models=["m"], owned_by="vllm") as server:
-        assert server_slots(server.base_url) == VLLM_SLOTS
+        assert preflight("m", server.base_url)[1] == VLLM_SLOTS
     with FakeOpenAIServer(echo_responder, models=["m"], owned_by="library") as server:
-        assert server_slots(server.base_url) is None
+        assert preflight("m", server.base_url)[1] is None
 
 
 def test_opening_for_each_kind_of_server():

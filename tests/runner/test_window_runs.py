@@ -21,7 +21,7 @@ def test_a_server_that_announces_its_slots_gets_them_from_the_first_request(make
                                                                          backend_kind):
     latency = 0.3
     with FakeOpenAIServer(echo_responder, slots=6, props={"total_slots": 6},
-                          latency=latency) as server:
+                          models=["fake-judge"], latency=latency) as server:
         items = make_items(18, 1)
         run = run_judge(EchoJudge(), items, make_backend(backend_kind, server),
                         max_concurrency=16, cache=False, progress=False)
@@ -47,7 +47,7 @@ def test_a_silent_server_gets_one_request_alone_first(make_backend, backend_kind
 def test_a_one_slot_server_that_says_so_loses_nothing_and_is_not_flooded(make_backend,
                                                                         backend_kind):
     with FakeOpenAIServer(echo_responder, slots=1, props={"total_slots": 1},
-                          latency=0.2) as server:
+                          models=["fake-judge"], latency=0.2) as server:
         items = make_items(10, 2)
         run = run_judge(EchoJudge(), items, make_backend(backend_kind, server),
                         max_concurrency=16, cache=False, progress=False)
