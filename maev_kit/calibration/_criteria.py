@@ -323,7 +323,8 @@ def check_criterion_card(card: Any, traces: Sequence[Any], human_labels: Any, *,
                                   n_resamples=n_resamples, confidence=confidence, seed=seed,
                                   **run_options)
     run = next(iter(now.runs.values()))
-    human = load_human_labels(_with_criterion(human_labels, criterion.name))
+    human = _answers(load_human_labels(_with_criterion(human_labels, criterion.name)), items,
+                     criterion.names_agents)  # as the card and the rerun hold them
     tol = card.tolerance if tolerance is None and card.tolerance is not None else (
         0.05 if tolerance is None else tolerance)
     floor = min_kappa if min_kappa is not None else (

@@ -100,12 +100,7 @@ def criterion_of(items: Sequence[CriterionItem]) -> Criterion:
     if len(names) > 1:
         raise InputError(f"the items belong to several criteria ({', '.join(names)}); "
                          "judge or calibrate one criterion at a time")
-    definition = items[0].definition
-    if definition is None:
-        from maev_kit.criteria._load import builtin
-
-        return builtin(names[0])
-    return definition
+    return items[0]._criterion()  # an item made without its criterion: an InputError
 
 
 class CallableJudge:

@@ -134,15 +134,12 @@ def criterion_table(criterion: Any, run: Any, *, human: Mapping[str, str] | None
     return pd.DataFrame(rows, index=pd.Index(labels, name="label"), columns=CRITERION_COLUMNS)
 
 
-def _one_label_each(human_labels: Any, items: Sequence[Any]) -> dict[str, str]:
+def _one_label_each(human: Mapping[str, Mapping[str, str]], items: Sequence[Any]
+                    ) -> dict[str, str]:
     """Item id → the people's majority label (first annotator's on a tie), for ``items``; a
     label that is no answer to its item is an InputError naming the item."""
-    if human_labels is None:
-        return {}
-    from maev_kit.calibration import load_human_labels
     from maev_kit.criteria import parse_attribution
 
-    human = load_human_labels(human_labels)
     out = {}
     for it in items:
         if it.item_id not in human:
@@ -177,14 +174,19 @@ def score_criteria(traces: Sequence[Any], criteria: Sequence[Any], judge: Any, *
     tables: dict[str, pd.DataFrame] = {}
     info: dict[str, Any] = {}
     options = {k: v for k, v in (run_options or {}).items() if k != "mode"}
+    people: Mapping[str, Mapping[str, str]] = {}
+    if human_labels is not None:  # read once: a database store is one query, not one per
+        from maev_kit.calibration import load_human_labels  # criterion
+
+        people = load_human_labels(human_labels)
     for criterion in criteria:
         items = criterion.items(traces)
         if not items:
-            tables[criterion.name] = criterion_table(criterion, _empty_run(criterion))
+            tables[criterion.name] = criterion_table(criterion, _empty_run())
             info[criterion.name] = {"items": 0, "note": f"no {criterion.scope} to ask about"}
             continue
         run = judge_criterion(judge, items, backend, **options)
-        human = _one_label_each(human_labels, items)
+        human = _one_label_each(people, items)
         tables[criterion.name] = criterion_table(criterion, run, human=human,
                                                  n_resamples=n_resamples,
                                                  confidence=confidence, seed=seed)
@@ -215,7 +217,7 @@ def _warn_errors(name: str, run: Any, n: int) -> None:
                       JudgeErrorWarning, stacklevel=4)
 
 
-def _empty_run(criterion: Any) -> Any:
+def _empty_run() -> Any:
     from maev_kit.criteria import CriterionRun
 
     return CriterionRun([], "none", "0", None, {"errors": 0})

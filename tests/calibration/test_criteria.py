@@ -148,3 +148,31 @@ def test_retention_only_options_are_refused_for_criterion_items():
     items = GROUNDED.items(make_traces(3))
     with pytest.raises(InputError, match="examples, prompts: for retention items only"):
         calibrate(items, {}, judges=[says_amount], prompts=["v1"], examples=2)
+
+
+def blames_triage(item):
+    """A failure-attribution judge that drifted: triage, whatever the run."""
+    return "triage"
+
+
+def test_the_drift_gate_of_failure_attribution_compares_agents(tmp_path):
+    """People label ``agent@step``; the card and the rerun hold agents. The gate compares on the
+    agent: a judge that drifted is caught by McNemar, not passed because no label matched."""
+    from maev_kit.calibration import check_criterion_card
+    from maev_kit.criteria import failure_attribution
+
+    from criteria.conftest import blames_on_amount
+
+    traces = make_traces(30, handoffs=False)
+    items = failure_attribution().items(traces)
+    human = {it.item_id: {"ana": blames_on_amount(it)} for it in items}
+    res = calibrate(items, human, judges=["criteria.conftest:blames_on_amount"],
+                    progress=False, n_resamples=300)
+    card = res.card(min_kappa=0.2)
+    same = check_criterion_card(card, traces, human, n_resamples=300, progress=False)
+    assert same.status == "PASS" and same.then_only_correct == same.now_only_correct == 0
+    drifted = check_criterion_card(card, traces, human, judge=blames_triage, n_resamples=300,
+                                   progress=False)
+    wrong_now = sum(1 for it in items if not blames_on_amount(it).startswith("triage"))
+    assert drifted.then_only_correct == wrong_now > 0 and drifted.p_value < 0.05
+    assert drifted.status == "FAIL"
