@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from maev_kit.calibration._criteria import criteria_aware
+from maev_kit.calibration._criteria import criteria_aware, failed_run
 from maev_kit.calibration._human import (
     CannotFitError,
     check_split,
@@ -133,19 +133,6 @@ def _split_map(split: Any, labeled_set: Any) -> Any:
     if labeled_set is not None:
         return labeled_set.split_of
     return {}
-
-
-def _failed_run(spec: _Spec, items: list[Any], exc: JudgeUnavailableError) -> Any:
-    """The run of a judge that could not answer at all: every item an error with its cause."""
-    from maev_kit.judges import Verdict
-    from maev_kit.runner import JudgeRun
-
-    verdicts = [Verdict(it.item_id, None, error=str(exc), cause=exc.cause) for it in items]
-    stats = {"items": len(items), "requests": None, "cache_hits": 0, "errors": len(items),
-             "errors_by_cause": {exc.cause: len(items)}, "unavailable": str(exc),
-             "cost": None, "tokens": None, "latency_p50": None, "latency_p95": None}
-    return JudgeRun(verdicts, spec.judge.name, str(spec.judge.version),
-                    getattr(spec.backend, "model", None), stats, tuple(items))
 
 
 LABELER_HINT = ("label with maev_kit.widgets.Labeler(ls.items, "
@@ -315,13 +302,14 @@ def _run_all(plan: _Plan, run_options: Mapping[str, Any]
             continue
         endpoint = repr(spec.backend.cache_identity()) if spec.backend is not None else ""
         if endpoint in dead:
-            runs[spec.key] = _failed_run(spec, plan.scored, dead[endpoint])
+            runs[spec.key] = failed_run(spec.judge, spec.backend, plan.scored,
+                                         dead[endpoint])
             continue
         try:
             runs[spec.key] = run_judge(spec.judge, plan.scored, spec.backend, **run_options)
         except JudgeUnavailableError as exc:
             dead[endpoint] = exc
-            runs[spec.key] = _failed_run(spec, plan.scored, exc)
+            runs[spec.key] = failed_run(spec.judge, spec.backend, plan.scored, exc)
     if unfit and not runs:
         raise next(iter(unfit.values()))
     return runs, {s.key: s.meta for s in plan.specs}, {k: str(e) for k, e in unfit.items()}

@@ -90,16 +90,27 @@ def _key(judge: Any, backend: Any) -> tuple[str, JudgeMeta]:
     return f"{model} [{prompt}]", JudgeMeta(model, prompt, params, judge.prompt.sha256)
 
 
-def _failed_run(judge: Any, backend: Any, items: list[Any], exc: JudgeUnavailableError) -> Any:
-    from maev_kit.criteria import CriterionRun, CriterionVerdict
+def failed_run(judge: Any, backend: Any, items: list[Any], exc: JudgeUnavailableError, *,
+               run: Any = None, verdict: Any = None) -> Any:
+    """The run of a judge that could not answer at all: every item an error with its cause
+    (a :class:`~maev_kit.runner.JudgeRun` of Verdicts, or the ``run`` / ``verdict`` classes
+    given: a criterion's)."""
+    from maev_kit.judges import Verdict
+    from maev_kit.runner import JudgeRun
 
-    verdicts = [CriterionVerdict(it.item_id, None, error=str(exc), cause=exc.cause)
-                for it in items]
+    run, verdict = run or JudgeRun, verdict or Verdict
+    verdicts = [verdict(it.item_id, None, error=str(exc), cause=exc.cause) for it in items]
     stats = {"items": len(items), "requests": None, "cache_hits": 0, "errors": len(items),
              "errors_by_cause": {exc.cause: len(items)}, "unavailable": str(exc),
              "cost": None, "tokens": None, "latency_p50": None, "latency_p95": None}
-    return CriterionRun(verdicts, judge.name, str(judge.version),
-                        getattr(backend, "model", None), stats, tuple(items))
+    return run(verdicts, judge.name, str(judge.version), getattr(backend, "model", None),
+               stats, tuple(items))
+
+
+def _failed_run(judge: Any, backend: Any, items: list[Any], exc: JudgeUnavailableError) -> Any:
+    from maev_kit.criteria import CriterionRun, CriterionVerdict
+
+    return failed_run(judge, backend, items, exc, run=CriterionRun, verdict=CriterionVerdict)
 
 
 def _runs(judges: Sequence[Any], scored: list[Any], backend_params: Mapping[str, Any],

@@ -98,7 +98,7 @@ PROBE_DESCRIPTIONS: dict[str, str] = {
 # --- statistics ---------------------------------------------------------------------------
 
 
-def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+def wilson(k: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval of ``k`` successes in ``n`` trials (NaN, NaN for ``n == 0``).
 
     >>> [round(x, 4) for x in wilson(2, 40)]

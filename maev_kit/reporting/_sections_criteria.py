@@ -4,18 +4,13 @@ where people labeled."""
 
 from __future__ import annotations
 
-import html
-import math
 from typing import Any
 
+from maev_kit.rendering.internal import num as _value
 from maev_kit.reporting import _html as h
 from maev_kit.reporting import _plots
 
 __all__ = ["criteria_sections"]
-
-
-def _value(v: Any) -> float | None:
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
 
 
 def criteria_sections(ev: Any) -> list[tuple[str, str, str]]:
@@ -28,24 +23,24 @@ def criteria_sections(ev: Any) -> list[tuple[str, str, str]]:
 
 
 def _body(name: str, table: Any, info: dict[str, Any]) -> str:
-    parts = [f"<p><b>{html.escape(str(info.get('question', '')))}</b></p>"]
+    parts = [f"<p><b>{h.esc(info.get('question', ''))}</b></p>"]
     n = int(table["n"].iloc[0]) if len(table) else 0
     errors = int(info.get("errors") or 0)
     unit = "which-agent" if info.get("answers") else str(info.get("scope", ""))
-    judged = (f"{n} {html.escape(unit)} item(s) of "
+    judged = (f"{n} {h.esc(unit)} item(s) of "
               f"{int(table['n_conversations'].iloc[0]) if len(table) else 0} conversation(s), "
-              f"judged by {html.escape(str(info.get('judge', 'n/a')))}"
-              + (f" ({html.escape(str(info.get('model')))})" if info.get("model") else ""))
+              f"judged by {h.esc(info.get('judge', 'n/a'))}"
+              + (f" ({h.esc(info.get('model'))})" if info.get("model") else ""))
     if info.get("answers"):
-        judged += f"; the answers are {html.escape(str(info['answers']))}, one row per agent named"
+        judged += f"; the answers are {h.esc(info['answers'])}, one row per agent named"
     parts.append(f'<p class="note">{judged}.</p>')
     if errors:
-        causes = ", ".join(f"{html.escape(str(c))} {v}"
+        causes = ", ".join(f"{h.esc(c)} {v}"
                            for c, v in (info.get("errors_by_cause") or {}).items())
         parts.append(h.callout(f"{errors} item(s) could not be judged ({causes}): they are left "
                                "out of every share, never counted as a label.", warn=True))
     if n == 0:
-        parts.append(h.callout(f"Nothing judged for {html.escape(name)}: its shares are n/a.",
+        parts.append(h.callout(f"Nothing judged for {h.esc(name)}: its shares are n/a.",
                                warn=True))
         return "".join(parts)
     rows = [(str(lab), _value(r["share"]), _value(r["share_low"]), _value(r["share_high"]))

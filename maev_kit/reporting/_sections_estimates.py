@@ -3,18 +3,14 @@ corrected with human labels on a random sample (``EvaluationResult.estimates``).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from maev_kit.rendering.internal import num as _value
 from maev_kit.reporting import _html as h
 from maev_kit.reporting import _plots
 
 _METHOD_NAMES = {"judge-only": "judge only", "human-only": "people only",
                  "ppi++": "corrected (PPI++)"}
-
-
-def _value(v: Any) -> float | None:
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
 
 
 def _estimates(ev: Any) -> str:

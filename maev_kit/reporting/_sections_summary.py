@@ -3,11 +3,11 @@ against the 90 % and 95 % targets, and what each number means."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from maev_kit.calibration.internal import wilson
 from maev_kit.reporting import _html as h, _plots
 from maev_kit.reporting._common import (
     _JudgeErrors,
@@ -66,16 +66,6 @@ _COMPONENT_OF = {
 
 #: One KPI card: (extra CSS class, what it counts, value, line under it).
 _Kpi = tuple[str, str, str, str]
-
-
-def _wilson(p: float, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """Wilson score interval of a proportion (95 % by default)."""
-    if n <= 0:
-        return (math.nan, math.nan)
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def _weights(ev: Any) -> dict[str, float]:
@@ -225,12 +215,12 @@ def _routing_rows(routing: RoutingReport, n: int) -> list[tuple[str, float, floa
                              routing.category_cases or n)):
         v = _num(value)
         if v is not None:
-            lo, hi = _wilson(v, nn)
+            lo, hi = wilson(v * nn, nn)
             rrows.append((name, v, lo, hi))
     for cat, d in (routing.per_category or {}).items():
         v = _num(d.exact_routing_accuracy)
         if v is not None:
-            lo, hi = _wilson(v, d.total_cases)
+            lo, hi = wilson(v * d.total_cases, d.total_cases)
             rrows.append((f"{cat} · exact", v, lo, hi))
     return rrows
 
