@@ -8,7 +8,7 @@ from typing import Any
 
 from maev_kit.errors import InputError, LabelValidationError
 from maev_kit.labels import LabelRecord, latest_labels, read_label_file
-from maev_kit.labels.internal import is_store_url
+from maev_kit.labels.internal import is_sqlite_file, is_store_url
 
 __all__ = ["CannotFitError", "HumanLabels", "check_split", "fit_on_other_splits",
            "load_human_labels"]
@@ -20,17 +20,6 @@ class CannotFitError(InputError):
 
 #: ``{item_id: {annotator: label}}`` (latest label per annotator, skips dropped).
 HumanLabels = dict[str, dict[str, str]]
-
-
-def _is_sqlite_file(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a SQLite database (by its first bytes): a label store's file."""
-    from maev_kit.labels.internal import SQLITE_HEADER
-
-    try:
-        with open(path, "rb") as f:
-            return f.read(len(SQLITE_HEADER)) == SQLITE_HEADER
-    except OSError:
-        return False
 
 
 def _from_records(records: Iterable[LabelRecord], exclude_sources: tuple[str, ...]) -> HumanLabels:
@@ -72,7 +61,7 @@ def load_human_labels(human_labels: Any, *,
             human_labels = os.path.join(human_labels, "labels.jsonl")
         if not os.path.exists(human_labels):
             raise InputError(f"`human_labels`: no labels file at {os.fspath(human_labels)!r}")
-        if _is_sqlite_file(human_labels):  # a SQLite label store given as its path
+        if is_sqlite_file(human_labels):  # a SQLite label store given as its path
             from maev_kit.labels import LabelStore
 
             with LabelStore(human_labels) as store:

@@ -437,12 +437,11 @@ def labels_are_reference(labels: Any) -> bool:
 
     records: Any = None
     if isinstance(labels, (str, os.PathLike)):
-        from maev_kit.calibration._human import _is_sqlite_file
         from maev_kit.labels import LabelStore
-        from maev_kit.labels.internal import is_store_url
+        from maev_kit.labels.internal import is_sqlite_file, is_store_url
 
         path = os.path.join(labels, "labels.jsonl") if os.path.isdir(labels) else labels
-        if is_store_url(path) or _is_sqlite_file(path):  # a database label store
+        if is_store_url(path) or is_sqlite_file(path):  # a database label store
             with LabelStore(path) as store:
                 records = store.records()
         else:

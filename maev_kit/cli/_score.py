@@ -103,25 +103,15 @@ def _store_records(url: str) -> list[Any]:
         return store.records()
 
 
-def _is_sqlite_file(path: str) -> bool:
-    from maev_kit.labels.internal import SQLITE_HEADER
-
-    try:
-        with open(path, "rb") as f:
-            return f.read(16) == SQLITE_HEADER
-    except OSError:
-        return False
-
-
 def _read_labels(path: str) -> list[dict[str, Any]]:
     """Each annotator's latest label per item (gold labels left out) from a labels.jsonl path
     or a label store URL."""
     from maev_kit.labels import latest_labels, read_label_file
-    from maev_kit.labels.internal import is_store_url
+    from maev_kit.labels.internal import is_sqlite_file, is_store_url
 
     if is_store_url(path):
         records = _store_records(path)
-    elif _is_sqlite_file(path):  # a SQLite store given as a plain path
+    elif is_sqlite_file(path):  # a SQLite store given as a plain path
         records = _store_records("sqlite:///" + path)
     else:
         p = _input_file(path, "", "labels (labels.jsonl or a label store URL)")

@@ -65,6 +65,16 @@ CONNECT_TIMEOUT = 5
 #: The first 16 bytes of every SQLite 3 database file.
 SQLITE_HEADER = b"SQLite format 3\x00"
 
+
+def is_sqlite_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a SQLite database, by its first bytes (False when it cannot be read):
+    a label store given as a plain path rather than a ``sqlite:///`` URL."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
 _URL = re.compile(r"^(?P<scheme>sqlite|postgres|postgresql)(?:\+[a-z0-9_]+)?://", re.I)
 _SECRET_KEYS = frozenset({"password", "passwd", "pass", "sslpassword"})
 _COLUMNS = ("label_id", "item_id", "annotator", "label", "note", "created_at", "source",
