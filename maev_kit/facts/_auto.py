@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from maev_kit.facts._model import ProposedFact
 from maev_kit.facts._propose import FactNote, first_statements, propose_facts
-from maev_kit.retention import receiver_silent
+from maev_kit.retention import silent_receivers
 from maev_kit.traces import MultiAgentTrace
 
 __all__ = ["AUTO", "auto_facts"]
@@ -35,8 +35,7 @@ def auto_facts(rest: Sequence[MultiAgentTrace]) -> tuple[list[ProposedFact], lis
     # a handoff to a silent receiver (no entry in its judged window) is judged on what it handed over
     # (its context among it): facts taken from that context would be judged against themselves,
     # so the offline proposer's facts (what was said before it) are judged there instead
-    silent = {(t.conversation_id, i) for t in rest for i in range(len(t.handoffs))
-              if receiver_silent(t, i)}
+    silent = {(t.conversation_id, i) for t in rest for i in silent_receivers(t)}
     ctx = [f for f in propose_facts(rest, method="context")
            if (f.conversation_id, f.handoff_index) not in silent]
     filled = {(f.conversation_id, f.handoff_index) for f in ctx}

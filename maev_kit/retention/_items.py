@@ -389,10 +389,17 @@ def receiver_silent(trace: MultiAgentTrace, handoff_index: int, *,
     >>> receiver_silent(t, 0), receiver_silent(t, 1)
     (False, True)
     """
+    return handoff_index in silent_receivers(trace, window=window)
+
+
+def silent_receivers(trace: MultiAgentTrace, *, window: int | None = None) -> frozenset[int]:
+    """The indices of ``trace.handoffs`` whose receiver is silent (:func:`receiver_silent`),
+    with the conversation view and the hop order built once for the whole trace."""
     order = hop_order(trace)
     rank = {hi: r for r, hi in enumerate(order)}
-    return _silent(trace, handoff_index, _after(trace, handoff_index, trace.messages(),
-                                                order, rank, window))
+    view = trace.messages()
+    return frozenset(hi for hi in range(len(trace.handoffs))
+                     if _silent(trace, hi, _after(trace, hi, view, order, rank, window)))
 
 
 def _after(trace: MultiAgentTrace, hi: int, view: list[Message], order: list[int],

@@ -73,7 +73,8 @@ PUBLIC = {
     "maev_kit.retention": [
         "LABELS", "EvidenceSpan", "RetentionItem", "UnjudgedHandoff", "build_retention_items",
         "context_values", "derive_facts", "fact_hops", "handover_payload", "hop_order",
-        "is_free_text", "item_id", "locate", "receiver_silent", "unjudged_handoffs",
+        "is_free_text", "item_id", "locate", "receiver_silent", "silent_receivers",
+        "unjudged_handoffs",
     ],
     "maev_kit.judges": [
         "ExampleOverlapError", "HeuristicJudge", "JUDGE_NAMES", "Judge", "LLMJudge",
