@@ -314,7 +314,8 @@ def check_criterion_card(card: Any, traces: Sequence[Any], human_labels: Any, *,
     per-item correctness significant (p < 0.05) or a changed judge version; ERROR when more
     than ``max_judge_errors`` of the calls failed.
     """
-    from maev_kit.calibration._card import DEFAULT_MIN_KAPPA, JudgeCard
+    from maev_kit.calibration._card import JudgeCard
+    from maev_kit.calibration._check import _min_kappa, _tolerance
     from maev_kit.criteria import Criterion
 
     if not isinstance(card, JudgeCard):
@@ -336,10 +337,8 @@ def check_criterion_card(card: Any, traces: Sequence[Any], human_labels: Any, *,
     run = next(iter(now.runs.values()))
     human = _answers(load_human_labels(_with_criterion(human_labels, criterion.name)), items,
                      criterion.names_agents)  # as the card and the rerun hold them
-    tol = card.tolerance if tolerance is None and card.tolerance is not None else (
-        0.05 if tolerance is None else tolerance)
-    floor = min_kappa if min_kappa is not None else (
-        card.min_kappa if card.min_kappa is not None else DEFAULT_MIN_KAPPA)
+    tol = _tolerance(card, tolerance, [])[0]  # the retention gate's rules: the card pins its
+    floor = _min_kappa(card, min_kappa)[0]   # tolerance, the argument sets the floor
     status, reasons, (b, c, p) = _drift(card, now, run, human, tol, floor, max_judge_errors)
     row = now.leaderboard.iloc[0]
     return CriterionDrift(status, tuple(reasons), criterion.name, str(row["key"]), card.kappa,
